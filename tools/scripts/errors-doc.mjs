@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// Writes docs/errors.md from the error-code tables that each package exports
+// (`<area>ErrorCodes`, built files). With --check it only compares and fails when the page
+// is out of date, so CI catches a code added without its documentation.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const areas = [
+  ['@pkg/logger', 'logger', 'logErrorCodes'],
+  ['@pkg/http', 'http', 'httpErrorCodes'],
+  ['@pkg/ws-protocol', 'ws-protocol', 'wsErrorCodes'],
+  ['@pkg/decorators', 'decorators', 'decErrorCodes'],
+  ['@pkg/core', 'core', 'coreErrorCodes'],
+];
+
+const lines = [
+  '# Error codes',
+  '',
+  'Every error a user can meet carries `err.code`; match on it, not on the message.',
+  '`TypeError` is used for bad options and arguments, `RangeError` for limits.',
+  'This page is generated from each package\'s `src/errors.ts` by',
+  '`node tools/scripts/errors-doc.mjs`; CI runs it with `--check`.',
+  '',
+];
+for (const [name, dir, exportName] of areas) {
+  const file = path.join(root, 'packages', dir, 'dist', 'index.js');
+  if (!existsSync(file)) {
+    console.error(`${name} is not built (${file} missing): run the build first.`);
+    process.exit(1);
+  }
+  const mod = await import(pathToFileURL(file).href);
+  const table = mod[exportName];
+  if (!table || typeof table !== 'object') {
+    console.error(`${name} does not export ${exportName}.`);
+    process.exit(1);
+  }
+  lines.push(`## ${name}`, '', '| code | HTTP status | close code | meaning |', '|---|---|---|---|');
+  for (const [code, info] of Object.entries(table)) {
+    const meaning = String(info.message ?? '').replace(/\|/g, '\\|');
+    lines.push(`| \`${code}\` | ${info.status ?? ''} | ${info.closeCode ?? ''} | ${meaning} |`);
+  }
+  lines.push('');
+}
+const text = lines.join('\n');
+const target = path.join(root, 'docs', 'errors.md');
+if (process.argv.includes('--check')) {
+  const current = existsSync(target) ? readFileSync(target, 'utf8') : '';
+  if (current !== text) {
+    console.error('docs/errors.md is out of date: run `node tools/scripts/errors-doc.mjs`.');
+    process.exit(1);
+  }
+  console.log('docs/errors.md: up to date');
+} else {
+  writeFileSync(target, text);
+  console.log(`wrote ${path.relative(root, target)}`);
+}
