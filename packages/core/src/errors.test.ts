@@ -1,0 +1,66 @@
+import { describe, expect, it } from '@jest/globals';
+import { CoreEventErrorCode, coreErrorCodes, createCoreError } from './errors';
+
+describe('coreErrorCodes', () => {
+  it('pins the list of codes', () => {
+    expect(Object.keys(coreErrorCodes)).toEqual([
+      'PKG_ERR_CORE_INVALID_CONFIG',
+      'PKG_ERR_CORE_INVALID_ARGUMENT',
+      'PKG_ERR_CORE_INVALID_CONTROLLER',
+      'PKG_ERR_CORE_INVALID_ROUTE',
+      'PKG_ERR_CORE_DUPLICATE_ROUTE',
+      'PKG_ERR_CORE_MISSING_HANDLER',
+      'PKG_ERR_CORE_INVALID_MIDDLEWARE',
+      'PKG_ERR_CORE_NEXT_CALLED_TWICE',
+      'PKG_ERR_CORE_INVALID_RESPONSE',
+      'PKG_ERR_CORE_NO_SERVER',
+      'PKG_ERR_CORE_ALREADY_RUNNING',
+      'PKG_ERR_CORE_ROUTE_NOT_FOUND',
+      'PKG_ERR_CORE_METHOD_NOT_ALLOWED',
+      'PKG_ERR_CORE_BAD_PATH',
+      'PKG_ERR_CORE_RATE_LIMITED',
+      'PKG_ERR_CORE_HANDLER_FAILED',
+      'PKG_ERR_CORE_DRAINING',
+    ]);
+  });
+
+  it('gives every code the PKG_ERR_CORE_ prefix, a sentence and valid statuses', () => {
+    for (const [code, info] of Object.entries(coreErrorCodes)) {
+      expect(code).toMatch(/^PKG_ERR_CORE_[A-Z_]+$/);
+      expect(info.message).toMatch(/^[A-Za-z].*\.$/);
+      const { status, closeCode } = info as { status?: number; closeCode?: number };
+      if (status !== undefined) expect(status >= 400 && status <= 599).toBe(true);
+      if (closeCode !== undefined) expect(closeCode >= 1000 && closeCode <= 4999).toBe(true);
+    }
+  });
+
+  it('pins the statuses of the answers the server gives on its own', () => {
+    expect(coreErrorCodes.PKG_ERR_CORE_ROUTE_NOT_FOUND.status).toBe(404);
+    expect(coreErrorCodes.PKG_ERR_CORE_METHOD_NOT_ALLOWED.status).toBe(405);
+    expect(coreErrorCodes.PKG_ERR_CORE_RATE_LIMITED.status).toBe(429);
+    expect(coreErrorCodes.PKG_ERR_CORE_HANDLER_FAILED.status).toBe(500);
+    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.status).toBe(503);
+    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.closeCode).toBe(1001);
+  });
+});
+
+describe('createCoreError', () => {
+  it('builds an error of the given class carrying the code', () => {
+    const err = createCoreError(RangeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', 'bad');
+    expect(err).toBeInstanceOf(RangeError);
+    expect(err.code).toBe('PKG_ERR_CORE_INVALID_ARGUMENT');
+    expect(err.message).toBe('bad');
+  });
+});
+
+describe('CoreEventErrorCode', () => {
+  it('pins the wire codes of the error event', () => {
+    expect(CoreEventErrorCode).toEqual({
+      UNKNOWN_EVENT: 'unknown_event',
+      RATE_LIMITED: 'rate_limited',
+      INTERNAL_ERROR: 'internal_error',
+      FORBIDDEN: 'forbidden',
+      INVALID_PAYLOAD: 'invalid_payload',
+    });
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Error codes of @pkg/core. Thrown errors carry one of these as `err.code`; answers that the
+ * server produces on its own (404, 405, 429, 500, 503) use the status listed here.
+ */
+export interface CoreErrorInfo {
+  /** A short generic description of the problem, for docs. */
+  readonly message: string;
+  /** The HTTP status that goes with the problem, when it has one. */
+  readonly status?: number;
+  /** The WebSocket close code that goes with the problem, when it has one. */
+  readonly closeCode?: number;
+}
+
+export const coreErrorCodes = {
+  PKG_ERR_CORE_INVALID_CONFIG: {
+    message: 'A server configuration key is unknown or its value has the wrong type.',
+  },
+  PKG_ERR_CORE_INVALID_ARGUMENT: {
+    message: 'A method was called with an argument of the wrong type or shape.',
+  },
+  PKG_ERR_CORE_INVALID_CONTROLLER: {
+    message: 'registerController was given something that is not a SocketController instance.',
+  },
+  PKG_ERR_CORE_INVALID_ROUTE: {
+    message: 'An HttpRoute path is malformed (it must start with "/" and use {name} segments).',
+  },
+  PKG_ERR_CORE_DUPLICATE_ROUTE: {
+    message: 'Two handlers declare the same WebSocket event or the same HTTP method and path.',
+  },
+  PKG_ERR_CORE_MISSING_HANDLER: {
+    message: 'A route names a controller method that does not exist or is not a function.',
+  },
+  PKG_ERR_CORE_INVALID_MIDDLEWARE: {
+    message: 'A middleware is neither a function nor a class with a handle method.',
+  },
+  PKG_ERR_CORE_NEXT_CALLED_TWICE: {
+    message: 'A middleware called next() more than once.',
+    status: 500,
+  },
+  PKG_ERR_CORE_INVALID_RESPONSE: {
+    message: 'An HTTP handler or middleware resolved to something that is not a Response.',
+    status: 500,
+  },
+  PKG_ERR_CORE_NO_SERVER: {
+    message: 'A controller method that needs the server was called before registration.',
+  },
+  PKG_ERR_CORE_ALREADY_RUNNING: {
+    message: 'run() was called while the server is already listening or has been closed.',
+  },
+  PKG_ERR_CORE_ROUTE_NOT_FOUND: {
+    message: 'No HTTP route matches the request path.',
+    status: 404,
+  },
+  PKG_ERR_CORE_METHOD_NOT_ALLOWED: {
+    message: 'The request path exists, but not for the request method.',
+    status: 405,
+  },
+  PKG_ERR_CORE_BAD_PATH: {
+    message: 'The request path contains malformed percent-encoding.',
+    status: 400,
+  },
+  PKG_ERR_CORE_RATE_LIMITED: {
+    message: 'A client exceeded the rate limit of a route or event.',
+    status: 429,
+  },
+  PKG_ERR_CORE_HANDLER_FAILED: {
+    message: 'A handler or middleware threw or returned a rejected promise.',
+    status: 500,
+  },
+  PKG_ERR_CORE_DRAINING: {
+    message: 'The server is shutting down and no longer accepts new work.',
+    status: 503,
+    closeCode: 1001,
+  },
+} as const satisfies Record<string, CoreErrorInfo>;
+
+export type CoreErrorCode = keyof typeof coreErrorCodes;
+
+/** An error with a machine-readable `code` from {@link coreErrorCodes}. */
+export type CoreError<E extends Error = Error> = E & { readonly code: CoreErrorCode };
+
+type ErrorCtor = new (message: string) => Error;
+
+/** Builds an error of the given class whose `code` is one of {@link coreErrorCodes}. */
+export function createCoreError<C extends ErrorCtor>(
+  Ctor: C,
+  code: CoreErrorCode,
+  message: string,
+): CoreError<InstanceType<C>> {
+  const err = new Ctor(message) as InstanceType<C> & { code: CoreErrorCode };
+  Object.defineProperty(err, 'code', { value: code, enumerable: true });
+  return err;
+}
+
+/**
+ * Codes sent to WebSocket clients in the `data.code` member of the `error` event. They are
+ * part of the wire protocol, unlike the `PKG_ERR_*` codes, which are for application code.
+ */
+export const CoreEventErrorCode = {
+  /** No SocketOn handler exists for the event (see the `unknown_event` config key). */
+  UNKNOWN_EVENT: 'unknown_event',
+  /** The client exceeded a RateLimit on the event. */
+  RATE_LIMITED: 'rate_limited',
+  /** A handler or middleware failed; details only in debug mode. */
+  INTERNAL_ERROR: 'internal_error',
+  /** A policy refused the request (RoomsController's canJoin). */
+  FORBIDDEN: 'forbidden',
+  /** The event's data does not have the expected shape (RoomsController). */
+  INVALID_PAYLOAD: 'invalid_payload',
+} as const;
+
+export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];

@@ -1,0 +1,240 @@
+/**
+ * Namespaces and rooms of the clients connected to this process.
+ *
+ * A client may be a member of several namespaces; it is put in `/` when it connects. Rooms
+ * live inside a namespace, and joining a room in a namespace also makes the client a member
+ * of that namespace. Every join and leave is O(1) (Maps of Sets, indexed both ways); empty
+ * rooms and namespaces are removed at once, so memory follows the live membership only.
+ */
+export const DEFAULT_NAMESPACE = '/';
+
+const EMPTY: ReadonlySet<string> = new Set<string>();
+
+/** Counts of what the manager holds, e.g. to check that nothing leaks. */
+export interface NamespaceStats {
+  /** Namespaces with at least one member. */
+  readonly namespaces: number;
+  /** Rooms with at least one member, over all namespaces. */
+  readonly rooms: number;
+  /** Clients that are a member of at least one namespace or room. */
+  readonly clients: number;
+}
+
+/** One namespace and the rooms of it a client is in. */
+export interface ClientMembership {
+  readonly namespace: string;
+  readonly rooms: readonly string[];
+}
+
+function checkName(kind: 'client id' | 'room' | 'namespace', value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(
+      `NamespaceManager: the ${kind} must be a non-empty string, got ${
+        typeof value === 'string' ? 'an empty string' : typeof value
+      }.`,
+    );
+  }
+  return value;
+}
+
+export class NamespaceManager {
+  /** namespace -> its member client ids */
+  readonly #namespaces = new Map<string, Set<string>>();
+  /** namespace -> room -> member client ids */
+  readonly #rooms = new Map<string, Map<string, Set<string>>>();
+  /** client id -> namespaces it is a member of */
+  readonly #clientNamespaces = new Map<string, Set<string>>();
+  /** client id -> namespace -> rooms it is in */
+  readonly #clientRooms = new Map<string, Map<string, Set<string>>>();
+
+  /** namespace -> member client ids (read-only view). */
+  get namespaces(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.#namespaces;
+  }
+
+  /** namespace -> room -> member client ids (read-only view). */
+  get rooms(): ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>> {
+    return this.#rooms;
+  }
+
+  /** client id -> its namespaces (read-only view). */
+  get clientNamespaces(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.#clientNamespaces;
+  }
+
+  /** client id -> namespace -> its rooms (read-only view). */
+  get clientRooms(): ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>> {
+    return this.#clientRooms;
+  }
+
+  /** Makes the client a member of the namespace (default `/`). Joining twice is harmless. */
+  joinNamespace(clientId: string, namespace: string = DEFAULT_NAMESPACE): void {
+    checkName('client id', clientId);
+    checkName('namespace', namespace);
+    let members = this.#namespaces.get(namespace);
+    if (!members) {
+      members = new Set();
+      this.#namespaces.set(namespace, members);
+    }
+    members.add(clientId);
+    let own = this.#clientNamespaces.get(clientId);
+    if (!own) {
+      own = new Set();
+      this.#clientNamespaces.set(clientId, own);
+    }
+    own.add(namespace);
+  }
+
+  /**
+   * Takes the client out of a namespace and out of every room in it. Without a namespace,
+   * the client leaves every namespace and room it is in (as on disconnect).
+   */
+  leaveNamespace(clientId: string, namespace?: string): void {
+    checkName('client id', clientId);
+    if (namespace === undefined) {
+      const own = this.#clientNamespaces.get(clientId);
+      this.leaveAllRooms(clientId);
+      if (own) for (const ns of [...own]) this.#dropNamespaceMembership(clientId, ns);
+      return;
+    }
+    checkName('namespace', namespace);
+    const rooms = this.#clientRooms.get(clientId)?.get(namespace);
+    if (rooms) for (const room of [...rooms]) this.leaveRoom(clientId, room, namespace);
+    this.#dropNamespaceMembership(clientId, namespace);
+  }
+
+  /** Puts the client in a room of a namespace (default `/`), and in that namespace. */
+  joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
+    checkName('client id', clientId);
+    checkName('room', room);
+    checkName('namespace', namespace);
+    this.joinNamespace(clientId, namespace);
+    let byRoom = this.#rooms.get(namespace);
+    if (!byRoom) {
+      byRoom = new Map();
+      this.#rooms.set(namespace, byRoom);
+    }
+    let members = byRoom.get(room);
+    if (!members) {
+      members = new Set();
+      byRoom.set(room, members);
+    }
+    members.add(clientId);
+    let byNamespace = this.#clientRooms.get(clientId);
+    if (!byNamespace) {
+      byNamespace = new Map();
+      this.#clientRooms.set(clientId, byNamespace);
+    }
+    let own = byNamespace.get(namespace);
+    if (!own) {
+      own = new Set();
+      byNamespace.set(namespace, own);
+    }
+    own.add(room);
+  }
+
+  /** Takes the client out of one room. The client stays in the namespace. */
+  leaveRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
+    checkName('client id', clientId);
+    checkName('room', room);
+    checkName('namespace', namespace);
+    const byRoom = this.#rooms.get(namespace);
+    const members = byRoom?.get(room);
+    if (byRoom && members) {
+      members.delete(clientId);
+      if (members.size === 0) byRoom.delete(room);
+      if (byRoom.size === 0) this.#rooms.delete(namespace);
+    }
+    const byNamespace = this.#clientRooms.get(clientId);
+    const own = byNamespace?.get(namespace);
+    if (byNamespace && own) {
+      own.delete(room);
+      if (own.size === 0) byNamespace.delete(namespace);
+      if (byNamespace.size === 0) this.#clientRooms.delete(clientId);
+    }
+  }
+
+  /** Takes the client out of every room in every namespace; namespace membership stays. */
+  leaveAllRooms(clientId: string): void {
+    checkName('client id', clientId);
+    const byNamespace = this.#clientRooms.get(clientId);
+    if (!byNamespace) return;
+    for (const [namespace, rooms] of [...byNamespace]) {
+      for (const room of [...rooms]) this.leaveRoom(clientId, room, namespace);
+    }
+  }
+
+  /** Removes every trace of the client (used on disconnect). */
+  removeClient(clientId: string): void {
+    this.leaveNamespace(clientId);
+  }
+
+  /** Ids of the clients in a room, as a new array. */
+  getClientsInRoom(room: string, namespace: string = DEFAULT_NAMESPACE): string[] {
+    return [...this.roomMembers(room, namespace)];
+  }
+
+  /** Ids of the clients in a namespace, as a new array. */
+  getClientsInNamespace(namespace: string = DEFAULT_NAMESPACE): string[] {
+    return [...this.namespaceMembers(namespace)];
+  }
+
+  /** Names of the rooms the client is in within one namespace (default `/`). */
+  getRoomsForClient(clientId: string, namespace: string = DEFAULT_NAMESPACE): string[] {
+    return [...(this.#clientRooms.get(clientId)?.get(namespace) ?? EMPTY)];
+  }
+
+  /** Namespaces the client is a member of. */
+  getNamespacesForClient(clientId: string): string[] {
+    return [...(this.#clientNamespaces.get(clientId) ?? EMPTY)];
+  }
+
+  /** Every namespace of the client with its rooms there. */
+  getMemberships(clientId: string): ClientMembership[] {
+    return this.getNamespacesForClient(clientId).map((namespace) => ({
+      namespace,
+      rooms: this.getRoomsForClient(clientId, namespace),
+    }));
+  }
+
+  /** Whether the client is in the room. */
+  isInRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
+    return this.#rooms.get(namespace)?.get(room)?.has(clientId) ?? false;
+  }
+
+  /** Whether the client is a member of the namespace. */
+  isInNamespace(clientId: string, namespace: string = DEFAULT_NAMESPACE): boolean {
+    return this.#namespaces.get(namespace)?.has(clientId) ?? false;
+  }
+
+  /** The live member set of a room, without copying (do not keep it across awaits). */
+  roomMembers(room: string, namespace: string = DEFAULT_NAMESPACE): ReadonlySet<string> {
+    return this.#rooms.get(namespace)?.get(room) ?? EMPTY;
+  }
+
+  /** The live member set of a namespace, without copying. */
+  namespaceMembers(namespace: string = DEFAULT_NAMESPACE): ReadonlySet<string> {
+    return this.#namespaces.get(namespace) ?? EMPTY;
+  }
+
+  /** How many namespaces, rooms and clients are held. */
+  getStats(): NamespaceStats {
+    let rooms = 0;
+    for (const byRoom of this.#rooms.values()) rooms += byRoom.size;
+    const clients = new Set([...this.#clientNamespaces.keys(), ...this.#clientRooms.keys()]);
+    return { namespaces: this.#namespaces.size, rooms, clients: clients.size };
+  }
+
+  #dropNamespaceMembership(clientId: string, namespace: string): void {
+    const members = this.#namespaces.get(namespace);
+    if (members) {
+      members.delete(clientId);
+      if (members.size === 0) this.#namespaces.delete(namespace);
+    }
+    const own = this.#clientNamespaces.get(clientId);
+    if (own) {
+      own.delete(namespace);
+      if (own.size === 0) this.#clientNamespaces.delete(clientId);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from '@jest/globals';
+import { SERVER_CONFIG_DEFAULTS, ServerConfig, type ServerConfigOptions } from './server-config';
+
+describe('ServerConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = new ServerConfig();
+    expect(config.getHost()).toBe('0.0.0.0');
+    expect(config.getPort()).toBe(6001);
+    expect(config.isDebug()).toBe(false);
+    expect(config.getTrustProxy()).toBe(false);
+    expect(config.getHealthCheckPath()).toBeNull();
+    expect(config.getWebSocketAllowedOrigins()).toEqual(['*']);
+    expect(config.getMaxBodySize()).toBe(1024 * 1024);
+    expect(config.getMaxMessageSize()).toBe(1024 * 1024);
+    expect(config.getMaxBufferedAmount()).toBe(4 * 1024 * 1024);
+    expect(config.getHeartbeatInterval()).toBe(25_000);
+    expect(config.getHeartbeatTimeout()).toBe(20_000);
+    expect(config.getHeadersTimeout()).toBe(30_000);
+    expect(config.getRequestTimeout()).toBe(60_000);
+    expect(config.getKeepAliveTimeout()).toBe(5_000);
+    expect(config.getMaxConnections()).toBe(10_000);
+    expect(config.getShutdownTimeout()).toBe(10_000);
+    expect(config.getUnknownEventPolicy()).toBe('error');
+    expect(config.getPerMessageDeflate()).toBe(false);
+    expect(config.getTls()).toBeNull();
+    expect(config.toJSON()).toEqual({ ...SERVER_CONFIG_DEFAULTS });
+  });
+
+  it('takes the spec keys', () => {
+    const config = new ServerConfig({
+      host: '127.0.0.1',
+      port: 0,
+      debug: true,
+      cors: { allowed_origins: ['https://app.example'], allowed_methods: ['GET'] },
+      trust_proxy: ['10.0.0.0/8'],
+      health_check_path: '/health',
+    });
+    expect(config.getHost()).toBe('127.0.0.1');
+    expect(config.getPort()).toBe(0);
+    expect(config.isDebug()).toBe(true);
+    expect(config.getCors()).toEqual({
+      allowed_origins: ['https://app.example'],
+      allowed_methods: ['GET'],
+    });
+    expect(config.getTrustProxy()).toEqual(['10.0.0.0/8']);
+    expect(config.getHealthCheckPath()).toBe('/health');
+  });
+
+  it('uses the CORS origins for WebSocket handshakes unless set on their own', () => {
+    const cors = { allowed_origins: ['https://a.example'] };
+    expect(new ServerConfig({ cors }).getWebSocketAllowedOrigins()).toEqual(['https://a.example']);
+    expect(
+      new ServerConfig({
+        cors,
+        ws_allowed_origins: ['https://b.example'],
+      }).getWebSocketAllowedOrigins(),
+    ).toEqual(['https://b.example']);
+  });
+
+  it('names an unknown key and lists the known ones', () => {
+    expect(() => new ServerConfig({ prot: 1 } as unknown as ServerConfigOptions)).toThrow(
+      /unknown key "prot"\. Known keys: host, port/,
+    );
+    expect(
+      () => new ServerConfig({ cors: { origins: [] } } as unknown as ServerConfigOptions),
+    ).toThrow(/unknown key "cors\.origins"/);
+  });
+
+  it.each([
+    ['host', 42, /"host" must be a non-empty string, got number 42/],
+    ['port', '6001', /"port" must be an integer from 0 to 65535, got the string "6001"/],
+    ['port', 70000, /"port" must be an integer from 0 to 65535/],
+    ['debug', 'yes', /"debug" must be true or false/],
+    ['cors', [], /"cors" must be an object/],
+    ['trust_proxy', '10.0.0.1', /"trust_proxy" must be true, false, or an array/],
+    ['health_check_path', 'health', /"health_check_path" must be a path starting with "\/"/],
+    ['max_body_size', 0, /"max_body_size" must be a positive number of bytes/],
+    ['heartbeat_interval', -1, /"heartbeat_interval" must be a number of milliseconds/],
+    ['unknown_event', 'drop', /"unknown_event" must be "error" or "ignore"/],
+    ['tls', 'cert.pem', /"tls" must be an object with key and cert/],
+  ])('refuses %s = %p with a TypeError naming the key', (key, value, message) => {
+    const build = () => new ServerConfig({ [key]: value } as unknown as ServerConfigOptions);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(message);
+    try {
+      build();
+    } catch (err) {
+      expect((err as { code?: string }).code).toBe('PKG_ERR_CORE_INVALID_CONFIG');
+    }
+  });
+
+  it('checks nested CORS and TLS values', () => {
+    expect(() => new ServerConfig({ cors: { max_age: -5 } })).toThrow(/"cors\.max_age" must be/);
+    expect(
+      () =>
+        new ServerConfig({
+          cors: { allowed_origins: [1] } as unknown as ServerConfigOptions['cors'],
+        }),
+    ).toThrow(/"cors\.allowed_origins" must be an array of strings/);
+    expect(
+      () => new ServerConfig({ tls: { key: 'k' } as unknown as ServerConfigOptions['tls'] }),
+    ).toThrow(/"tls\.cert" must be a PEM string or Buffer/);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => new ServerConfig({ headers_timeout: 10_000, request_timeout: 5_000 })).toThrow(
+      /"headers_timeout" \(10000 ms\) must not be longer than "request_timeout"/,
+    );
+    expect(
+      new ServerConfig({ headers_timeout: 10_000, request_timeout: 0 }).getRequestTimeout(),
+    ).toBe(0);
+  });
+
+  it('has setters with the same checks, and keeps the old value on failure', () => {
+    const config = new ServerConfig();
+    config.setTrustProxy(true).setHealthCheckPath('/healthz').setPort(8080);
+    expect(config.getTrustProxy()).toBe(true);
+    expect(config.getHealthCheckPath()).toBe('/healthz');
+    expect(config.getPort()).toBe(8080);
+    expect(() => config.setTrustProxy('yes' as unknown as boolean)).toThrow(/"trust_proxy"/);
+    expect(config.getTrustProxy()).toBe(true);
+    expect(() => config.set('headers_timeout', 120_000)).toThrow(/request_timeout/);
+    expect(config.getHeadersTimeout()).toBe(30_000);
+    config.setHealthCheckPath(null);
+    expect(config.getHealthCheckPath()).toBeNull();
+  });
+
+  it('copies what it is given', () => {
+    const origins = ['https://a.example'];
+    const config = new ServerConfig({ cors: { allowed_origins: origins } });
+    origins.push('https://evil.example');
+    expect(config.getCors().allowed_origins).toEqual(['https://a.example']);
+    config.getCors().allowed_origins!.push('x');
+    expect(config.getWebSocketAllowedOrigins()).toEqual(['https://a.example']);
+  });
+
+  it('refuses changes once a server has taken it', () => {
+    const config = new ServerConfig();
+    config.lock('Server');
+    expect(config.isLocked()).toBe(true);
+    expect(() => config.setPort(1)).toThrow(/a Server already uses this configuration/);
+  });
+
+  it('keeps TLS key material out of toJSON', () => {
+    const config = new ServerConfig({ tls: { key: 'KEY', cert: 'CERT' } });
+    expect(config.getTls()).toEqual({ key: 'KEY', cert: 'CERT' });
+    expect(config.toJSON()['tls']).toBe('[configured]');
+  });
+});

@@ -1,0 +1,441 @@
+import { createCoreError } from './errors';
+
+/** CORS settings as the spec writes them (snake_case); see `CorsConfig` in @pkg/http. */
+export interface ServerCorsOptions {
+  allowed_origins?: string[];
+  allowed_methods?: string[];
+  allowed_headers?: string[];
+  allow_credentials?: boolean;
+  max_age?: number;
+}
+
+/** Key and certificate (PEM) for HTTPS/WSS; more `node:tls` options may be added. */
+export interface ServerTlsOptions {
+  key: string | Buffer;
+  cert: string | Buffer;
+  ca?: string | Buffer | Array<string | Buffer>;
+  passphrase?: string;
+}
+
+/** What to do with a WebSocket event that no SocketOn handler declares. */
+export type UnknownEventPolicy = 'error' | 'ignore';
+
+/**
+ * The keys `ServerConfig` accepts, snake_case as in the spec. Every key is optional; the
+ * defaults are in {@link SERVER_CONFIG_DEFAULTS}. Sizes are bytes, durations milliseconds.
+ */
+export interface ServerConfigOptions {
+  /** Listen address. Default `'0.0.0.0'`. */
+  host?: string;
+  /** Listen port, 0 picks a free one. Default `6001`. */
+  port?: number;
+  /** Debug mode: `log()` writes, 500 answers and `error` events carry details. Default `false`. */
+  debug?: boolean;
+  /** CORS for HTTP answers; its `allowed_origins` is also the WebSocket origin list. */
+  cors?: ServerCorsOptions;
+  /** Which peers may set X-Forwarded-* / Forwarded: `true`, or IPs and CIDR ranges. Default `false`. */
+  trust_proxy?: boolean | string[];
+  /** Path answered with the health document; `null` turns it off. Default `null`. */
+  health_check_path?: string | null;
+  /** WebSocket origin allow-list; `null` uses `cors.allowed_origins`. Default `null`. */
+  ws_allowed_origins?: string[] | null;
+  /** Accept WebSocket handshakes without an Origin header (non-browser clients). Default `true`. */
+  allow_missing_origin?: boolean;
+  /** Largest HTTP request body; larger ones get 413. Default 1 MiB. */
+  max_body_size?: number;
+  /** Largest WebSocket message; larger ones close the connection with 1009. Default 1 MiB. */
+  max_message_size?: number;
+  /** Unsent bytes allowed per WebSocket client before it is dropped (1013). Default 4 MiB. */
+  max_buffered_amount?: number;
+  /** Interval between WebSocket pings; 0 turns the heartbeat off. Default 25000. */
+  heartbeat_interval?: number;
+  /** Time a client has to answer a ping before it is terminated. Default 20000. */
+  heartbeat_timeout?: number;
+  /** Time to receive the request headers (`server.headersTimeout`). Default 30000. */
+  headers_timeout?: number;
+  /** Time to receive a whole request (`server.requestTimeout`); 0 = none. Default 60000. */
+  request_timeout?: number;
+  /** Idle time of a keep-alive connection (`server.keepAliveTimeout`). Default 5000. */
+  keep_alive_timeout?: number;
+  /** Most TCP connections at once (HTTP and WebSocket); 0 = no limit. Default 10000. */
+  max_connections?: number;
+  /** How long close() lets in-flight requests and close handshakes finish. Default 10000. */
+  shutdown_timeout?: number;
+  /** Unknown WebSocket events: `'error'` answers an `error` event, `'ignore'` only logs. */
+  unknown_event?: UnknownEventPolicy;
+  /** permessage-deflate on WebSocket connections. Default `false`. */
+  per_message_deflate?: boolean;
+  /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
+  tls?: ServerTlsOptions | null;
+}
+
+/** The resolved configuration: every key present. */
+export type ResolvedServerConfig = {
+  readonly [K in keyof ServerConfigOptions]-?: Exclude<ServerConfigOptions[K], undefined>;
+};
+
+const MiB = 1024 * 1024;
+
+/** Defaults of every configuration key. */
+export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
+  host: '0.0.0.0',
+  port: 6001,
+  debug: false,
+  cors: {},
+  trust_proxy: false,
+  health_check_path: null,
+  ws_allowed_origins: null,
+  allow_missing_origin: true,
+  max_body_size: MiB,
+  max_message_size: MiB,
+  max_buffered_amount: 4 * MiB,
+  heartbeat_interval: 25_000,
+  heartbeat_timeout: 20_000,
+  headers_timeout: 30_000,
+  request_timeout: 60_000,
+  keep_alive_timeout: 5_000,
+  max_connections: 10_000,
+  shutdown_timeout: 10_000,
+  unknown_event: 'error',
+  per_message_deflate: false,
+  tls: null,
+});
+
+type Check = (value: unknown) => string | null;
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+
+const isStringArray = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+const bool: Check = (v) => (typeof v === 'boolean' ? null : 'true or false');
+
+const nonNegativeInt =
+  (what: string): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? null : what;
+
+const positiveInt =
+  (what: string): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? null : what;
+
+const isPem = (v: unknown): boolean =>
+  (typeof v === 'string' && v.length > 0) || Buffer.isBuffer(v);
+
+const CORS_CHECKS: Record<string, Check> = {
+  allowed_origins: (v) => (isStringArray(v) ? null : 'an array of strings'),
+  allowed_methods: (v) => (isStringArray(v) ? null : 'an array of strings'),
+  allowed_headers: (v) => (isStringArray(v) ? null : 'an array of strings'),
+  allow_credentials: bool,
+  max_age: nonNegativeInt('a whole number of seconds (0 or more)'),
+};
+
+const TLS_CHECKS: Record<string, Check> = {
+  key: (v) => (isPem(v) ? null : 'a PEM string or Buffer'),
+  cert: (v) => (isPem(v) ? null : 'a PEM string or Buffer'),
+  ca: (v) =>
+    isPem(v) || (Array.isArray(v) && v.every(isPem))
+      ? null
+      : 'a PEM string or Buffer, or an array of them',
+  passphrase: (v) => (typeof v === 'string' ? null : 'a string'),
+};
+
+const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
+  host: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
+  port: (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 65535
+      ? null
+      : 'an integer from 0 to 65535',
+  debug: bool,
+  cors: (v) => (isPlainObject(v) ? null : 'an object with allowed_origins, allowed_methods, ...'),
+  trust_proxy: (v) =>
+    typeof v === 'boolean' || isStringArray(v)
+      ? null
+      : 'true, false, or an array of IP addresses / CIDR ranges',
+  health_check_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to turn the health check off',
+  ws_allowed_origins: (v) =>
+    v === null || isStringArray(v) ? null : 'an array of origins, or null to use cors',
+  allow_missing_origin: bool,
+  max_body_size: positiveInt('a positive number of bytes'),
+  max_message_size: positiveInt('a positive number of bytes'),
+  max_buffered_amount: positiveInt('a positive number of bytes'),
+  heartbeat_interval: nonNegativeInt('a number of milliseconds (0 turns the heartbeat off)'),
+  heartbeat_timeout: positiveInt('a positive number of milliseconds'),
+  headers_timeout: positiveInt('a positive number of milliseconds'),
+  request_timeout: nonNegativeInt('a number of milliseconds (0 = no limit)'),
+  keep_alive_timeout: positiveInt('a positive number of milliseconds'),
+  max_connections: nonNegativeInt('a whole number of connections (0 = no limit)'),
+  shutdown_timeout: nonNegativeInt('a number of milliseconds'),
+  unknown_event: (v) => (v === 'error' || v === 'ignore' ? null : '"error" or "ignore"'),
+  per_message_deflate: bool,
+  tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
+};
+
+const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;
+
+function invalid(key: string, expected: string, value: unknown): TypeError {
+  return createCoreError(
+    TypeError,
+    'PKG_ERR_CORE_INVALID_CONFIG',
+    `ServerConfig: "${key}" must be ${expected}, got ${describe(value)}.`,
+  );
+}
+
+function checkNested(
+  parent: string,
+  value: Record<string, unknown>,
+  checks: Record<string, Check>,
+): void {
+  for (const [key, inner] of Object.entries(value)) {
+    const check = checks[key];
+    if (!check) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_CONFIG',
+        `ServerConfig: unknown key "${parent}.${key}". Known keys of ${parent}: ${Object.keys(checks).join(', ')}.`,
+      );
+    }
+    if (inner === undefined) continue;
+    const expected = check(inner);
+    if (expected) throw invalid(`${parent}.${key}`, expected, inner);
+  }
+}
+
+function checkKey(key: keyof ServerConfigOptions, value: unknown): void {
+  const expected = CHECKS[key](value);
+  if (expected) throw invalid(key, expected, value);
+  if (key === 'cors') checkNested('cors', value as Record<string, unknown>, CORS_CHECKS);
+  if (key === 'tls' && value !== null) {
+    const tls = value as Record<string, unknown>;
+    checkNested('tls', tls, TLS_CHECKS);
+    for (const required of ['key', 'cert']) {
+      if (tls[required] === undefined) {
+        throw invalid(
+          `tls.${required}`,
+          'a PEM string or Buffer (both key and cert are needed)',
+          undefined,
+        );
+      }
+    }
+  }
+}
+
+function copy<T>(value: T): T {
+  if (Buffer.isBuffer(value)) return value;
+  if (Array.isArray(value)) return value.map(copy) as T;
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = copy(v);
+    return out as T;
+  }
+  return value;
+}
+
+/**
+ * The server's configuration, built from the spec's snake_case keys plus the limits of the
+ * architecture. Every key is checked once, at construction or in a setter: an unknown key
+ * or a value of the wrong type throws a `TypeError` (code `PKG_ERR_CORE_INVALID_CONFIG`)
+ * that names the key and what was expected.
+ *
+ * A `Server` reads its configuration once, when it is constructed; from then on the
+ * configuration is locked and setters throw.
+ */
+export class ServerConfig {
+  readonly #values: { -readonly [K in keyof ResolvedServerConfig]: ResolvedServerConfig[K] };
+  #lockedBy: string | null = null;
+
+  constructor(config: ServerConfigOptions = {}) {
+    if (!isPlainObject(config)) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_CONFIG',
+        `ServerConfig: expected an object of settings such as { port: 6001 }, got ${describe(config)}.`,
+      );
+    }
+    for (const key of Object.keys(config)) {
+      if (!Object.hasOwn(CHECKS, key)) {
+        throw createCoreError(
+          TypeError,
+          'PKG_ERR_CORE_INVALID_CONFIG',
+          `ServerConfig: unknown key "${key}". Known keys: ${KEYS.join(', ')}.`,
+        );
+      }
+    }
+    this.#values = { ...SERVER_CONFIG_DEFAULTS };
+    for (const key of KEYS) {
+      const value = (config as Record<string, unknown>)[key];
+      if (value === undefined) continue;
+      checkKey(key, value);
+      (this.#values as Record<string, unknown>)[key] = copy(value);
+    }
+    this.#checkCombination();
+  }
+
+  /** Sets one key with the same checks as the constructor. */
+  set<K extends keyof ServerConfigOptions>(key: K, value: ServerConfigOptions[K]): this {
+    if (!Object.hasOwn(CHECKS, key)) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_CONFIG',
+        `ServerConfig: unknown key "${String(key)}". Known keys: ${KEYS.join(', ')}.`,
+      );
+    }
+    if (this.#lockedBy) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_CONFIG',
+        `ServerConfig: cannot set "${key}" because a ${this.#lockedBy} already uses this configuration; set it before passing the configuration to new Server().`,
+      );
+    }
+    const next = value === undefined ? SERVER_CONFIG_DEFAULTS[key] : value;
+    checkKey(key, next);
+    const previous = this.#values[key];
+    (this.#values as Record<string, unknown>)[key] = copy(next);
+    try {
+      this.#checkCombination();
+    } catch (err) {
+      (this.#values as Record<string, unknown>)[key] = previous;
+      throw err;
+    }
+    return this;
+  }
+
+  /** The value of one key (defaults applied). */
+  get<K extends keyof ServerConfigOptions>(key: K): ResolvedServerConfig[K] {
+    return this.#values[key];
+  }
+
+  setHost(host: string): this {
+    return this.set('host', host);
+  }
+  setPort(port: number): this {
+    return this.set('port', port);
+  }
+  setDebug(debug: boolean): this {
+    return this.set('debug', debug);
+  }
+  setCors(cors: ServerCorsOptions): this {
+    return this.set('cors', cors);
+  }
+  setTrustProxy(trustProxy: boolean | string[]): this {
+    return this.set('trust_proxy', trustProxy);
+  }
+  setHealthCheckPath(path: string | null): this {
+    return this.set('health_check_path', path);
+  }
+  setWebSocketAllowedOrigins(origins: string[] | null): this {
+    return this.set('ws_allowed_origins', origins);
+  }
+  setTls(tls: ServerTlsOptions | null): this {
+    return this.set('tls', tls);
+  }
+
+  getHost(): string {
+    return this.#values.host;
+  }
+  getPort(): number {
+    return this.#values.port;
+  }
+  isDebug(): boolean {
+    return this.#values.debug;
+  }
+  getCors(): ServerCorsOptions {
+    return copy(this.#values.cors);
+  }
+  getTrustProxy(): boolean | string[] {
+    return copy(this.#values.trust_proxy);
+  }
+  getHealthCheckPath(): string | null {
+    return this.#values.health_check_path;
+  }
+  /** The WebSocket origin list: `ws_allowed_origins` when set, else the CORS origins, else `['*']`. */
+  getWebSocketAllowedOrigins(): string[] {
+    return [...(this.#values.ws_allowed_origins ?? this.#values.cors.allowed_origins ?? ['*'])];
+  }
+  getAllowMissingOrigin(): boolean {
+    return this.#values.allow_missing_origin;
+  }
+  getMaxBodySize(): number {
+    return this.#values.max_body_size;
+  }
+  getMaxMessageSize(): number {
+    return this.#values.max_message_size;
+  }
+  getMaxBufferedAmount(): number {
+    return this.#values.max_buffered_amount;
+  }
+  getHeartbeatInterval(): number {
+    return this.#values.heartbeat_interval;
+  }
+  getHeartbeatTimeout(): number {
+    return this.#values.heartbeat_timeout;
+  }
+  getHeadersTimeout(): number {
+    return this.#values.headers_timeout;
+  }
+  getRequestTimeout(): number {
+    return this.#values.request_timeout;
+  }
+  getKeepAliveTimeout(): number {
+    return this.#values.keep_alive_timeout;
+  }
+  getMaxConnections(): number {
+    return this.#values.max_connections;
+  }
+  getShutdownTimeout(): number {
+    return this.#values.shutdown_timeout;
+  }
+  getUnknownEventPolicy(): UnknownEventPolicy {
+    return this.#values.unknown_event;
+  }
+  getPerMessageDeflate(): boolean {
+    return this.#values.per_message_deflate;
+  }
+  getTls(): ServerTlsOptions | null {
+    return this.#values.tls;
+  }
+
+  /** Every key with its value, defaults applied (TLS key material left out). */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = copy({ ...this.#values, tls: null });
+    out['tls'] = this.#values.tls ? '[configured]' : null;
+    return out;
+  }
+
+  /** Called by `Server`: from now on the configuration cannot change. */
+  lock(owner: string): void {
+    this.#lockedBy ??= owner;
+  }
+
+  /** Whether a Server has taken this configuration. */
+  isLocked(): boolean {
+    return this.#lockedBy !== null;
+  }
+
+  #checkCombination(): void {
+    const { headers_timeout, request_timeout } = this.#values;
+    if (request_timeout > 0 && headers_timeout > request_timeout) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_CONFIG',
+        `ServerConfig: "headers_timeout" (${headers_timeout} ms) must not be longer than "request_timeout" (${request_timeout} ms); raise request_timeout or set it to 0.`,
+      );
+    }
+  }
+}
