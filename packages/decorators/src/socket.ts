@@ -1,0 +1,123 @@
+import { decError } from './errors';
+import { openMethodRecord } from './store';
+import type { RouteOptions, SocketEventData, WsContext, WsMiddleware } from './types';
+import { quoteMethod, validateEvent, validateRouteOptions } from './validate';
+
+type Primitive = string | number | boolean | bigint | symbol | null | undefined;
+
+/** The shape of a `SocketOn` method: `(clientId, data, context?)`; fewer parameters are fine. */
+type SocketOnMethod<This, T> = (
+  this: This,
+  clientId: string,
+  data: T,
+  context: WsContext,
+) => unknown;
+
+/**
+ * `unknown` (no constraint) when `T` is a usable type for `data`; otherwise an object type
+ * the compiler's decorator context lacks, so the decorator fails to compile with this key
+ * in the message. `data` is always an object or an array (the envelope's `data`), so a
+ * primitive parameter type is a mistake; `unknown` and optional parameters are fine.
+ */
+type CheckSocketData<T> = [T] extends [Primitive]
+  ? { 'SocketOn: the data parameter must be typed as an object, an array or unknown': T }
+  : unknown;
+
+/** The decorator `SocketOn(...)` returns. */
+type SocketOnDecorator = <This, T = SocketEventData>(
+  target: SocketOnMethod<This, T>,
+  context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T>> & CheckSocketData<T>,
+) => void;
+
+/** The shape of an `OnConnect` / `OnDisconnect` method: `(clientId)`. */
+type LifecycleMethod<This> = (this: This, clientId: string) => unknown;
+
+/** The decorator `OnConnect()` and `OnDisconnect()` return. */
+type LifecycleDecorator = <This>(
+  target: LifecycleMethod<This>,
+  context: ClassMethodDecoratorContext<This, LifecycleMethod<This>>,
+) => void;
+
+/**
+ * Marks a method as the handler of the inbound WebSocket event `event`. The method is
+ * called with `(clientId, data, context)`: the sender's id, the envelope's `data` (an object
+ * or an array) and the message's {@link WsContext}. Route middleware runs after the global
+ * stack, in the listed order; `excludeGlobalMiddlewares` skips global ones for this event.
+ *
+ * @example
+ * class ChatController extends SocketController {
+ *   @SocketOn('chat.message', { middlewares: [requireUser] })
+ *   onMessage(clientId: string, data: { text: string }) {
+ *     this.broadcast('chat.message', { from: clientId, text: data.text });
+ *   }
+ * }
+ */
+export function SocketOn(event: string, options?: RouteOptions<WsMiddleware>): SocketOnDecorator {
+  return (target: unknown, context: unknown): void => {
+    const { classRecord, method, site } = openMethodRecord('SocketOn', target, context);
+    const name = validateEvent(event, site);
+    const { middlewares, excludeGlobalMiddlewares } = validateRouteOptions<WsMiddleware>(
+      options,
+      site,
+    );
+    for (const other of classRecord.methods.values()) {
+      if (other.socketRoutes.some((route) => route.event === name)) {
+        throw decError(
+          'PKG_ERR_DEC_DUPLICATE_ROUTE',
+          other === method
+            ? `${site}: the event "${name}" is declared twice on this method. Remove one of the decorators.`
+            : `${site}: the event "${name}" is already handled by method ${quoteMethod(other.name)} in this class. ` +
+                'An event has one handler per controller: rename one of the events.',
+        );
+      }
+    }
+    // Decorators of one method run bottom-up; unshift keeps the routes in source order.
+    method.socketRoutes.unshift({ event: name, middlewares, excludeGlobalMiddlewares });
+  };
+}
+
+function lifecycle(decorator: 'OnConnect' | 'OnDisconnect'): LifecycleDecorator {
+  return (target: unknown, context: unknown): void => {
+    const { method, site } = openMethodRecord(decorator, target, context);
+    const flag = decorator === 'OnConnect' ? 'onConnect' : 'onDisconnect';
+    if (method[flag]) {
+      throw decError(
+        'PKG_ERR_DEC_DUPLICATE_ROUTE',
+        `${site}: @${decorator}() is applied twice to this method. Remove one of them.`,
+      );
+    }
+    method[flag] = true;
+  };
+}
+
+/**
+ * Marks a method to run when a WebSocket client has connected (after the handshake), with
+ * `(clientId)`. Every registered controller's `OnConnect` methods run.
+ *
+ * @example
+ * class PresenceController extends SocketController {
+ *   @OnConnect()
+ *   welcome(clientId: string) {
+ *     this.emit(clientId, 'welcome', { clientId });
+ *   }
+ * }
+ */
+export function OnConnect(): LifecycleDecorator {
+  return lifecycle('OnConnect');
+}
+
+/**
+ * Marks a method to run when a WebSocket client has gone, however it went (close, error,
+ * heartbeat timeout, `disconnectClient`, server shutdown), with `(clientId)`.
+ *
+ * @example
+ * class PresenceController extends SocketController {
+ *   @OnDisconnect()
+ *   left(clientId: string) {
+ *     this.broadcast('user.left', { clientId });
+ *   }
+ * }
+ */
+export function OnDisconnect(): LifecycleDecorator {
+  return lifecycle('OnDisconnect');
+}
