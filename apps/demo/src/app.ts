@@ -1,0 +1,107 @@
+import { Logger, RoomsController, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
+import { USER_KEY, authenticateHandshake, type DemoUser } from './auth';
+import { DEFAULT_CONFIG, type DemoConfig } from './config';
+import { ChatController } from './controllers/chat-controller';
+import { GreetingV1Controller } from './controllers/greeting-v1-controller';
+import { GreetingV2Controller } from './controllers/greeting-v2-controller';
+import { PageController } from './controllers/page-controller';
+import { ShowcaseController } from './controllers/showcase-controller';
+import { nameFromHandshake } from './names';
+import { createOriginCheck } from './origin-check';
+import { decideRoomJoin } from './room-policy';
+
+export interface CreateAppOptions {
+  /** Where the server logs; default a console Logger at `config.logLevel` (no log files). */
+  logger?: LoggerInterface;
+}
+
+export interface DemoApp {
+  readonly server: Server;
+  readonly config: DemoConfig;
+  readonly logger: LoggerInterface;
+  /** Starts listening; resolves with the base URL, e.g. `http://127.0.0.1:6001`. */
+  listen(): Promise<string>;
+  /** Base URL once listening, otherwise undefined. */
+  url(): string | undefined;
+  /** Graceful shutdown: closes WebSocket clients and the listener. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+function baseUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
+/**
+ * Builds the demo server: every controller registered, the handshake authentication, the
+ * RoomsController with the demo's room policy. Nothing listens until `listen()`.
+ */
+export function createApp(
+  config: Partial<DemoConfig> = {},
+  options: CreateAppOptions = {},
+): DemoApp {
+  const settings: DemoConfig = { ...DEFAULT_CONFIG, ...config };
+  const logger = options.logger ?? new Logger(settings.logLevel, true, false);
+  const server = new Server(
+    new ServerConfig({
+      host: settings.host,
+      port: settings.port,
+      debug: settings.logLevel === 'debug',
+      cors: { allowed_origins: [...settings.corsOrigins] },
+      ws_allowed_origins: ['*'],
+      trust_proxy: settings.trustProxy,
+      health_check_path: settings.healthCheckPath,
+    }),
+    undefined,
+    undefined,
+    undefined,
+    logger,
+  );
+
+  server.addHandshakeMiddleware(createOriginCheck(settings.corsOrigins));
+  server.addHandshakeMiddleware(authenticateHandshake);
+  server.addHandshakeMiddleware(nameFromHandshake);
+  server.registerController(new PageController());
+  server.registerController(new ChatController());
+  server.registerController(new GreetingV1Controller());
+  server.registerController(new GreetingV2Controller());
+  server.registerController(new ShowcaseController());
+  server.registerController(
+    new RoomsController({
+      canJoin: (clientId, room, namespace) =>
+        decideRoomJoin(
+          server.getClientData(clientId, USER_KEY) as DemoUser | undefined,
+          room,
+          namespace,
+        ).allowed,
+    }),
+  );
+
+  let listening = false;
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    config: settings,
+    logger,
+    async listen() {
+      await server.run();
+      listening = true;
+      return baseUrl(settings.host, server.getPort());
+    },
+    url: () => (listening ? baseUrl(settings.host, server.getPort()) : undefined),
+    close() {
+      closing ??= server.close();
+      return closing;
+    },
+  };
+}
+
+/** Creates the demo and starts listening; resolves once the port is bound. */
+export async function startDemo(
+  config: Partial<DemoConfig> = {},
+  options: CreateAppOptions = {},
+): Promise<DemoApp> {
+  const app = createApp(config, options);
+  await app.listen();
+  return app;
+}

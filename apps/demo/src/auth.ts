@@ -1,0 +1,89 @@
+import { Response, type HandshakeHook, type HttpMiddlewareFn, type Request } from '@pkg/core';
+
+/** A signed-in user of the demo. */
+export interface DemoUser {
+  readonly id: string;
+  readonly name: string;
+  readonly role: 'user' | 'admin';
+}
+
+/**
+ * The demo's fixed tokens. A real application would look tokens up in a store or verify a
+ * signed token here; the shape of the middleware stays the same.
+ */
+export const DEMO_TOKENS: Readonly<Record<string, DemoUser>> = Object.freeze({
+  'alice-token': { id: 'alice', name: 'Alice', role: 'user' },
+  'bob-token': { id: 'bob', name: 'Bob', role: 'user' },
+  'admin-token': { id: 'admin', name: 'Admin', role: 'admin' },
+});
+
+/** Name under which the user is stored: request attribute (HTTP) and client data (WebSocket). */
+export const USER_KEY = 'user';
+
+/**
+ * Result of reading credentials: `none` when the request carries no token at all,
+ * `invalid` when it carries one that is not known (or a non-Bearer Authorization header).
+ */
+export type AuthResult =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'invalid' }
+  | { readonly kind: 'user'; readonly user: DemoUser };
+
+/** Reads the token from `Authorization: Bearer <token>` or, failing that, from `?key=<token>`. */
+export function authenticate(
+  authorization: string | undefined,
+  key: string | null | undefined,
+  tokens: Readonly<Record<string, DemoUser>> = DEMO_TOKENS,
+): AuthResult {
+  let token: string | undefined;
+  if (authorization !== undefined && authorization !== '') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) return { kind: 'invalid' };
+    token = match[1];
+  } else if (key !== undefined && key !== null && key !== '') {
+    token = key;
+  }
+  if (token === undefined) return { kind: 'none' };
+  const user = Object.hasOwn(tokens, token) ? tokens[token] : undefined;
+  return user ? { kind: 'user', user } : { kind: 'invalid' };
+}
+
+function queryKey(request: Request): string | undefined {
+  const value: unknown = request.getQuery('key');
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * HTTP route middleware: answers 401 unless the request carries a valid token, and stores
+ * the user as the request attribute `user` for the handler (`request.getAttribute('user')`).
+ */
+export const requireAuth: HttpMiddlewareFn = async (request, next) => {
+  const result = authenticate(request.getHeader('authorization') ?? undefined, queryKey(request));
+  if (result.kind !== 'user') {
+    return Response.json(
+      {
+        error:
+          result.kind === 'none'
+            ? 'Authentication required: send "Authorization: Bearer <token>" or ?key=<token>.'
+            : 'Invalid token.',
+      },
+      401,
+      { 'WWW-Authenticate': 'Bearer realm="demo"' },
+    );
+  }
+  request.setAttribute(USER_KEY, result.user);
+  return next();
+};
+
+/**
+ * WebSocket handshake hook: anonymous clients are accepted, a valid token attaches its user
+ * to the client's data (`server.getClientData(id, 'user')`), an invalid token is refused
+ * with 401 before the upgrade.
+ */
+export const authenticateHandshake: HandshakeHook = (ctx) => {
+  const header = ctx.headers.authorization;
+  const result = authenticate(header, ctx.query.get('key'));
+  if (result.kind === 'invalid') return { status: 401, message: 'Invalid token.' };
+  if (result.kind === 'user') ctx.data[USER_KEY] = result.user;
+  return undefined;
+};

@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, DEFAULT_CONFIG, loadConfig } from './config';
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('uses the defaults when nothing is set', () => {
+    expect(loadConfig({})).toEqual({
+      host: '127.0.0.1',
+      port: 6001,
+      logLevel: 'info',
+      trustProxy: false,
+      corsOrigins: ['*'],
+      healthCheckPath: '/health',
+    });
+    expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
+    expect(DEFAULT_CONFIG.port).toBe(6001);
+  });
+
+  it('reads every variable', () => {
+    expect(
+      loadConfig({
+        HOST: '0.0.0.0',
+        PORT: '8080',
+        LOG_LEVEL: 'DEBUG',
+        TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
+        CORS_ORIGINS: 'https://a.example, http://localhost:3000',
+        HEALTH_CHECK_PATH: '/healthz',
+      }),
+    ).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      logLevel: 'debug',
+      trustProxy: ['10.0.0.1', '192.168.0.0/16'],
+      corsOrigins: ['https://a.example', 'http://localhost:3000'],
+      healthCheckPath: '/healthz',
+    });
+  });
+
+  it('reads TRUST_PROXY true / false and PORT 0', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'FALSE' }).trustProxy).toBe(false);
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT must be a whole number from 0 to 65535 \(got "abc"\)/],
+    [{ PORT: '65536' }, /PORT/],
+    [{ PORT: '-1' }, /PORT/],
+    [{ PORT: '80.5' }, /PORT/],
+    [{ LOG_LEVEL: 'verbose' }, /LOG_LEVEL must be one of emergency, .*debug \(got "verbose"\)/],
+    [{ TRUST_PROXY: '10.0.0.1,not-an-ip' }, /TRUST_PROXY .*"not-an-ip"/],
+    [{ CORS_ORIGINS: 'https://a.example/' }, /CORS_ORIGINS .*"https:\/\/a\.example\/"/],
+    [{ CORS_ORIGINS: 'example.com' }, /CORS_ORIGINS .*"example\.com"/],
+    [{ HEALTH_CHECK_PATH: 'health' }, /HEALTH_CHECK_PATH must be a path that starts with "\/"/],
+    [{ HOST: 'my host' }, /HOST/],
+  ])('rejects %j with a message that names the variable', (env, pattern) => {
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(pattern);
+  });
+
+  it('reports every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'x', LOG_LEVEL: 'loud', HEALTH_CHECK_PATH: 'h' });
+    expect(problems).toHaveLength(3);
+    try {
+      loadConfig({ PORT: 'x', LOG_LEVEL: 'loud' });
+    } catch (error) {
+      expect((error as ConfigError).message).toMatch(
+        /^Invalid configuration:\n {2}- PORT.*\n {2}- LOG_LEVEL/,
+      );
+      expect((error as ConfigError).code).toBe('DEMO_ERR_CONFIG');
+    }
+  });
+});

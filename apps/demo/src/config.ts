@@ -1,0 +1,153 @@
+import { LogLevel, compileTrustProxy, type LogLevelName, type TrustProxySetting } from '@pkg/core';
+
+/** Everything the demo reads from its environment, already checked. */
+export interface DemoConfig {
+  /** Listen address. `HOST`, default `127.0.0.1` (the Docker image sets `0.0.0.0`). */
+  host: string;
+  /** Listen port; 0 picks a free one. `PORT`, default `6001`. */
+  port: number;
+  /** Minimum log level. `LOG_LEVEL`, default `info`; `debug` also turns on the server's debug mode. */
+  logLevel: LogLevelName;
+  /** Which peers may set X-Forwarded-* / Forwarded. `TRUST_PROXY`, default `false`. */
+  trustProxy: TrustProxySetting;
+  /** Origins allowed by CORS and by the WebSocket origin check. `CORS_ORIGINS`, default `*`. */
+  corsOrigins: string[];
+  /** Path of the health-check document. `HEALTH_CHECK_PATH`, default `/health`. */
+  healthCheckPath: string;
+}
+
+export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
+  host: '127.0.0.1',
+  port: 6001,
+  logLevel: 'info',
+  trustProxy: false,
+  corsOrigins: ['*'],
+  healthCheckPath: '/health',
+});
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Thrown by {@link loadConfig}; `problems` lists every bad variable, one sentence each. */
+export class ConfigError extends Error {
+  readonly code = 'DEMO_ERR_CONFIG';
+  readonly problems: readonly string[];
+
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function parseHost(value: string, problems: string[]): string {
+  if (/\s/.test(value)) {
+    problems.push(`HOST must be a host name or IP address without spaces (got "${value}").`);
+  }
+  return value;
+}
+
+function parsePort(value: string, problems: string[]): number {
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port >= 0 && port <= 65535)) {
+    problems.push(`PORT must be a whole number from 0 to 65535 (got "${value}").`);
+    return DEFAULT_CONFIG.port;
+  }
+  return port;
+}
+
+function parseLogLevel(value: string, problems: string[]): LogLevelName {
+  const level = value.toLowerCase();
+  if (!LogLevel.isValidLevel(level)) {
+    problems.push(`LOG_LEVEL must be one of ${LogLevel.getLevels().join(', ')} (got "${value}").`);
+    return DEFAULT_CONFIG.logLevel;
+  }
+  return level;
+}
+
+function parseTrustProxy(value: string, problems: string[]): TrustProxySetting {
+  const lower = value.toLowerCase();
+  if (lower === 'true') return true;
+  if (lower === 'false') return false;
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    try {
+      compileTrustProxy([entry]);
+    } catch {
+      problems.push(
+        `TRUST_PROXY must be "true", "false" or a comma-separated list of IP addresses and CIDR ranges; "${entry}" is neither.`,
+      );
+    }
+  }
+  return entries;
+}
+
+function parseOrigins(value: string, problems: string[]): string[] {
+  const origins = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const origin of origins) {
+    if (origin === '*') continue;
+    let valid = false;
+    try {
+      const url = new URL(origin);
+      valid = (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === origin;
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      problems.push(
+        `CORS_ORIGINS must be "*" or a comma-separated list of origins such as https://example.com (scheme, host and optional port, no path or trailing slash); "${origin}" is not one.`,
+      );
+    }
+  }
+  return origins.length > 0 ? origins : [...DEFAULT_CONFIG.corsOrigins];
+}
+
+function parseHealthPath(value: string, problems: string[]): string {
+  if (!/^\/[^\s?#]*$/.test(value)) {
+    problems.push(
+      `HEALTH_CHECK_PATH must be a path that starts with "/" and has no spaces, "?" or "#" (got "${value}").`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Reads the demo's settings from environment variables. Unset or empty variables take the
+ * defaults of {@link DEFAULT_CONFIG}; every bad value is collected into one {@link ConfigError}.
+ */
+export function loadConfig(env: Env): DemoConfig {
+  const problems: string[] = [];
+  const host = read(env, 'HOST');
+  const port = read(env, 'PORT');
+  const logLevel = read(env, 'LOG_LEVEL');
+  const trustProxy = read(env, 'TRUST_PROXY');
+  const corsOrigins = read(env, 'CORS_ORIGINS');
+  const healthCheckPath = read(env, 'HEALTH_CHECK_PATH');
+  const config: DemoConfig = {
+    host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
+    port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
+    logLevel: logLevel === undefined ? DEFAULT_CONFIG.logLevel : parseLogLevel(logLevel, problems),
+    trustProxy:
+      trustProxy === undefined ? DEFAULT_CONFIG.trustProxy : parseTrustProxy(trustProxy, problems),
+    corsOrigins:
+      corsOrigins === undefined
+        ? [...DEFAULT_CONFIG.corsOrigins]
+        : parseOrigins(corsOrigins, problems),
+    healthCheckPath:
+      healthCheckPath === undefined
+        ? DEFAULT_CONFIG.healthCheckPath
+        : parseHealthPath(healthCheckPath, problems),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,133 @@
+import { Response, SocketController, type Request, type SocketEventData } from '@pkg/core';
+import { HttpRoute, OnConnect, OnDisconnect, SocketOn } from '@pkg/decorators';
+import { USER_KEY, type DemoUser } from '../auth';
+import { NAME_KEY, checkName } from '../names';
+import { decideRoomJoin } from '../room-policy';
+
+/** Longest chat or broadcast message accepted, in characters. */
+export const MAX_MESSAGE_LENGTH = 2000;
+
+const ROOM_KEY = 'room';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkMessage(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '') {
+    return '"message" is required and must be a non-empty string.';
+  }
+  if (value.length > MAX_MESSAGE_LENGTH) {
+    return `"message" must be at most ${MAX_MESSAGE_LENGTH} characters.`;
+  }
+  return undefined;
+}
+
+const unixSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * The spec's sample controller: the status, clients and broadcast HTTP routes, and the chat's
+ * WebSocket events (welcome, user.joined / user.left, chat.message, room.join).
+ */
+export class ChatController extends SocketController {
+  private user(clientId: string): DemoUser | undefined {
+    return this.getServer().getClientData(clientId, USER_KEY) as DemoUser | undefined;
+  }
+
+  private displayName(clientId: string): string | null {
+    const name = this.getServer().getClientData(clientId, NAME_KEY);
+    if (typeof name === 'string') return name;
+    return this.user(clientId)?.name ?? null;
+  }
+
+  private fail(clientId: string, code: string, message: string): void {
+    this.emit(clientId, 'error', { code, message });
+  }
+
+  @HttpRoute('GET', '/api/status')
+  status(_request: Request): Response {
+    return Response.json({
+      status: 'ok',
+      clients: this.getClientCount(),
+      timestamp: unixSeconds(),
+    });
+  }
+
+  @HttpRoute('GET', '/api/clients')
+  clients(_request: Request): Response {
+    const clients = this.getAllClients();
+    return Response.json({ count: clients.length, clients });
+  }
+
+  @HttpRoute('POST', '/api/broadcast')
+  broadcastMessage(request: Request): Response {
+    if (!request.isJson()) {
+      return Response.json({ error: 'Send a JSON body with Content-Type: application/json.' }, 415);
+    }
+    const body: unknown = request.getBody();
+    const problem = checkMessage(isRecord(body) ? body.message : undefined);
+    if (problem !== undefined) return Response.json({ error: problem }, 400);
+    const message = (body as { message: string }).message;
+    this.broadcast('api.message', { message, timestamp: unixSeconds() });
+    return Response.json({ success: true });
+  }
+
+  @OnConnect()
+  connected(clientId: string): void {
+    const user = this.user(clientId);
+    const name = this.displayName(clientId);
+    this.emit(clientId, 'welcome', {
+      clientId,
+      name,
+      user: user ? { id: user.id, name: user.name, role: user.role } : null,
+      clients: this.getClientCount(),
+    });
+    this.broadcast('user.joined', { clientId, name }, null, null, { except: clientId });
+  }
+
+  @OnDisconnect()
+  disconnected(clientId: string): void {
+    this.broadcast('user.left', { clientId, name: this.displayName(clientId) }, null, null, {
+      except: clientId,
+    });
+  }
+
+  @SocketOn('chat.message')
+  chatMessage(clientId: string, data: SocketEventData): void {
+    const text = isRecord(data) ? data.message : undefined;
+    const problem = checkMessage(text);
+    if (problem !== undefined) return this.fail(clientId, 'invalid_payload', problem);
+    const room = this.getServer().getClientData(clientId, ROOM_KEY);
+    const payload = {
+      clientId,
+      name: this.displayName(clientId),
+      message: text as string,
+      room: typeof room === 'string' ? room : null,
+      timestamp: unixSeconds(),
+    };
+    if (typeof room === 'string') this.broadcast('chat.message', payload, '/', room);
+    else this.broadcast('chat.message', payload);
+  }
+
+  @SocketOn('room.join')
+  roomJoin(clientId: string, data: SocketEventData): void {
+    if (!isRecord(data) || typeof data.room !== 'string') {
+      return this.fail(clientId, 'invalid_payload', '"room" is required and must be a string.');
+    }
+    const { room } = data;
+    const name = data.name;
+    const nameProblem = name === undefined ? undefined : checkName(name);
+    if (nameProblem !== undefined) return this.fail(clientId, 'invalid_payload', nameProblem);
+    const decision = decideRoomJoin(this.user(clientId), room, '/');
+    if (!decision.allowed) {
+      return this.fail(clientId, decision.code, decision.reason);
+    }
+    const server = this.getServer();
+    const previous = server.getClientData(clientId, ROOM_KEY);
+    if (typeof previous === 'string' && previous !== room) this.leaveRoom(clientId, previous);
+    this.joinRoom(clientId, room);
+    server.setClientData(clientId, ROOM_KEY, room);
+    if (typeof name === 'string') server.setClientData(clientId, NAME_KEY, name.trim());
+    this.emit(clientId, 'room.joined', { room, clientId, name: this.displayName(clientId) });
+  }
+}

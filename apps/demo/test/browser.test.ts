@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium';
+import { startTestDemo, type RunningDemo } from './helpers/app';
+
+const RESULTS = path.join(__dirname, '..', 'test-results');
+
+let demo: RunningDemo | undefined;
+let browser: Browser | undefined;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  const executablePath = ensureChromium();
+  demo = await startTestDemo();
+  browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
+}, 600_000);
+
+afterAll(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await demo?.stop();
+});
+
+async function openChat(name: string, room: string): Promise<Page> {
+  const context = await browser!.newContext({ viewport: { width: 900, height: 720 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(msg.text());
+  });
+  await page.goto(`${demo!.http}/`);
+  await page.fill('#name', name);
+  await page.fill('#room', room);
+  await page.click('#join');
+  await page.locator('#messages li', { hasText: `You joined room ${room}.` }).waitFor();
+  expect(problems).toEqual([]);
+  return page;
+}
+
+async function messages(page: Page): Promise<string[]> {
+  return page.locator('#messages li').allTextContents();
+}
+
+describe('chat page in Chromium', () => {
+  it('relays a message within one room only and shows the client count', async () => {
+    const ada = await openChat('Ada', 'lobby');
+    const bob = await openChat('Bob', 'lobby');
+    const cy = await openChat('Cy', 'other');
+
+    await ada.fill('#message', 'hello lobby');
+    await ada.click('#send');
+    await bob.locator('#messages li', { hasText: 'Ada: hello lobby' }).waitFor();
+    await ada.locator('#messages li.mine', { hasText: 'Ada: hello lobby' }).waitFor();
+
+    // Cy's own message is relayed after Ada's was handled; had Ada's reached Cy, it would
+    // already be on Cy's page by the time Cy's own message shows.
+    await cy.fill('#message', 'hello other');
+    await cy.click('#send');
+    await cy.locator('#messages li', { hasText: 'Cy: hello other' }).waitFor();
+    expect((await messages(cy)).some((text) => text.includes('hello lobby'))).toBe(false);
+    expect((await messages(ada)).some((text) => text.includes('hello other'))).toBe(false);
+
+    // The count is read from /api/status when someone connects: three pages, three clients.
+    await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
+    await ada.locator('#messages li', { hasText: 'Bob connected.' }).waitFor();
+
+    mkdirSync(RESULTS, { recursive: true });
+    await ada.screenshot({ path: path.join(RESULTS, 'demo-chat.png'), fullPage: true });
+  });
+});

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildDeployFolder, runNode, startNode, type Started } from './helpers/deploy';
+import { TestClient } from './helpers/ws-client';
+
+let dir: string;
+let started: Started | undefined;
+let client: TestClient | undefined;
+
+beforeAll(() => {
+  dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'pkg-demo-deploy-')), 'demo');
+  buildDeployFolder(dir);
+}, 600_000);
+
+afterAll(async () => {
+  await client?.close();
+  if (started && started.child.exitCode === null) {
+    started.child.kill('SIGKILL');
+    await started.exit;
+  }
+  rmSync(path.dirname(dir), { recursive: true, force: true });
+});
+
+describe('deploy folder (pnpm deploy --legacy --prod)', () => {
+  it('holds the built demo and only the production @pkg packages it needs', () => {
+    expect(existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
+    expect(existsSync(path.join(dir, 'src'))).toBe(false);
+    expect(readdirSync(path.join(dir, 'node_modules', '@pkg')).sort()).toEqual([
+      'core',
+      'decorators',
+    ]);
+    const core = path.join(dir, 'node_modules', '@pkg', 'core');
+    expect(readdirSync(core).sort()).toEqual(['dist', 'package.json']);
+    expect(existsSync(path.join(dir, 'node_modules', 'playwright-core'))).toBe(false);
+  });
+
+  it('starts with plain node, serves /health and a WebSocket round trip, and stops on SIGTERM', async () => {
+    started = await startNode(dir, { HOST: '127.0.0.1', PORT: '0' });
+    const health = await fetch(`${started.url}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { status: string }).status).toBe('healthy');
+
+    client = await TestClient.connect(`${started.url.replace(/^http/, 'ws')}/?name=deploy`);
+    expect((await client.next()).event).toBe('welcome');
+    client.send('chat.message', { message: 'round trip' });
+    expect((await client.waitFor('chat.message')).data).toMatchObject({
+      name: 'deploy',
+      message: 'round trip',
+    });
+
+    const closed = client.whenClosed();
+    started.child.kill('SIGTERM');
+    expect(await started.exit).toBe(0);
+    expect((await closed).code).toBe(1001);
+    expect(started.stdout()).toContain('SIGTERM received; closing connections...');
+    expect(started.stdout()).toContain('Demo stopped.');
+  });
+
+  it('exits with 1 and a clear message for a bad variable', () => {
+    const result = runNode(dir, { PORT: 'eighty' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('PORT must be a whole number from 0 to 65535 (got "eighty")');
+  });
+});

@@ -1,0 +1,49 @@
+import { NullLogger } from '@pkg/core';
+import { startDemo, type DemoApp } from '../../src/app';
+import type { DemoConfig } from '../../src/config';
+import { TestClient, type Envelope } from './ws-client';
+
+export interface RunningDemo {
+  app: DemoApp;
+  /** e.g. http://127.0.0.1:41234 */
+  http: string;
+  /** e.g. ws://127.0.0.1:41234 */
+  ws: string;
+  /** Opens a WebSocket (closed by stop()). */
+  connect(path?: string, headers?: Record<string, string>): Promise<TestClient>;
+  /** Opens a WebSocket and takes its welcome (closed by stop()). */
+  join(path?: string, headers?: Record<string, string>): Promise<[TestClient, Envelope]>;
+  stop(): Promise<void>;
+}
+
+/** Starts the demo on 127.0.0.1, a free port, with a silent logger. */
+export async function startTestDemo(config: Partial<DemoConfig> = {}): Promise<RunningDemo> {
+  const app = await startDemo(
+    { host: '127.0.0.1', port: 0, ...config },
+    { logger: new NullLogger() },
+  );
+  const http = app.url()!;
+  const ws = http.replace(/^http/, 'ws');
+  const clients: TestClient[] = [];
+  const track = async (promise: Promise<TestClient>): Promise<TestClient> => {
+    const client = await promise;
+    clients.push(client);
+    return client;
+  };
+  return {
+    app,
+    http,
+    ws,
+    connect: (path = '/', headers = {}) => track(TestClient.connect(ws + path, headers)),
+    join: async (path = '/', headers = {}) => {
+      const client = await track(TestClient.connect(ws + path, headers));
+      const welcome = await client.next();
+      if (welcome.event !== 'welcome') throw new Error(`expected welcome, got ${welcome.event}`);
+      return [client, welcome];
+    },
+    async stop() {
+      await Promise.all(clients.map((c) => c.close()));
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,287 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { startTestDemo, type RunningDemo } from './helpers/app';
+
+let demo: RunningDemo | undefined;
+
+async function start(config: Parameters<typeof startTestDemo>[0] = {}): Promise<RunningDemo> {
+  demo = await startTestDemo(config);
+  return demo;
+}
+
+afterEach(async () => {
+  await demo?.stop();
+  demo = undefined;
+});
+
+async function json(res: globalThis.Response): Promise<Record<string, unknown>> {
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+function post(url: string, body: string, contentType?: string): Promise<globalThis.Response> {
+  const headers: Record<string, string> = {};
+  if (contentType !== undefined) headers['content-type'] = contentType;
+  return fetch(url, { method: 'POST', headers, body });
+}
+
+describe('chat page', () => {
+  it('serves the page at / with a CSP that allows only its own inline blocks', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[^']+'/);
+    const html = await res.text();
+    expect(html).toContain('<title>Chat demo</title>');
+    expect(html).toContain('id="client-count"');
+  });
+
+  it('answers 404 JSON for a path no controller serves', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/nope`);
+    expect(res.status).toBe(404);
+    expect(await json(res)).toEqual({ error: 'Not Found' });
+  });
+});
+
+describe('GET /api/status and /api/clients', () => {
+  it('reports the status, the WebSocket client count and a Unix timestamp', async () => {
+    const { http, join } = await start();
+    const before = Math.floor(Date.now() / 1000);
+    const empty = await json(await fetch(`${http}/api/status`));
+    expect(empty).toEqual({ status: 'ok', clients: 0, timestamp: expect.any(Number) });
+    expect(Number.isInteger(empty.timestamp)).toBe(true);
+    expect(empty.timestamp as number).toBeGreaterThanOrEqual(before);
+
+    await join();
+    await join();
+    const two = await json(await fetch(`${http}/api/status`));
+    expect(two.clients).toBe(2);
+  });
+
+  it('lists the connected client ids', async () => {
+    const { http, join } = await start();
+    expect(await json(await fetch(`${http}/api/clients`))).toEqual({ count: 0, clients: [] });
+    const [, a] = await join();
+    const [, b] = await join();
+    const body = await json(await fetch(`${http}/api/clients`));
+    expect(body.count).toBe(2);
+    expect([...(body.clients as string[])].sort()).toEqual(
+      [a.data.clientId as string, b.data.clientId as string].sort(),
+    );
+  });
+});
+
+describe('POST /api/broadcast', () => {
+  it('answers {success: true} and sends api.message to every WebSocket client', async () => {
+    const { http, join } = await start();
+    const [a] = await join();
+    const [b] = await join();
+    const [c] = await join();
+    c.send('room.join', { room: 'elsewhere' });
+    await c.waitFor('room.joined');
+
+    const res = await post(
+      `${http}/api/broadcast`,
+      JSON.stringify({ message: 'hello all' }),
+      'application/json',
+    );
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ success: true });
+    for (const client of [a, b, c]) {
+      const event = await client.waitFor('api.message');
+      expect(event.data).toEqual({ message: 'hello all', timestamp: expect.any(Number) });
+    }
+  });
+
+  it.each([
+    ['message is missing', {}],
+    ['message is a number', { message: 42 }],
+    ['message is empty', { message: '   ' }],
+    ['message is too long', { message: 'x'.repeat(2001) }],
+    ['the body is an array', [{ message: 'hi' }]],
+  ])('answers 400 {error} when %s', async (_case, body) => {
+    const { http } = await start();
+    const res = await post(`${http}/api/broadcast`, JSON.stringify(body), 'application/json');
+    expect(res.status).toBe(400);
+    expect(await json(res)).toEqual({ error: expect.stringContaining('message') });
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['form data', 'application/x-www-form-urlencoded'],
+    ['no content type', undefined],
+  ])('answers 415 {error} for a body sent as %s', async (_case, type) => {
+    const { http } = await start();
+    const res = await post(`${http}/api/broadcast`, 'message=hi', type);
+    expect(res.status).toBe(415);
+    expect(await json(res)).toEqual({ error: expect.stringContaining('application/json') });
+  });
+
+  it('answers 400 for malformed JSON sent as application/json', async () => {
+    const { http } = await start();
+    const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
+    expect(res.status).toBe(400);
+    expect(await json(res)).toEqual({ error: expect.any(String) });
+  });
+});
+
+describe('health check', () => {
+  it('serves the health document at /health by default', async () => {
+    const { http, join } = await start();
+    await join();
+    const res = await fetch(`${http}/health`);
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(body.status).toBe('healthy');
+    expect(body.server).toMatchObject({ clients: 1, uptime: expect.any(Number) });
+  });
+
+  it('moves to HEALTH_CHECK_PATH', async () => {
+    const { http } = await start({ healthCheckPath: '/healthz' });
+    expect((await json(await fetch(`${http}/healthz`))).status).toBe('healthy');
+    expect((await fetch(`${http}/health`)).status).toBe(404);
+  });
+});
+
+describe('versioned routes', () => {
+  it('serves v1 and v2 from two controllers with different shapes', async () => {
+    const { http } = await start();
+    expect(await json(await fetch(`${http}/api/v1/greeting/Ada`))).toEqual({
+      version: 1,
+      message: 'Hello, Ada!',
+    });
+    expect(await json(await fetch(`${http}/api/v2/greeting/Ada`))).toEqual({
+      version: 2,
+      greeting: { text: 'Hello, Ada!', name: 'Ada', lang: 'en' },
+    });
+    expect(await json(await fetch(`${http}/api/v2/greeting/Ada?lang=fr`))).toEqual({
+      version: 2,
+      greeting: { text: 'Bonjour, Ada!', name: 'Ada', lang: 'fr' },
+    });
+  });
+
+  it('answers 400 {error} for a language v2 does not know', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/v2/greeting/Ada?lang=xx`);
+    expect(res.status).toBe(400);
+    expect(await json(res)).toEqual({ error: expect.stringContaining('lang') });
+  });
+});
+
+describe('GET /api/me (auth middleware)', () => {
+  it('answers 401 without a token', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/me`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(await json(res)).toEqual({ error: expect.stringContaining('Authorization') });
+  });
+
+  it.each([
+    ['an unknown bearer token', { authorization: 'Bearer nope' }, ''],
+    ['a non-Bearer scheme', { authorization: 'Basic YWxpY2U6eA==' }, ''],
+    ['an unknown ?key=', {}, '?key=nope'],
+  ])('answers 401 for %s', async (_case, headers: Record<string, string>, query) => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/me${query}`, { headers });
+    expect(res.status).toBe(401);
+    expect(await json(res)).toEqual({ error: 'Invalid token.' });
+  });
+
+  it('passes the user to the handler for a Bearer token', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/me`, { headers: { authorization: 'Bearer alice-token' } });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ user: { id: 'alice', name: 'Alice', role: 'user' } });
+  });
+
+  it('accepts the token as ?key=', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/me?key=bob-token`);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ user: { id: 'bob', name: 'Bob', role: 'user' } });
+  });
+});
+
+describe('GET /api/limited (RateLimit 5 per 60 s)', () => {
+  it('counts down, then answers 429 with Retry-After', async () => {
+    const { http } = await start();
+    for (let i = 1; i <= 5; i += 1) {
+      const res = await fetch(`${http}/api/limited`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(5 - i));
+      await res.arrayBuffer();
+    }
+    const limited = await fetch(`${http}/api/limited`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await json(limited)).toEqual(expect.objectContaining({ error: expect.any(String) }));
+  });
+});
+
+describe('CORS', () => {
+  it('allows any origin by default', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/status`, { headers: { origin: 'http://anywhere.test' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toMatch(
+      /^(\*|http:\/\/anywhere\.test)$/,
+    );
+  });
+
+  it('answers a preflight from an allowed origin and withholds the headers from others', async () => {
+    const { http } = await start({ corsOrigins: ['http://allowed.test'] });
+    const preflight = (origin: string) =>
+      fetch(`${http}/api/broadcast`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+    const ok = await preflight('http://allowed.test');
+    expect(ok.status).toBeLessThan(300);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('http://allowed.test');
+    expect(ok.headers.get('access-control-allow-methods')).toMatch(/POST/);
+    const other = await preflight('http://evil.test');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+
+    const simple = await fetch(`${http}/api/status`, {
+      headers: { origin: 'http://allowed.test' },
+    });
+    expect(simple.headers.get('access-control-allow-origin')).toBe('http://allowed.test');
+    const denied = await fetch(`${http}/api/status`, { headers: { origin: 'http://evil.test' } });
+    expect(denied.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('trust proxy', () => {
+  const forwarded = {
+    'x-forwarded-for': '203.0.113.9',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'chat.example.com',
+  };
+
+  it('ignores forwarded headers by default', async () => {
+    const { http } = await start();
+    const body = await json(await fetch(`${http}/api/whoami`, { headers: forwarded }));
+    expect(body.ip).toBe('127.0.0.1');
+    expect(body.scheme).toBe('http');
+  });
+
+  it('believes them from a trusted proxy address', async () => {
+    const { http } = await start({ trustProxy: ['127.0.0.1'] });
+    const body = await json(await fetch(`${http}/api/whoami`, { headers: forwarded }));
+    expect(body).toMatchObject({ ip: '203.0.113.9', scheme: 'https', host: 'chat.example.com' });
+    expect(body.url).toMatch(/^https:\/\/chat\.example\.com(:443)?\/api\/whoami$/);
+  });
+
+  it('ignores them from a peer outside the trusted ranges', async () => {
+    const { http } = await start({ trustProxy: ['10.0.0.0/8'] });
+    const body = await json(await fetch(`${http}/api/whoami`, { headers: forwarded }));
+    expect(body.ip).toBe('127.0.0.1');
+  });
+});

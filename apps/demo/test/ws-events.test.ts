@@ -1,0 +1,303 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { startTestDemo, type RunningDemo } from './helpers/app';
+import { HandshakeRefused, type TestClient } from './helpers/ws-client';
+
+let demo: RunningDemo | undefined;
+
+async function start(config: Parameters<typeof startTestDemo>[0] = {}): Promise<RunningDemo> {
+  demo = await startTestDemo(config);
+  return demo;
+}
+
+afterEach(async () => {
+  await demo?.stop();
+  demo = undefined;
+});
+
+async function joinRoom(client: TestClient, room: string, name?: string) {
+  client.send('room.join', name === undefined ? { room } : { room, name });
+  return client.waitFor('room.joined');
+}
+
+async function expectError(client: TestClient, code: string) {
+  const error = await client.next();
+  expect(error).toEqual({ event: 'error', data: { code, message: expect.any(String) } });
+  return error;
+}
+
+describe('connect and disconnect', () => {
+  it('welcomes a client with its id and the client count', async () => {
+    const { join } = await start();
+    const [, welcome] = await join();
+    expect(welcome.data).toEqual({
+      clientId: expect.any(String),
+      name: null,
+      user: null,
+      clients: 1,
+    });
+  });
+
+  it('takes the display name from ?name= on the WebSocket URL', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [, welcome] = await join('/?name=Zoe');
+    expect(welcome.data).toMatchObject({ name: 'Zoe', user: null, clients: 2 });
+    expect((await a.waitFor('user.joined')).data).toEqual({
+      clientId: welcome.data.clientId,
+      name: 'Zoe',
+    });
+  });
+
+  it('refuses a ?name= longer than 32 characters with 400', async () => {
+    const { connect } = await start();
+    const refused = await connect(`/?name=${'n'.repeat(33)}`).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((refused as HandshakeRefused).status).toBe(400);
+  });
+
+  it('tells the others about a new client, not the client itself', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [b, welcome] = await join();
+    const joined = await a.next();
+    expect(joined).toEqual({
+      event: 'user.joined',
+      data: { clientId: welcome.data.clientId, name: null },
+    });
+    expect(await b.drain()).toEqual([]);
+  });
+
+  it('tells the others when a client leaves, with its chosen name', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [b, welcome] = await join();
+    await a.waitFor('user.joined');
+    await joinRoom(b, 'lobby', 'Bea');
+    await b.close();
+    const left = await a.waitFor('user.left');
+    expect(left.data).toEqual({ clientId: welcome.data.clientId, name: 'Bea' });
+  });
+});
+
+describe('chat.message', () => {
+  it('goes to every client when the sender is in no room', async () => {
+    const { join } = await start();
+    const [a, aWelcome] = await join();
+    const [b] = await join();
+    a.send('chat.message', { message: 'hi everyone' });
+    for (const client of [a, b]) {
+      const msg = await client.waitFor('chat.message');
+      expect(msg.data).toEqual({
+        clientId: aWelcome.data.clientId,
+        name: null,
+        message: 'hi everyone',
+        room: null,
+        timestamp: expect.any(Number),
+      });
+    }
+  });
+
+  it("goes only to the sender's room", async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [b] = await join();
+    const [c] = await join();
+    await joinRoom(a, 'lobby', 'Ann');
+    await joinRoom(b, 'lobby', 'Ben');
+    await joinRoom(c, 'other', 'Cid');
+    a.send('chat.message', { message: 'lobby only' });
+    const received = await b.waitFor('chat.message');
+    expect(received.data).toMatchObject({ name: 'Ann', message: 'lobby only', room: 'lobby' });
+    expect((await a.waitFor('chat.message')).data.message).toBe('lobby only');
+    const seenByC = await c.drain();
+    expect(seenByC.filter((e) => e.event === 'chat.message')).toEqual([]);
+  });
+
+  it.each([
+    ['message is missing', {}],
+    ['message is not a string', { message: 7 }],
+    ['message is blank', { message: ' ' }],
+    ['message is too long', { message: 'x'.repeat(2001) }],
+    ['data is an array', ['hi']],
+  ])('answers error invalid_payload when %s, and keeps the connection', async (_case, data) => {
+    const { join } = await start();
+    const [a] = await join();
+    a.send('chat.message', data);
+    await expectError(a, 'invalid_payload');
+    expect(await a.drain()).toEqual([]);
+  });
+});
+
+describe('room.join', () => {
+  it('answers room.joined and moves the client out of its previous room', async () => {
+    const { join } = await start();
+    const [a, welcome] = await join();
+    const [b] = await join();
+    await a.waitFor('user.joined');
+    expect((await joinRoom(a, 'r1', 'Ann')).data).toEqual({
+      room: 'r1',
+      clientId: welcome.data.clientId,
+      name: 'Ann',
+    });
+    await joinRoom(a, 'r2');
+    await joinRoom(b, 'r1');
+    b.send('chat.message', { message: 'to r1' });
+    await b.waitFor('chat.message');
+    const seenByA = await a.drain();
+    expect(seenByA.filter((e) => e.event === 'chat.message')).toEqual([]);
+  });
+
+  it.each([
+    ['room is missing', {}],
+    ['room is not a string', { room: 5 }],
+    ['room has bad characters', { room: 'no spaces!' }],
+    ['room is too long', { room: 'r'.repeat(33) }],
+    ['name is too long', { room: 'lobby', name: 'n'.repeat(33) }],
+    ['name is not a string', { room: 'lobby', name: 1 }],
+  ])('answers error invalid_payload when %s', async (_case, data) => {
+    const { join } = await start();
+    const [a] = await join();
+    a.send('room.join', data);
+    await expectError(a, 'invalid_payload');
+  });
+
+  it('refuses private-* rooms to anonymous clients with error forbidden', async () => {
+    const { join } = await start();
+    const [anon] = await join();
+    anon.send('room.join', { room: 'private-team' });
+    await expectError(anon, 'forbidden');
+    const [alice] = await join('/', { authorization: 'Bearer alice-token' });
+    expect((await joinRoom(alice, 'private-team')).data).toMatchObject({
+      room: 'private-team',
+      name: 'Alice',
+    });
+  });
+});
+
+describe('protocol errors', () => {
+  it('answers error for text that is not a JSON envelope, and stays open', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    a.socket.send('not json');
+    const error = await a.next();
+    expect(error.event).toBe('error');
+    expect(error.data).toEqual({ code: expect.any(String), message: expect.any(String) });
+    expect(await a.drain()).toEqual([]);
+  });
+
+  it('answers error unknown_event for an event no controller handles', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    a.send('no.such.event', {});
+    await expectError(a, 'unknown_event');
+  });
+});
+
+describe('handshake authentication', () => {
+  it('accepts an anonymous client', async () => {
+    const { join } = await start();
+    const [, welcome] = await join();
+    expect(welcome.data.user).toBeNull();
+  });
+
+  it('attaches the user of an Authorization: Bearer token', async () => {
+    const { join } = await start();
+    const [a, welcome] = await join('/', { authorization: 'Bearer alice-token' });
+    expect(welcome.data.user).toEqual({ id: 'alice', name: 'Alice', role: 'user' });
+    a.send('chat.message', { message: 'signed' });
+    expect((await a.waitFor('chat.message')).data.name).toBe('Alice');
+  });
+
+  it('attaches the user of a ?key= token and announces the name to others', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [, welcome] = await join('/?key=bob-token');
+    expect(welcome.data.user).toEqual({ id: 'bob', name: 'Bob', role: 'user' });
+    expect((await a.waitFor('user.joined')).data.name).toBe('Bob');
+  });
+
+  it.each([
+    ['an unknown ?key=', '/?key=nope', {}],
+    ['an unknown bearer token', '/', { authorization: 'Bearer nope' }],
+    ['a non-Bearer Authorization header', '/', { authorization: 'Basic YWxpY2U6eA==' }],
+  ])(
+    'refuses %s with 401 before the upgrade',
+    async (_case, path, headers: Record<string, string>) => {
+      const { connect, http } = await start();
+      const refused = await connect(path, headers).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(HandshakeRefused);
+      expect((refused as HandshakeRefused).status).toBe(401);
+      const status = (await (await fetch(`${http}/api/status`)).json()) as { clients: number };
+      expect(status.clients).toBe(0);
+    },
+  );
+});
+
+describe('RoomsController (join_room / leave_room)', () => {
+  it('answers room_joined and room_left in the root namespace', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    a.send('join_room', { room: 'lobby', namespace: '/' });
+    expect(await a.next()).toEqual({
+      event: 'room_joined',
+      data: { room: 'lobby', namespace: '/' },
+    });
+    a.send('leave_room', { room: 'lobby', namespace: '/' });
+    expect(await a.next()).toEqual({ event: 'room_left', data: { room: 'lobby', namespace: '/' } });
+  });
+
+  it('lets only admins into the /admin namespace', async () => {
+    const { join } = await start();
+    const [anon] = await join();
+    anon.send('join_room', { room: 'ops', namespace: '/admin' });
+    await expectError(anon, 'forbidden');
+    const [bob] = await join('/', { authorization: 'Bearer bob-token' });
+    bob.send('join_room', { room: 'ops', namespace: '/admin' });
+    await expectError(bob, 'forbidden');
+    const [admin] = await join('/?key=admin-token');
+    admin.send('join_room', { room: 'ops', namespace: '/admin' });
+    expect((await admin.waitFor('room_joined')).data).toEqual({ room: 'ops', namespace: '/admin' });
+  });
+
+  it('refuses unknown namespaces and private rooms of anonymous clients', async () => {
+    const { join } = await start();
+    const [anon] = await join();
+    anon.send('join_room', { room: 'lobby', namespace: '/elsewhere' });
+    await expectError(anon, 'forbidden');
+    anon.send('join_room', { room: 'private-x', namespace: '/' });
+    await expectError(anon, 'forbidden');
+  });
+});
+
+describe('WebSocket origin check', () => {
+  async function status(demoNow: RunningDemo, origin?: string): Promise<number> {
+    const headers: Record<string, string> = origin === undefined ? {} : { origin };
+    return demoNow.connect('/', headers).then(
+      () => 101,
+      (error: unknown) => (error instanceof HandshakeRefused ? error.status : -1),
+    );
+  }
+
+  it('accepts the listed origins, the page served by the demo itself and non-browser clients', async () => {
+    const running = await start({ corsOrigins: ['http://allowed.test'] });
+    expect(await status(running, 'http://allowed.test')).toBe(101);
+    expect(await status(running, running.http)).toBe(101);
+    expect(await status(running)).toBe(101);
+  });
+
+  it('refuses other origins with 403', async () => {
+    const running = await start({ corsOrigins: ['http://allowed.test'] });
+    expect(await status(running, 'http://evil.test')).toBe(403);
+    expect(await status(running, 'null')).toBe(403);
+  });
+
+  it('accepts any origin by default', async () => {
+    const running = await start();
+    expect(await status(running, 'http://anywhere.test')).toBe(101);
+  });
+});
