@@ -1,0 +1,124 @@
+import { describe, expect, it } from '@jest/globals';
+import { decodeMessage, isValidEventName, MessageDecodeError, prepareMessage } from './envelope';
+
+describe('prepareMessage', () => {
+  it('gives the JSON text {"event", "data"}', () => {
+    expect(prepareMessage('chat.message', { text: 'hi' })).toBe(
+      '{"event":"chat.message","data":{"text":"hi"}}',
+    );
+    expect(prepareMessage('list', [1, 2])).toBe('{"event":"list","data":[1,2]}');
+  });
+
+  it('round-trips through decodeMessage', () => {
+    const data = { nested: { a: [1, 'two', null] }, unicode: 'é✓' };
+    expect(decodeMessage(prepareMessage('x_y-z.1', data))).toEqual({ event: 'x_y-z.1', data });
+  });
+
+  it('throws a TypeError with PKG_ERR_WS_INVALID_EVENT for a bad event name', () => {
+    for (const event of ['', 'has space', 'émoji', 'a/b', 5 as unknown as string]) {
+      expect(() => prepareMessage(event, {})).toThrow(
+        expect.objectContaining({ name: 'TypeError', code: 'PKG_ERR_WS_INVALID_EVENT' }),
+      );
+    }
+  });
+
+  it('throws a TypeError with PKG_ERR_WS_INVALID_DATA for data that is not an object or array', () => {
+    for (const data of [null, 'text', 3, undefined, true]) {
+      expect(() => prepareMessage('ok', data as unknown as object[])).toThrow(
+        expect.objectContaining({ name: 'TypeError', code: 'PKG_ERR_WS_INVALID_DATA' }),
+      );
+    }
+  });
+
+  it('throws PKG_ERR_WS_INVALID_DATA for data JSON cannot serialise', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => prepareMessage('ok', cyclic)).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_WS_INVALID_DATA' }),
+    );
+    expect(() => prepareMessage('ok', { n: 1n })).toThrow(/cannot be serialised to JSON/);
+  });
+});
+
+describe('decodeMessage', () => {
+  function decodeError(raw: string): MessageDecodeError {
+    try {
+      decodeMessage(raw);
+    } catch (err) {
+      expect(err).toBeInstanceOf(MessageDecodeError);
+      return err as MessageDecodeError;
+    }
+    throw new Error(`expected ${raw} to be refused`);
+  }
+
+  it('decodes a string or a Buffer', () => {
+    expect(decodeMessage('{"event":"a","data":{"x":1}}')).toEqual({ event: 'a', data: { x: 1 } });
+    expect(decodeMessage(Buffer.from('{"event":"a","data":[]}'))).toEqual({ event: 'a', data: [] });
+  });
+
+  it('ignores members other than event and data', () => {
+    expect(decodeMessage('{"event":"a","data":{},"id":7}')).toEqual({ event: 'a', data: {} });
+  });
+
+  it('refuses text that is not JSON', () => {
+    const err = decodeError('not json');
+    expect(err.code).toBe('invalid_json');
+    expect(err.message).toMatch(/not valid JSON/);
+    expect(err.name).toBe('MessageDecodeError');
+  });
+
+  it('refuses JSON that is not an object', () => {
+    expect(decodeError('[1,2]').message).toMatch(/is an array, not a JSON object/);
+    for (const raw of ['[1,2]', 'null', '"x"', '42', 'true']) {
+      expect(decodeError(raw).code).toBe('invalid_envelope');
+    }
+  });
+
+  it('refuses a missing event', () => {
+    const err = decodeError('{"data":{}}');
+    expect(err.code).toBe('invalid_event');
+    expect(err.message).toMatch(/no "event" member/);
+  });
+
+  it('refuses an event that is not a string', () => {
+    const err = decodeError('{"event":5,"data":{}}');
+    expect(err.code).toBe('invalid_event');
+    expect(err.message).toMatch(/is a number, not a string/);
+    expect(decodeError('{"event":null,"data":{}}').message).toMatch(/is null/);
+  });
+
+  it('refuses an event name outside ^[A-Za-z0-9._-]+$', () => {
+    for (const event of ['', 'a b', 'a/b', 'ä', 'x\n']) {
+      const err = decodeError(JSON.stringify({ event, data: {} }));
+      expect(err.code).toBe('invalid_event');
+      expect(err.message).toMatch(/letters, digits/);
+    }
+  });
+
+  it('refuses a missing data member', () => {
+    const err = decodeError('{"event":"a"}');
+    expect(err.code).toBe('invalid_data');
+    expect(err.message).toMatch(/no "data" member/);
+  });
+
+  it('refuses data that is not an object or an array', () => {
+    for (const data of ['"s"', '1', 'null', 'false']) {
+      const err = decodeError(`{"event":"a","data":${data}}`);
+      expect(err.code).toBe('invalid_data');
+      expect(err.message).toMatch(/send an object or an array/);
+    }
+  });
+
+  it('does not take event or data from the prototype chain', () => {
+    expect(decodeError('{"__proto__":{"event":"a","data":{}}}').code).toBe('invalid_event');
+  });
+});
+
+describe('isValidEventName', () => {
+  it('follows ^[A-Za-z0-9._-]+$', () => {
+    expect(isValidEventName('room.join_2-x')).toBe(true);
+    expect(isValidEventName('')).toBe(false);
+    expect(isValidEventName('a:b')).toBe(false);
+    expect(isValidEventName(1)).toBe(false);
+  });
+});
