@@ -1,0 +1,118 @@
+import { describe, expect, it } from '@jest/globals';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { refusalStatus, validateUpgradeRequest, writeHandshakeError } from './handshake';
+
+function request(method: string, headers: Record<string, string>): IncomingMessage {
+  return { method, headers, url: '/' } as unknown as IncomingMessage;
+}
+
+const good = {
+  upgrade: 'websocket',
+  connection: 'Upgrade',
+  'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+  'sec-websocket-version': '13',
+};
+
+describe('validateUpgradeRequest', () => {
+  it('accepts a valid opening handshake (Upgrade compared case-insensitively)', () => {
+    expect(validateUpgradeRequest(request('GET', good))).toBeUndefined();
+    expect(
+      validateUpgradeRequest(request('GET', { ...good, upgrade: 'WebSocket' })),
+    ).toBeUndefined();
+  });
+
+  it('refuses a method other than GET with 400', () => {
+    expect(validateUpgradeRequest(request('POST', good))).toMatchObject({
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+    });
+  });
+
+  it('refuses a missing or foreign Upgrade header with 400', () => {
+    const { upgrade: _upgrade, ...noUpgrade } = good;
+    expect(validateUpgradeRequest(request('GET', noUpgrade))?.status).toBe(400);
+    expect(validateUpgradeRequest(request('GET', { ...good, upgrade: 'h2c' }))?.message).toMatch(
+      /Upgrade header/,
+    );
+  });
+
+  it('refuses a missing or malformed key with 400', () => {
+    const { 'sec-websocket-key': _key, ...noKey } = good;
+    expect(validateUpgradeRequest(request('GET', noKey))?.status).toBe(400);
+    expect(
+      validateUpgradeRequest(request('GET', { ...good, 'sec-websocket-key': 'short' }))?.message,
+    ).toMatch(/Sec-WebSocket-Key/);
+  });
+
+  it('answers a version other than 13 (or none) with 426 and Sec-WebSocket-Version: 13', () => {
+    const { 'sec-websocket-version': _v, ...noVersion } = good;
+    for (const headers of [{ ...good, 'sec-websocket-version': '8' }, noVersion]) {
+      expect(validateUpgradeRequest(request('GET', headers))).toEqual({
+        status: 426,
+        code: 'PKG_ERR_WS_UNSUPPORTED_VERSION',
+        message: expect.stringMatching(/version 13/),
+        headers: { 'Sec-WebSocket-Version': '13' },
+      });
+    }
+  });
+});
+
+describe('refusalStatus', () => {
+  it('keeps 4xx and 5xx and turns anything else into 500', () => {
+    expect(refusalStatus(401)).toBe(401);
+    expect(refusalStatus(599)).toBe(599);
+    expect(refusalStatus(200)).toBe(500);
+    expect(refusalStatus(101)).toBe(500);
+    expect(refusalStatus('401')).toBe(500);
+    expect(refusalStatus(401.5)).toBe(500);
+  });
+});
+
+describe('writeHandshakeError', () => {
+  function capture(socket: PassThrough): Promise<string> {
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    return new Promise((resolve) =>
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString())),
+    );
+  }
+
+  it('writes a short text/plain answer, then closes', async () => {
+    const socket = new PassThrough();
+    const text = capture(socket);
+    writeHandshakeError(socket, 403, 'Origin not allowed.');
+    expect(await text).toBe(
+      'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+        'Content-Length: 19\r\n\r\nOrigin not allowed.',
+    );
+  });
+
+  it('adds extra headers, dropping unsafe names and line breaks in values', async () => {
+    const socket = new PassThrough();
+    const text = capture(socket);
+    writeHandshakeError(socket, 401, 'é', {
+      'WWW-Authenticate': 'Bearer\r\nX-Injected: 1',
+      'Bad Name': 'x',
+      'Content-Length': '999',
+    });
+    const out = await text;
+    expect(out).toContain('Content-Length: 2\r\n');
+    expect(out).toContain('WWW-Authenticate: Bearer  X-Injected: 1\r\n');
+    expect(out).not.toContain('Bad Name');
+    expect(out).not.toContain('999');
+  });
+
+  it('cuts a long message', async () => {
+    const socket = new PassThrough();
+    const text = capture(socket);
+    writeHandshakeError(socket, 400, 'x'.repeat(2000));
+    expect((await text).endsWith(`\r\n\r\n${'x'.repeat(512)}`)).toBe(true);
+  });
+
+  it('does nothing to a socket that is already destroyed', () => {
+    const socket = new PassThrough();
+    socket.destroy();
+    expect(() => writeHandshakeError(socket, 400, 'x')).not.toThrow();
+  });
+});

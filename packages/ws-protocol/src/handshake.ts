@@ -1,0 +1,145 @@
+/**
+ * The HTTP side of the WebSocket handshake that comes before `ws`: the checks of the
+ * upgrade request, the context and result types of handshake hooks, and the short HTTP
+ * answer that refuses a handshake.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isValidWebSocketKey } from './accept-key';
+import type { WsErrorCode } from './errors';
+
+/** What a handshake hook sees of the upgrade request, and where it attaches client data. */
+export interface HandshakeContext {
+  readonly request: IncomingMessage;
+  readonly headers: IncomingHttpHeaders;
+  /** The query string of the request URL (e.g. `query.get('key')` for a token). */
+  readonly query: URLSearchParams;
+  /** The path of the request URL, without the query. */
+  readonly path: string;
+  /** The client IP (from the `clientIp` option; by default the socket's remote address). */
+  readonly ip: string;
+  /** The `Origin` header, if any (already checked against allowedOrigins). */
+  readonly origin: string | undefined;
+  /** The id the client will have once connected. */
+  readonly clientId: string;
+  /** Values set here become `client.data` of the new client. */
+  readonly data: Record<string, unknown>;
+}
+
+/** A hook's refusal: the HTTP status (4xx/5xx) and a short text body. */
+export interface HandshakeRefusal {
+  status: number;
+  message: string;
+  /** Extra response headers, e.g. `WWW-Authenticate`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Runs before the upgrade completes, in the order added. Return nothing to accept (and
+ * attach values to `ctx.data`), or a {@link HandshakeRefusal} to refuse. May be async; a
+ * hook that throws refuses the handshake with 500 (and is logged).
+ */
+export type HandshakeHook = (
+  ctx: HandshakeContext,
+) => void | HandshakeRefusal | Promise<void | HandshakeRefusal>;
+
+/** A refused handshake as this package answers it. */
+export interface HandshakeFailure {
+  status: number;
+  message: string;
+  code: WsErrorCode;
+  headers?: Record<string, string>;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Checks that `req` is an RFC 6455 opening handshake: GET, `Upgrade: websocket`, a valid
+ * `Sec-WebSocket-Key`, `Sec-WebSocket-Version: 13`. Returns the refusal, or undefined.
+ */
+export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure | undefined {
+  if (req.method !== 'GET') {
+    return {
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: 'A WebSocket handshake must use GET.',
+    };
+  }
+  const upgrade = headerValue(req.headers.upgrade);
+  if (upgrade === undefined || upgrade.trim().toLowerCase() !== 'websocket') {
+    return {
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: 'Missing or invalid Upgrade header; expected "Upgrade: websocket".',
+    };
+  }
+  if (!isValidWebSocketKey(headerValue(req.headers['sec-websocket-key']))) {
+    return {
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: 'Missing or invalid Sec-WebSocket-Key header.',
+    };
+  }
+  if (headerValue(req.headers['sec-websocket-version'])?.trim() !== '13') {
+    return {
+      status: 426,
+      code: 'PKG_ERR_WS_UNSUPPORTED_VERSION',
+      message: 'Unsupported WebSocket version; this server speaks version 13.',
+      headers: { 'Sec-WebSocket-Version': '13' },
+    };
+  }
+  return undefined;
+}
+
+/** Longest refusal body written; hooks' messages are cut to it. */
+const MAX_BODY = 512;
+
+/** Header names and values that cannot break the response (no CR, LF or NUL). */
+function safeHeaders(headers: Record<string, string> | undefined): string {
+  if (!headers) return '';
+  let out = '';
+  for (const [name, value] of Object.entries(headers)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) continue;
+    const lower = name.toLowerCase();
+    if (lower === 'content-length' || lower === 'connection' || lower === 'content-type') continue;
+    out += `${name}: ${String(value).replace(/[\r\n\0]/g, ' ')}\r\n`;
+  }
+  return out;
+}
+
+/** A status a refusal may use: 400-599, else 500. */
+export function refusalStatus(status: unknown): number {
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
+    : 500;
+}
+
+/**
+ * Answers a refused handshake with a short `text/plain` response and closes the socket.
+ * Safe to call on a socket that is already gone.
+ */
+export function writeHandshakeError(
+  socket: Duplex,
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  if (socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = Buffer.from(String(message).slice(0, MAX_BODY), 'utf8');
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Connection: close\r\n' +
+    'Content-Type: text/plain; charset=utf-8\r\n' +
+    `Content-Length: ${body.length}\r\n` +
+    safeHeaders(headers) +
+    '\r\n';
+  socket.once('finish', () => socket.destroy());
+  socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+}

@@ -1,0 +1,235 @@
+/** The options of WebSocketHandler: one full defaults object, merged and checked once. */
+import type { IncomingMessage } from 'node:http';
+import type { LoggerInterface } from '@pkg/logger';
+import { createWsError } from './errors';
+import { noopLogger } from './noop-logger';
+
+export interface WebSocketHandlerOptions {
+  /** Origins that may connect: `'*'`, exact origins, or `https://*.example.com`. Default `['*']`. */
+  allowedOrigins?: string[];
+  /** Whether a request without an `Origin` header (a non-browser client) may connect. Default `true`. */
+  allowMissingOrigin?: boolean;
+  /** Largest inbound message in bytes; a larger one closes the connection with 1009. Default 1 MiB. */
+  maxPayload?: number;
+  /** Milliseconds between server pings; `0` turns the heartbeat off. Default 25000. */
+  heartbeatInterval?: number;
+  /** Milliseconds to wait for the pong before terminating the client. Default 20000. */
+  heartbeatTimeout?: number;
+  /** Unsent bytes a client may have queued before it is dropped with 1013. Default 4 MiB. */
+  maxBufferedAmount?: number;
+  /** Compression: `false` (default), `true` (threshold 1024 bytes) or `{ threshold }`. */
+  perMessageDeflate?: boolean | { threshold?: number };
+  /** What a binary message gets: an `error` event (`'error'`, default) or close 1003 (`'close'`). */
+  binaryMessages?: 'error' | 'close';
+  /** Milliseconds a started close handshake may take before the socket is destroyed. Default 5000. */
+  closeTimeout?: number;
+  /** Milliseconds the handshake hooks may take before the handshake is refused with 503; `0` = no limit. Default 10000. */
+  handshakeTimeout?: number;
+  /** Where log lines go. Default: discarded. */
+  logger?: LoggerInterface;
+  /** The client IP of an upgrade request. Default: the socket's remote address. */
+  clientIp?: (req: IncomingMessage) => string;
+  /** Id of a new client when performHandshake gets none. Default: random per-process prefix + counter. */
+  generateId?: () => string;
+}
+
+export interface ResolvedWebSocketHandlerOptions {
+  allowedOrigins: string[];
+  allowMissingOrigin: boolean;
+  maxPayload: number;
+  heartbeatInterval: number;
+  heartbeatTimeout: number;
+  maxBufferedAmount: number;
+  perMessageDeflate: false | { threshold: number };
+  binaryMessages: 'error' | 'close';
+  closeTimeout: number;
+  handshakeTimeout: number;
+  logger: LoggerInterface;
+  clientIp: ((req: IncomingMessage) => string) | undefined;
+  generateId: (() => string) | undefined;
+}
+
+/** The defaults, in one place (README "Options" mirrors this table). */
+export const wsHandlerDefaults = {
+  allowedOrigins: ['*'],
+  allowMissingOrigin: true,
+  maxPayload: 1024 * 1024,
+  heartbeatInterval: 25_000,
+  heartbeatTimeout: 20_000,
+  maxBufferedAmount: 4 * 1024 * 1024,
+  perMessageDeflate: false,
+  deflateThreshold: 1024,
+  binaryMessages: 'error',
+  closeTimeout: 5_000,
+  handshakeTimeout: 10_000,
+} as const;
+
+/** setTimeout's largest delay; anything above fires at once. */
+const MAX_TIMER = 2 ** 31 - 1;
+
+const KNOWN_KEYS = new Set<string>([
+  'allowedOrigins',
+  'allowMissingOrigin',
+  'maxPayload',
+  'heartbeatInterval',
+  'heartbeatTimeout',
+  'maxBufferedAmount',
+  'perMessageDeflate',
+  'binaryMessages',
+  'closeTimeout',
+  'handshakeTimeout',
+  'logger',
+  'clientIp',
+  'generateId',
+]);
+
+function invalid(key: string, expected: string, value: unknown): TypeError {
+  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+  return createWsError(
+    TypeError,
+    'PKG_ERR_WS_INVALID_OPTION',
+    `WebSocketHandler option "${key}" must be ${expected}, got ${got === 'number' ? String(value) : got}.`,
+  );
+}
+
+function integer(key: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw invalid(key, `an integer from ${min} to ${max}`, value);
+  }
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw createWsError(
+      RangeError,
+      'PKG_ERR_WS_INVALID_OPTION',
+      `WebSocketHandler option "${key}" must be an integer from ${min} to ${max}, got ${value}.`,
+    );
+  }
+  return value;
+}
+
+function isLogger(value: unknown): value is LoggerInterface {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return ['debug', 'info', 'notice', 'warning', 'error', 'exception'].every(
+    (m) => typeof candidate[m] === 'function',
+  );
+}
+
+/** Merges `options` over the defaults; throws a TypeError or RangeError naming a bad key. */
+export function resolveWsHandlerOptions(
+  options: WebSocketHandlerOptions = {},
+): ResolvedWebSocketHandlerOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw createWsError(
+      TypeError,
+      'PKG_ERR_WS_INVALID_OPTION',
+      'WebSocketHandler options must be an object such as { allowedOrigins: ["https://app.example.com"] }.',
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_KEYS.has(key)) {
+      throw createWsError(
+        TypeError,
+        'PKG_ERR_WS_INVALID_OPTION',
+        `Unknown WebSocketHandler option "${key}"; known options: ${[...KNOWN_KEYS].join(', ')}.`,
+      );
+    }
+  }
+  const o = options as Record<string, unknown>;
+  const d = wsHandlerDefaults;
+
+  const allowedOrigins = o.allowedOrigins ?? [...d.allowedOrigins];
+  if (!Array.isArray(allowedOrigins) || allowedOrigins.some((x) => typeof x !== 'string')) {
+    throw invalid('allowedOrigins', "an array of origin strings (e.g. ['*'])", allowedOrigins);
+  }
+
+  const allowMissingOrigin = o.allowMissingOrigin ?? d.allowMissingOrigin;
+  if (typeof allowMissingOrigin !== 'boolean') {
+    throw invalid('allowMissingOrigin', 'a boolean', allowMissingOrigin);
+  }
+
+  let maxBufferedAmount: number = d.maxBufferedAmount;
+  if (o.maxBufferedAmount === Infinity) maxBufferedAmount = Infinity;
+  else {
+    maxBufferedAmount = integer(
+      'maxBufferedAmount',
+      o.maxBufferedAmount,
+      d.maxBufferedAmount,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    );
+  }
+
+  let perMessageDeflate: false | { threshold: number } = false;
+  const pmd = o.perMessageDeflate;
+  if (pmd === true) perMessageDeflate = { threshold: d.deflateThreshold };
+  else if (typeof pmd === 'object' && pmd !== null && !Array.isArray(pmd)) {
+    const extra = Object.keys(pmd).filter((k) => k !== 'threshold');
+    if (extra.length > 0) {
+      throw invalid('perMessageDeflate', 'true, false or { threshold: bytes }', pmd);
+    }
+    const threshold = integer(
+      'perMessageDeflate.threshold',
+      (pmd as { threshold?: unknown }).threshold,
+      d.deflateThreshold,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    );
+    perMessageDeflate = { threshold };
+  } else if (pmd !== undefined && pmd !== false) {
+    throw invalid('perMessageDeflate', 'true, false or { threshold: bytes }', pmd);
+  }
+
+  const binaryMessages = o.binaryMessages ?? d.binaryMessages;
+  if (binaryMessages !== 'error' && binaryMessages !== 'close') {
+    throw invalid('binaryMessages', "'error' or 'close'", binaryMessages);
+  }
+
+  const logger = o.logger ?? noopLogger;
+  if (!isLogger(logger)) {
+    throw invalid('logger', 'a LoggerInterface (debug, info, warning, error, ... methods)', logger);
+  }
+
+  const clientIp = o.clientIp;
+  if (clientIp !== undefined && typeof clientIp !== 'function') {
+    throw invalid('clientIp', 'a function (req) => string', clientIp);
+  }
+  const generateId = o.generateId;
+  if (generateId !== undefined && typeof generateId !== 'function') {
+    throw invalid('generateId', 'a function () => string', generateId);
+  }
+
+  return {
+    allowedOrigins: [...(allowedOrigins as string[])],
+    allowMissingOrigin,
+    maxPayload: integer('maxPayload', o.maxPayload, d.maxPayload, 1, Number.MAX_SAFE_INTEGER),
+    heartbeatInterval: integer(
+      'heartbeatInterval',
+      o.heartbeatInterval,
+      d.heartbeatInterval,
+      0,
+      MAX_TIMER,
+    ),
+    heartbeatTimeout: integer(
+      'heartbeatTimeout',
+      o.heartbeatTimeout,
+      d.heartbeatTimeout,
+      1,
+      MAX_TIMER,
+    ),
+    maxBufferedAmount,
+    perMessageDeflate,
+    binaryMessages,
+    closeTimeout: integer('closeTimeout', o.closeTimeout, d.closeTimeout, 1, MAX_TIMER),
+    handshakeTimeout: integer(
+      'handshakeTimeout',
+      o.handshakeTimeout,
+      d.handshakeTimeout,
+      0,
+      MAX_TIMER,
+    ),
+    logger,
+    clientIp: clientIp as ((req: IncomingMessage) => string) | undefined,
+    generateId: generateId as (() => string) | undefined,
+  };
+}
