@@ -15,6 +15,7 @@ describe('ServerConfig', () => {
     expect(config.getMaxBufferedAmount()).toBe(4 * 1024 * 1024);
     expect(config.getHeartbeatInterval()).toBe(25_000);
     expect(config.getHeartbeatTimeout()).toBe(20_000);
+    expect(config.getHandshakeTimeout()).toBe(10_000);
     expect(config.getHeadersTimeout()).toBe(30_000);
     expect(config.getRequestTimeout()).toBe(60_000);
     expect(config.getKeepAliveTimeout()).toBe(5_000);

@@ -51,6 +51,8 @@ export interface ServerConfigOptions {
   heartbeat_interval?: number;
   /** Time a client has to answer a ping before it is terminated. Default 20000. */
   heartbeat_timeout?: number;
+  /** Time handshake middleware may take before the upgrade is refused with 503; 0 = none. Default 10000. */
+  handshake_timeout?: number;
   /** Time to receive the request headers (`server.headersTimeout`). Default 30000. */
   headers_timeout?: number;
   /** Time to receive a whole request (`server.requestTimeout`); 0 = none. Default 60000. */
@@ -91,6 +93,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   max_buffered_amount: 4 * MiB,
   heartbeat_interval: 25_000,
   heartbeat_timeout: 20_000,
+  handshake_timeout: 10_000,
   headers_timeout: 30_000,
   request_timeout: 60_000,
   keep_alive_timeout: 5_000,
@@ -177,6 +180,7 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   max_buffered_amount: positiveInt('a positive number of bytes'),
   heartbeat_interval: nonNegativeInt('a number of milliseconds (0 turns the heartbeat off)'),
   heartbeat_timeout: positiveInt('a positive number of milliseconds'),
+  handshake_timeout: nonNegativeInt('a number of milliseconds (0 = no limit)'),
   headers_timeout: positiveInt('a positive number of milliseconds'),
   request_timeout: nonNegativeInt('a number of milliseconds (0 = no limit)'),
   keep_alive_timeout: positiveInt('a positive number of milliseconds'),
@@ -385,6 +389,9 @@ export class ServerConfig {
   }
   getHeartbeatTimeout(): number {
     return this.#values.heartbeat_timeout;
+  }
+  getHandshakeTimeout(): number {
+    return this.#values.handshake_timeout;
   }
   getHeadersTimeout(): number {
     return this.#values.headers_timeout;

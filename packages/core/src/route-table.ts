@@ -1,0 +1,204 @@
+/**
+ * The HTTP route table: a tree of path segments, matched segment by segment.
+ *
+ * Rules (documented in the README):
+ * - Paths are case-sensitive and compared after percent-decoding each segment on its own,
+ *   so `%2F` inside a parameter is part of its value and never splits a segment.
+ * - A static segment wins over a `{param}` segment at the same position (`/users/me` beats
+ *   `/users/{id}`); when the static branch has no route for the method, the parameter
+ *   branch is tried (`POST /users/me` can reach `POST /users/{id}`).
+ * - Trailing slash: one trailing slash is ignored on both sides, so `/users/` and `/users`
+ *   are the same route and the same request (the root `/` stays `/`). Inner empty segments
+ *   (`/a//b`) are kept and never match a parameter.
+ * - A parameter matches one non-empty segment; parameter values are percent-decoded.
+ */
+const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+interface Node<R> {
+  readonly statics: Map<string, Node<R>>;
+  param: Node<R> | null;
+  /** Routes ending at this node, by method. */
+  readonly routes: Map<string, Leaf<R>>;
+}
+
+interface Leaf<R> {
+  readonly value: R;
+  readonly paramNames: readonly string[];
+}
+
+/** A successful lookup. */
+export interface RouteTableMatch<R> {
+  readonly value: R;
+  /** The method of the route that matched (GET for a HEAD request answered by GET). */
+  readonly method: string;
+  /** Parameter values, percent-decoded, in an object with no prototype-reachable keys. */
+  readonly params: Record<string, string>;
+}
+
+/** A segment of a declared path. */
+export type PathSegment =
+  | { readonly kind: 'static'; readonly text: string }
+  | { readonly kind: 'param'; readonly name: string };
+
+function decodeSegment(segment: string): string | null {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+function trimTrailingSlash(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** Splits a declared path like `/users/{id}` into segments (statics decoded). */
+export function parseRoutePath(path: string): PathSegment[] {
+  const trimmed = trimTrailingSlash(path);
+  if (trimmed === '/') return [];
+  return trimmed
+    .slice(1)
+    .split('/')
+    .map((segment): PathSegment => {
+      const name = PARAM.exec(segment)?.[1];
+      if (name !== undefined) return { kind: 'param', name };
+      return { kind: 'static', text: decodeSegment(segment) ?? segment };
+    });
+}
+
+/**
+ * Splits a request path (as sent, percent-encoded) into decoded segments; `null` when a
+ * segment has a malformed percent-escape.
+ */
+export function splitRequestPath(path: string): string[] | null {
+  const trimmed = trimTrailingSlash(path);
+  if (trimmed === '/' || trimmed === '') return [];
+  const raw = (trimmed.startsWith('/') ? trimmed.slice(1) : trimmed).split('/');
+  const out: string[] = [];
+  for (const segment of raw) {
+    const decoded = decodeSegment(segment);
+    if (decoded === null) return null;
+    out.push(decoded);
+  }
+  return out;
+}
+
+/** The shape of a path for duplicate detection: parameter names do not matter. */
+export function routeShape(path: string): string {
+  const segments = parseRoutePath(path);
+  return `/${segments.map((s) => (s.kind === 'param' ? '{}' : encodeURIComponent(s.text))).join('/')}`;
+}
+
+/**
+ * Extracts the values of the `{name}` segments of `routePath` from `requestPath`. Returns
+ * an empty object when the paths do not line up.
+ */
+export function extractPathParameters(
+  routePath: string,
+  requestPath: string,
+): Record<string, string> {
+  const route = parseRoutePath(routePath);
+  const request = splitRequestPath(requestPath);
+  if (request === null || request.length !== route.length) return {};
+  const entries: Array<[string, string]> = [];
+  for (let i = 0; i < route.length; i += 1) {
+    const segment = route[i]!;
+    const value = request[i]!;
+    if (segment.kind === 'param') {
+      if (value === '') return {};
+      entries.push([segment.name, value]);
+    } else if (segment.text !== value) {
+      return {};
+    }
+  }
+  return Object.fromEntries(entries);
+}
+
+const newNode = <R>(): Node<R> => ({ statics: new Map(), param: null, routes: new Map() });
+
+export class RouteTable<R> {
+  readonly #root: Node<R> = newNode();
+
+  /** Adds a route; returns the value already stored for the same method and shape, if any. */
+  add(method: string, path: string, value: R): R | undefined {
+    let node = this.#root;
+    const paramNames: string[] = [];
+    for (const segment of parseRoutePath(path)) {
+      if (segment.kind === 'param') {
+        paramNames.push(segment.name);
+        node.param ??= newNode();
+        node = node.param;
+      } else {
+        let next = node.statics.get(segment.text);
+        if (!next) {
+          next = newNode();
+          node.statics.set(segment.text, next);
+        }
+        node = next;
+      }
+    }
+    const existing = node.routes.get(method);
+    if (existing) return existing.value;
+    node.routes.set(method, { value, paramNames });
+    return undefined;
+  }
+
+  /**
+   * Finds the route for a method and a request path. HEAD falls back to GET. Returns `null`
+   * when nothing matches, and throws a `URIError` for a malformed percent-escape.
+   */
+  match(method: string, path: string): RouteTableMatch<R> | null {
+    const segments = this.#segments(path);
+    for (const { node, values } of this.#walk(this.#root, segments, 0, [])) {
+      let leaf = node.routes.get(method);
+      let matched = method;
+      if (!leaf && method === 'HEAD') {
+        leaf = node.routes.get('GET');
+        matched = 'GET';
+      }
+      if (leaf) {
+        const params = Object.fromEntries(
+          leaf.paramNames.map((name, i): [string, string] => [name, values[i]!]),
+        );
+        return { value: leaf.value, method: matched, params };
+      }
+    }
+    return null;
+  }
+
+  /** Methods declared for any route matching the path (empty when the path is unknown). */
+  allowedMethods(path: string): string[] {
+    const segments = this.#segments(path);
+    const methods = new Set<string>();
+    for (const { node } of this.#walk(this.#root, segments, 0, [])) {
+      for (const method of node.routes.keys()) methods.add(method);
+    }
+    return [...methods];
+  }
+
+  #segments(path: string): string[] {
+    const segments = splitRequestPath(path);
+    if (segments === null)
+      throw new URIError(`Malformed percent-escape in path ${JSON.stringify(path)}`);
+    return segments;
+  }
+
+  *#walk(
+    node: Node<R>,
+    segments: readonly string[],
+    index: number,
+    values: readonly string[],
+  ): Generator<{ node: Node<R>; values: readonly string[] }> {
+    if (index === segments.length) {
+      if (node.routes.size > 0) yield { node, values };
+      return;
+    }
+    const segment = segments[index]!;
+    const next = node.statics.get(segment);
+    if (next) yield* this.#walk(next, segments, index + 1, values);
+    if (node.param && segment !== '') {
+      yield* this.#walk(node.param, segments, index + 1, [...values, segment]);
+    }
+  }
+}
