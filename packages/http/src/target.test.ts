@@ -1,0 +1,98 @@
+import { describe, expect, it } from '@jest/globals';
+import { HttpError } from './errors';
+import { hasValidEscapes, parseQueryString, parseRequestTarget } from './target';
+
+function refusal(target: string): HttpError {
+  try {
+    parseRequestTarget(target);
+  } catch (err) {
+    return err as HttpError;
+  }
+  throw new Error(`${target} was accepted`);
+}
+
+describe('parseRequestTarget', () => {
+  it('splits origin-form into path and query', () => {
+    expect(parseRequestTarget('/users/7?full=1&x=2')).toEqual({
+      path: '/users/7',
+      query: 'full=1&x=2',
+    });
+    expect(parseRequestTarget('/')).toEqual({ path: '/', query: '' });
+    expect(parseRequestTarget('/a?')).toEqual({ path: '/a', query: '' });
+  });
+
+  it('keeps the path exactly as sent: escapes, dot segments, double slashes, backslashes', () => {
+    expect(parseRequestTarget('/files/a%20b').path).toBe('/files/a%20b');
+    expect(parseRequestTarget('/a/../b').path).toBe('/a/../b');
+    expect(parseRequestTarget('//x//y').path).toBe('//x//y');
+    expect(parseRequestTarget('/a\\b\\..\\c').path).toBe('/a\\b\\..\\c');
+  });
+
+  it('takes the path and query of absolute-form, and * as is', () => {
+    expect(parseRequestTarget('http://example.com/a?b=1')).toEqual({ path: '/a', query: 'b=1' });
+    expect(parseRequestTarget('HTTPS://example.com')).toEqual({ path: '/', query: '' });
+    expect(parseRequestTarget('http://example.com?q=1')).toEqual({ path: '/', query: 'q=1' });
+    expect(parseRequestTarget('*')).toEqual({ path: '*', query: '' });
+  });
+
+  it('drops a fragment', () => {
+    expect(parseRequestTarget('/a?b=1#frag')).toEqual({ path: '/a', query: 'b=1' });
+  });
+
+  it.each(['/a%zz', '/a%', '/a%2', '/%C3', '/%C3%28', '/%ED%A0%80'])(
+    'refuses the malformed path escape in %s with a 400 HttpError',
+    (target) => {
+      const err = refusal(target);
+      expect(err).toBeInstanceOf(HttpError);
+      expect(err.code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
+      expect(err.status).toBe(400);
+      expect(err.message).toContain('path');
+    },
+  );
+
+  it.each(['/a?x=%', '/a?x=%zz', '/a?%E0%A4%A=1', '/a?x=%C3'])(
+    'refuses the malformed query escape in %s',
+    (target) => {
+      expect(refusal(target).message).toContain('query');
+    },
+  );
+
+  it('refuses targets that are neither origin-form, absolute-form nor *', () => {
+    expect(refusal('users').code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
+    expect(refusal('ftp://x/y').code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
+    expect(refusal('').code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
+    expect(refusal('/a b').message).toContain('space or control');
+    expect(refusal('/a\u0000').message).toContain('space or control');
+  });
+
+  it('shortens very long targets in the message', () => {
+    expect(refusal(`/${'a'.repeat(500)}%zz`).message).toContain('...');
+  });
+});
+
+describe('hasValidEscapes', () => {
+  it('checks escapes, optionally reading + as space', () => {
+    expect(hasValidEscapes('plain')).toBe(true);
+    expect(hasValidEscapes('caf%C3%A9')).toBe(true);
+    expect(hasValidEscapes('%G0')).toBe(false);
+    expect(hasValidEscapes('a+b%20c', true)).toBe(true);
+  });
+});
+
+describe('parseQueryString', () => {
+  it('decodes with URLSearchParams and gives arrays for repeated keys', () => {
+    const query = parseQueryString('a=1&b=x+y&a=2&c=caf%C3%A9&a=3&empty=');
+    expect(query.a).toEqual(['1', '2', '3']);
+    expect(query.b).toBe('x y');
+    expect(query.c).toBe('café');
+    expect(query.empty).toBe('');
+  });
+
+  it('returns an object without a prototype, so __proto__ is an ordinary key', () => {
+    const query = parseQueryString('__proto__=x&constructor=y&toString=z');
+    expect(Object.getPrototypeOf(query)).toBeNull();
+    expect(query['__proto__']).toBe('x');
+    expect(query.constructor).toBe('y');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+});

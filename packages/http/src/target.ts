@@ -1,0 +1,81 @@
+import { HttpError } from './errors';
+
+/** The parts of a request-target that a server uses. */
+export interface RequestTarget {
+  /** The path as sent: still percent-encoded, with no dot-segment or backslash rewriting. */
+  readonly path: string;
+  /** The query string without the leading `?` (empty when there is none). */
+  readonly query: string;
+}
+
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+function malformed(target: string, why: string): HttpError {
+  const shown = target.length > 200 ? `${target.slice(0, 200)}...` : target;
+  return new HttpError(
+    'PKG_ERR_HTTP_MALFORMED_URL',
+    `Malformed request target ${JSON.stringify(shown)}: ${why}.`,
+  );
+}
+
+/** True when every percent-escape in `text` is well formed and the bytes are UTF-8. */
+export function hasValidEscapes(text: string, plusIsSpace = false): boolean {
+  if (!text.includes('%')) return true;
+  try {
+    decodeURIComponent(plusIsSpace ? text.replace(/\+/g, ' ') : text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Splits a request-target (origin-form `/path?query`, absolute-form
+ * `http://host/path?query`, or `*`) into path and query. A malformed percent-escape, in the
+ * path or in the query, is an `HttpError` with status 400 (`PKG_ERR_HTTP_MALFORMED_URL`).
+ * The path is not normalised: `..` segments, double slashes and backslashes stay as sent,
+ * so what a router matches is exactly what the client asked for.
+ */
+export function parseRequestTarget(target: string): RequestTarget {
+  if (target === '*') return { path: '*', query: '' };
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    const absolute = ABSOLUTE_FORM.exec(rest);
+    if (absolute === null) throw malformed(target, 'it must start with "/"');
+    rest = rest.slice(absolute[0].length);
+    if (rest === '' || rest.startsWith('?')) rest = `/${rest}`;
+    if (!rest.startsWith('/')) throw malformed(target, 'it has no path after the authority');
+  }
+  const hash = rest.indexOf('#');
+  if (hash !== -1) rest = rest.slice(0, hash);
+  const mark = rest.indexOf('?');
+  const path = mark === -1 ? rest : rest.slice(0, mark);
+  const query = mark === -1 ? '' : rest.slice(mark + 1);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(rest))
+    throw malformed(target, 'it contains a space or control character');
+  if (!hasValidEscapes(path)) throw malformed(target, 'the path has a malformed percent-escape');
+  if (!hasValidEscapes(query, true)) {
+    throw malformed(target, 'the query has a malformed percent-escape');
+  }
+  return { path, query };
+}
+
+/**
+ * Parses a query string (or form-urlencoded body) with the platform's URLSearchParams into
+ * an object without a prototype, so that a `__proto__` key is just a key. A repeated key
+ * gives an array of its values in order.
+ */
+export function parseQueryString(query: string): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = Object.create(null) as Record<
+    string,
+    string | string[]
+  >;
+  for (const [key, value] of new URLSearchParams(query)) {
+    const existing = result[key];
+    if (existing === undefined) result[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else result[key] = [existing, value];
+  }
+  return result;
+}
