@@ -1,5 +1,5 @@
 import type { LogLevelName } from './log-level';
-import { safeJson, stringify } from './serialize';
+import { isError, safeJson, stringify } from './serialize';
 
 /** A placeholder: `{name}` where name is letters, digits, `_` and `.` (as PSR-3 has it). */
 const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
@@ -27,7 +27,7 @@ function read(context: Readonly<Record<string, unknown>>, key: string): unknown 
   try {
     return context[key];
   } catch (err) {
-    return `[Unreadable: ${err instanceof Error ? err.message : String(err)}]`;
+    return `[Unreadable: ${isError(err) ? err.message : String(err)}]`;
   }
 }
 
