@@ -1,1 +1,13 @@
-export {};
+export { LogLevel } from './log-level';
+export type { LogLevelName } from './log-level';
+export type { LogContext, LoggerInterface } from './logger-interface';
+export { AbstractLogger } from './abstract-logger';
+export { Logger } from './logger';
+export type { LoggerOptions } from './options';
+export { NullLogger } from './null-logger';
+export { logLevelColors } from './colors';
+export type { LogLevelColors } from './colors';
+export type { ConsoleStream } from './winston-sink';
+export { logErrorCodes } from './errors';
+export type { LogError, LogErrorCode, LogErrorInfo } from './errors';
+export type { SerializedError } from './serialize';

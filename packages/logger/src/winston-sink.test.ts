@@ -1,0 +1,153 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CaptureStream, listFiles, makeTempDir, readLines, removeTempDirs } from '../test/support';
+import { logLevelColors } from './colors';
+import type { LogError } from './errors';
+import { WinstonSink } from './winston-sink';
+import type { SinkConfig } from './winston-sink';
+
+const sinks: WinstonSink[] = [];
+
+function makeSink(config: SinkConfig, errors: LogError[] = []): WinstonSink {
+  const sink = new WinstonSink(config, (err) => errors.push(err));
+  sinks.push(sink);
+  return sink;
+}
+
+afterEach(async () => {
+  await Promise.all(sinks.splice(0).map((s) => s.close()));
+  removeTempDirs();
+});
+
+const plainConsole = (stream: CaptureStream): SinkConfig['console'] => ({
+  stream,
+  useColors: false,
+  colors: logLevelColors,
+});
+
+describe('WinstonSink', () => {
+  it('writes nothing and opens nothing when both outputs are off', async () => {
+    const dir = makeTempDir();
+    const sink = makeSink({});
+    sink.write('error', 'line');
+    await sink.close();
+    expect(listFiles(dir)).toEqual([]);
+  });
+
+  it('writes console lines with a newline, coloured when asked', async () => {
+    const stream = new CaptureStream();
+    const sink = makeSink({ console: { stream, useColors: true, colors: logLevelColors } });
+    sink.write('warning', 'careful');
+    sink.write('debug', 'detail');
+    await sink.close();
+    expect(stream.chunks).toEqual(['\x1b[33mcareful\x1b[0m\n', '\x1b[90mdetail\x1b[0m\n']);
+  });
+
+  it('writes every level to one file', async () => {
+    const dir = makeTempDir();
+    const sink = makeSink({ file: { directory: dir, fileName: 'app.log', separate: false } });
+    sink.write('info', 'one');
+    sink.write('error', 'two');
+    await sink.close();
+    expect(listFiles(dir)).toEqual(['app.log']);
+    expect(readLines(join(dir, 'app.log'))).toEqual(['one', 'two']);
+  });
+
+  it('writes each level to its own file, opening only the files that are used', async () => {
+    const dir = makeTempDir();
+    const sink = makeSink({ file: { directory: dir, fileName: 'app.log', separate: true } });
+    sink.write('info', 'i1');
+    sink.write('error', 'e1');
+    sink.write('info', 'i2');
+    await sink.close();
+    expect(listFiles(dir)).toEqual(['error.log', 'info.log']);
+    expect(readLines(join(dir, 'info.log'))).toEqual(['i1', 'i2']);
+    expect(readLines(join(dir, 'error.log'))).toEqual(['e1']);
+  });
+
+  it('flushes the old outputs when reconfigured and writes new lines to the new ones', async () => {
+    const first = makeTempDir();
+    const second = makeTempDir();
+    const sink = makeSink({ file: { directory: first, fileName: 'app.log', separate: false } });
+    sink.write('info', 'before');
+    sink.configure({ file: { directory: second, fileName: 'app.log', separate: false } });
+    sink.write('info', 'after');
+    await sink.close();
+    expect(readLines(join(first, 'app.log'))).toEqual(['before']);
+    expect(readLines(join(second, 'app.log'))).toEqual(['after']);
+  });
+
+  it('reports a file it cannot open and keeps writing to the console', async () => {
+    const dir = makeTempDir();
+    const errors: LogError[] = [];
+    const stream = new CaptureStream();
+    const sink = makeSink(
+      {
+        console: plainConsole(stream),
+        file: { directory: dir, fileName: 'app.log', separate: false },
+      },
+      errors,
+    );
+    mkdirSync(join(dir, 'app.log'));
+    sink.write('error', 'first');
+    sink.write('error', 'second');
+    await sink.close();
+    expect(stream.lines).toEqual(['first', 'second']);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.code).toBe('PKG_ERR_LOG_WRITE_FAILED');
+    expect(errors[0]!.message).toContain(`the log file "${join(dir, 'app.log')}" (EISDIR`);
+  });
+
+  it('reports a log directory that disappeared and was replaced by a file', async () => {
+    const parent = makeTempDir();
+    const dir = join(parent, 'logs');
+    mkdirSync(dir);
+    const errors: LogError[] = [];
+    const sink = makeSink(
+      { file: { directory: dir, fileName: 'app.log', separate: false } },
+      errors,
+    );
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'not a directory');
+    sink.write('info', 'lost');
+    await sink.close();
+    expect(errors.map((e) => e.code)).toEqual(['PKG_ERR_LOG_WRITE_FAILED']);
+    expect(existsSync(join(dir, 'app.log'))).toBe(false);
+  });
+
+  it('reports a console stream that throws and carries on', async () => {
+    const errors: LogError[] = [];
+    let calls = 0;
+    const stream = {
+      write(): boolean {
+        calls += 1;
+        if (calls === 1) throw new Error('EPIPE');
+        return true;
+      },
+    };
+    const sink = makeSink(
+      { console: { stream, useColors: false, colors: logLevelColors } },
+      errors,
+    );
+    sink.write('info', 'a');
+    sink.write('info', 'b');
+    await sink.close();
+    expect(calls).toBe(2);
+    expect(errors.map((e) => e.message)).toEqual([
+      'Could not write a log line to the console stream (EPIPE); the line was dropped.',
+    ]);
+  });
+
+  it('can be closed twice and used again after closing', async () => {
+    const dir = makeTempDir();
+    const sink = makeSink({ file: { directory: dir, fileName: 'app.log', separate: false } });
+    await sink.close();
+    sink.write('info', 'one');
+    await sink.close();
+    await sink.close();
+    sink.write('info', 'two');
+    await sink.close();
+    expect(readLines(join(dir, 'app.log'))).toEqual(['one', 'two']);
+  });
+});

@@ -1,0 +1,214 @@
+import { Writable } from 'node:stream';
+import { join } from 'node:path';
+import winston from 'winston';
+import { colorize } from './colors';
+import type { LogLevelColors } from './colors';
+import { probeLogFile } from './directory';
+import { createLogError } from './errors';
+import type { LogError } from './errors';
+import { LogLevel } from './log-level';
+import type { LogLevelName } from './log-level';
+import { isError } from './serialize';
+
+/** Where winston reads the finished text of a line (triple-beam's MESSAGE symbol). */
+const MESSAGE = Symbol.for('message');
+
+/**
+ * How long `close()` waits for winston to flush before giving up and reporting it. Only
+ * reached when a file stream hangs (its disk vanished, say); a healthy flush takes
+ * milliseconds.
+ */
+export const CLOSE_TIMEOUT_MS = 10_000;
+
+/** Winston's level table for the RFC 5424 levels: the severity is the priority. */
+const WINSTON_LEVELS: Record<string, number> = Object.fromEntries(
+  LogLevel.getLevels().map((name) => [name, LogLevel.toInt(name)]),
+);
+
+/** Anything console lines can be written to: `process.stdout`, a stream, a test double. */
+export interface ConsoleStream {
+  write(chunk: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+/** Where lines go. A missing member turns that output off. */
+export interface SinkConfig {
+  readonly console?: {
+    readonly stream: ConsoleStream;
+    readonly useColors: boolean;
+    readonly colors: LogLevelColors;
+  };
+  readonly file?: {
+    readonly directory: string;
+    /** The single file's name; unused when `separate` is on (then it is `<level>.log`). */
+    readonly fileName: string;
+    readonly separate: boolean;
+  };
+}
+
+type Reporter = (error: LogError) => void;
+
+function writeFailed(what: string, cause: unknown): LogError {
+  const detail = isError(cause) ? cause.message : String(cause);
+  return createLogError(
+    Error,
+    'PKG_ERR_LOG_WRITE_FAILED',
+    `Could not write a log line to ${what} (${detail}); the line was dropped.`,
+    cause,
+  );
+}
+
+/**
+ * Hands console lines to the configured stream. It never emits 'error' (a stream that
+ * throws is reported instead), so winston's Stream transport above it keeps working.
+ */
+class ConsoleWriter extends Writable {
+  constructor(
+    private readonly target: ConsoleStream,
+    private readonly report: Reporter,
+  ) {
+    super({ decodeStrings: false });
+  }
+
+  override _write(chunk: unknown, _encoding: string, callback: () => void): void {
+    try {
+      this.target.write(typeof chunk === 'string' ? chunk : String(chunk));
+    } catch (err) {
+      this.report(writeFailed('the console stream', err));
+    }
+    callback();
+  }
+}
+
+/** One winston logger with the transports opened so far. Replaced when the config changes. */
+interface Generation {
+  readonly logger: winston.Logger;
+  /** Log files that have a transport (or failed to open), by file name. */
+  readonly files: Set<string>;
+}
+
+/**
+ * Writes finished lines through winston: a Stream transport for the console and one File
+ * transport per log file, each opened when its first line arrives.
+ */
+export class WinstonSink {
+  private config: SinkConfig;
+  private current: Generation | undefined;
+  private readonly closing = new Set<Promise<void>>();
+
+  constructor(
+    config: SinkConfig,
+    private readonly report: Reporter,
+  ) {
+    this.config = config;
+  }
+
+  /** Switches to a new configuration; lines already written are flushed in the background. */
+  configure(config: SinkConfig): void {
+    this.retire();
+    this.config = config;
+  }
+
+  /** Sends one finished (uncoloured) line at `level` to every configured output. */
+  write(level: LogLevelName, line: string): void {
+    const { console: toConsole, file } = this.config;
+    if (toConsole === undefined && file === undefined) return;
+    const generation = (this.current ??= this.open());
+    if (file !== undefined) {
+      this.ensureFile(generation, file.separate ? `${level}.log` : file.fileName, level);
+    }
+    if (generation.logger.transports.length === 0) return;
+    generation.logger.log({ level, message: line });
+  }
+
+  /** Flushes and closes every transport; a later `write` opens new ones. */
+  async close(): Promise<void> {
+    this.retire();
+    await Promise.all([...this.closing]);
+  }
+
+  private open(): Generation {
+    const logger = winston.createLogger({
+      levels: WINSTON_LEVELS,
+      level: LogLevel.DEBUG,
+      exitOnError: false,
+      format: winston.format((info) => info)(),
+    });
+    logger.on('error', (err: unknown) => this.report(writeFailed('a log transport', err)));
+    const target = this.config.console;
+    if (target !== undefined) {
+      const { useColors, colors } = target;
+      logger.add(
+        new winston.transports.Stream({
+          stream: new ConsoleWriter(target.stream, this.report),
+          eol: '\n',
+          format: winston.format((info) => {
+            const line = String(info.message);
+            info[MESSAGE] = useColors ? colorize(line, info.level as LogLevelName, colors) : line;
+            return info;
+          })(),
+        }),
+      );
+    }
+    return { logger, files: new Set() };
+  }
+
+  private ensureFile(generation: Generation, fileName: string, level: LogLevelName): void {
+    if (generation.files.has(fileName)) return;
+    generation.files.add(fileName);
+    const file = this.config.file;
+    if (file === undefined) return;
+    const path = join(file.directory, fileName);
+    try {
+      // winston opens files asynchronously and cannot report a failed open; checking here
+      // turns that into a reported error instead of lines that vanish.
+      probeLogFile(path);
+      const only = file.separate ? level : undefined;
+      generation.logger.add(
+        new winston.transports.File({
+          dirname: file.directory,
+          filename: fileName,
+          eol: '\n',
+          format: winston.format((info) => {
+            if (only !== undefined && info.level !== only) return false;
+            info[MESSAGE] = String(info.message);
+            return info;
+          })(),
+        }),
+      );
+    } catch (err) {
+      this.report(writeFailed(`the log file "${path}"`, err));
+    }
+  }
+
+  /** Ends the current winston logger and tracks its flush. */
+  private retire(): void {
+    const generation = this.current;
+    this.current = undefined;
+    if (generation === undefined) return;
+    const done = this.finish(generation.logger).finally(() => this.closing.delete(done));
+    this.closing.add(done);
+  }
+
+  private finish(logger: winston.Logger): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.report(
+          createLogError(
+            Error,
+            'PKG_ERR_LOG_WRITE_FAILED',
+            `Log output was not flushed within ${CLOSE_TIMEOUT_MS} ms; the last lines may be missing.`,
+          ),
+        );
+        resolve();
+      }, CLOSE_TIMEOUT_MS);
+      timer.unref();
+      logger.once('finish', () => {
+        clearTimeout(timer);
+        logger.close();
+        resolve();
+      });
+      logger.end();
+    });
+  }
+}
