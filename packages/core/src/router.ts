@@ -297,7 +297,8 @@ export class Router {
 
   /**
    * Dispatches one inbound WebSocket event through the middleware chain, the rate limit and
-   * the handler. Never rejects: a failure is logged and answered with an `error` event.
+   * the handler. Once the router has a server it never rejects: a failure is logged and
+   * answered with an `error` event.
    */
   async dispatch(clientId: string, event: string, data: SocketEventData): Promise<void> {
     const host = this.#host();

@@ -1,0 +1,134 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  RouteTable,
+  extractPathParameters,
+  parseRoutePath,
+  routeShape,
+  splitRequestPath,
+} from './route-table';
+
+function table(...routes: Array<[string, string]>): RouteTable<string> {
+  const t = new RouteTable<string>();
+  for (const [method, path] of routes) t.add(method, path, `${method} ${path}`);
+  return t;
+}
+
+describe('RouteTable', () => {
+  it('matches static paths and the root', () => {
+    const t = table(['GET', '/'], ['GET', '/a/b']);
+    expect(t.match('GET', '/')?.value).toBe('GET /');
+    expect(t.match('GET', '/a/b')?.value).toBe('GET /a/b');
+    expect(t.match('GET', '/a')).toBeNull();
+    expect(t.match('GET', '/a/b/c')).toBeNull();
+  });
+
+  it('extracts several parameters, percent-decoded, keeping %2F inside a value', () => {
+    const t = table(['GET', '/users/{id}/posts/{postId}']);
+    expect(t.match('GET', '/users/a%20b/posts/x%2Fy')).toEqual({
+      value: 'GET /users/{id}/posts/{postId}',
+      method: 'GET',
+      params: { id: 'a b', postId: 'x/y' },
+    });
+    expect(t.match('GET', '/users/%E2%9C%93/posts/1')?.params).toEqual({ id: '✓', postId: '1' });
+  });
+
+  it('prefers a static segment over a parameter, and falls back to the parameter', () => {
+    const t = table(['GET', '/users/{id}'], ['GET', '/users/me'], ['POST', '/users/{id}']);
+    expect(t.match('GET', '/users/me')?.value).toBe('GET /users/me');
+    expect(t.match('GET', '/users/42')?.value).toBe('GET /users/{id}');
+    expect(t.match('POST', '/users/me')?.value).toBe('POST /users/{id}');
+  });
+
+  it('backtracks from a static branch that does not lead to a route', () => {
+    const t = table(['GET', '/files/static/index'], ['GET', '/files/{name}/raw']);
+    expect(t.match('GET', '/files/static/raw')?.params).toEqual({ name: 'static' });
+  });
+
+  it('ignores one trailing slash on both sides', () => {
+    const t = table(['GET', '/users/'], ['GET', '/items']);
+    expect(t.match('GET', '/users')?.value).toBe('GET /users/');
+    expect(t.match('GET', '/users/')?.value).toBe('GET /users/');
+    expect(t.match('GET', '/items/')?.value).toBe('GET /items');
+    expect(t.match('GET', '/items//')).toBeNull();
+  });
+
+  it('never lets a parameter match an empty segment', () => {
+    const t = table(['GET', '/a/{x}/b']);
+    expect(t.match('GET', '/a//b')).toBeNull();
+  });
+
+  it('is case-sensitive and compares static segments decoded', () => {
+    const t = table(['GET', '/Caf%C3%A9'], ['GET', '/lower']);
+    expect(t.match('GET', '/Café')?.value).toBe('GET /Caf%C3%A9');
+    expect(t.match('GET', '/Caf%C3%A9')?.value).toBe('GET /Caf%C3%A9');
+    expect(t.match('GET', '/LOWER')).toBeNull();
+  });
+
+  it('answers HEAD with GET unless a HEAD route exists', () => {
+    const t = table(['GET', '/a'], ['GET', '/b'], ['HEAD', '/b']);
+    expect(t.match('HEAD', '/a')).toMatchObject({ value: 'GET /a', method: 'GET' });
+    expect(t.match('HEAD', '/b')).toMatchObject({ value: 'HEAD /b', method: 'HEAD' });
+  });
+
+  it('lists the methods of every route matching a path', () => {
+    const t = table(['GET', '/users/{id}'], ['DELETE', '/users/{id}'], ['PUT', '/users/me']);
+    expect(t.allowedMethods('/users/me').sort()).toEqual(['DELETE', 'GET', 'PUT']);
+    expect(t.allowedMethods('/nothing')).toEqual([]);
+  });
+
+  it('keeps a parameter named __proto__ as an own value', () => {
+    const t = table(['GET', '/x/{__proto__}']);
+    const params = t.match('GET', '/x/polluted')!.params;
+    expect(Object.hasOwn(params, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('does not reach Object.prototype through static segments', () => {
+    const t = table(['GET', '/a']);
+    expect(t.match('GET', '/constructor')).toBeNull();
+    expect(t.match('GET', '/__proto__')).toBeNull();
+    expect(t.match('GET', '/a/toString')).toBeNull();
+  });
+
+  it('returns the existing route when the same method and shape is added again', () => {
+    const t = new RouteTable<string>();
+    expect(t.add('GET', '/u/{id}', 'first')).toBeUndefined();
+    expect(t.add('GET', '/u/{other}/', 'second')).toBe('first');
+    expect(t.add('POST', '/u/{id}', 'third')).toBeUndefined();
+  });
+
+  it('throws a URIError for a malformed percent-escape', () => {
+    const t = table(['GET', '/a/{x}']);
+    expect(() => t.match('GET', '/a/%E0%A4%A')).toThrow(URIError);
+  });
+});
+
+describe('path helpers', () => {
+  it('parses route paths into segments', () => {
+    expect(parseRoutePath('/')).toEqual([]);
+    expect(parseRoutePath('/a/{b}/')).toEqual([
+      { kind: 'static', text: 'a' },
+      { kind: 'param', name: 'b' },
+    ]);
+  });
+
+  it('splits request paths into decoded segments', () => {
+    expect(splitRequestPath('/')).toEqual([]);
+    expect(splitRequestPath('/a%2Fb/c/')).toEqual(['a/b', 'c']);
+    expect(splitRequestPath('/%zz')).toBeNull();
+  });
+
+  it('gives routes that differ only in parameter names the same shape', () => {
+    expect(routeShape('/u/{id}/')).toBe(routeShape('/u/{userId}'));
+    expect(routeShape('/u/{id}')).not.toBe(routeShape('/u/id'));
+  });
+
+  it('extracts path parameters like the spec method', () => {
+    expect(extractPathParameters('/users/{id}/posts/{post}', '/users/7/posts/a%20b')).toEqual({
+      id: '7',
+      post: 'a b',
+    });
+    expect(extractPathParameters('/users/{id}', '/teams/7')).toEqual({});
+    expect(extractPathParameters('/users/{id}', '/users/7/extra')).toEqual({});
+  });
+});
