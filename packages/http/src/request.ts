@@ -1,0 +1,407 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { isJsonMediaType, mediaType, parseBody } from './body';
+import { createHttpError, HttpError } from './errors';
+import { resolveForwarded, type ForwardedInfo } from './forwarded';
+import { defaultPort, parseHost, type ParsedHost } from './host';
+import { parseQueryString, parseRequestTarget } from './target';
+import { normalizeIp, type TrustPredicate } from './trust-proxy';
+
+/** What a {@link Request} is built from. `Request.fromIncomingMessage` fills it from Node. */
+export interface RequestInit {
+  /** The method, e.g. `GET`. */
+  method: string;
+  /** The request-target: path and query (`/users/7?full=1`). */
+  url: string;
+  /** The protocol version, e.g. `HTTP/1.1` (the default). */
+  protocol?: string;
+  /** The headers; names are matched case-insensitively. */
+  headers: IncomingHttpHeaders;
+  /** The body bytes, when the body has been read. */
+  body?: Buffer;
+  /** The socket peer's address. */
+  remoteAddress?: string;
+  /** True when the connection is TLS. */
+  encrypted?: boolean;
+  /** The local port the connection arrived on. */
+  localPort?: number;
+  /** Which peers may report forwarded values; default: none. */
+  trustProxy?: TrustPredicate;
+}
+
+type QueryValue = string | string[];
+const kUnparsed = Symbol('unparsed');
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+function invalidArgument(message: string): TypeError {
+  return createHttpError(TypeError, 'PKG_ERR_HTTP_INVALID_ARGUMENT', message);
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array)
+  );
+}
+
+/**
+ * An HTTP request: method, path, headers, query, path parameters, body and the client's
+ * address, scheme and host after trust-proxy resolution. The query and the forwarded headers
+ * are parsed on first use, the body too, and each only once. A malformed request-target,
+ * percent-escape or `Host` header is an `HttpError` (status 400) at construction.
+ */
+export class Request {
+  readonly #method: string;
+  readonly #url: string;
+  readonly #path: string;
+  readonly #queryString: string;
+  readonly #protocol: string;
+  readonly #headers: Record<string, string | string[]>;
+  readonly #rawBody: Buffer;
+  readonly #remoteAddress: string;
+  readonly #encrypted: boolean;
+  readonly #localPort: number | undefined;
+  readonly #trust: TrustPredicate;
+  readonly #hostHeader: ParsedHost | undefined;
+  readonly #attributes = new Map<string, unknown>();
+  #params: Record<string, string> = Object.create(null) as Record<string, string>;
+  #query: Record<string, QueryValue> | undefined;
+  #body: unknown = kUnparsed;
+  #bodyError: unknown;
+  #forwarded: ForwardedInfo | undefined;
+
+  constructor(init: RequestInit) {
+    if (init === null || typeof init !== 'object') {
+      throw invalidArgument('new Request(init) needs an object with method, url and headers.');
+    }
+    if (typeof init.method !== 'string' || !TOKEN.test(init.method)) {
+      throw invalidArgument(
+        `Request method must be a token such as "GET"; got ${JSON.stringify(init.method)}.`,
+      );
+    }
+    if (typeof init.url !== 'string') {
+      throw invalidArgument('Request url must be a string: the path and query, e.g. "/a?b=1".');
+    }
+    if (init.headers === null || typeof init.headers !== 'object') {
+      throw invalidArgument('Request headers must be an object of header names to values.');
+    }
+    if (init.body !== undefined && !Buffer.isBuffer(init.body)) {
+      throw invalidArgument('Request body must be a Buffer of the bytes received.');
+    }
+    this.#method = init.method.toUpperCase();
+    this.#url = init.url;
+    const target = parseRequestTarget(init.url);
+    this.#path = target.path;
+    this.#queryString = target.query;
+    this.#protocol = init.protocol ?? 'HTTP/1.1';
+    const headers = Object.create(null) as Record<string, string | string[]>;
+    for (const [name, value] of Object.entries(init.headers)) {
+      if (value === undefined) continue;
+      const key = name.toLowerCase();
+      const text = Array.isArray(value) ? value.map(String) : String(value);
+      const existing = headers[key];
+      if (existing === undefined) headers[key] = text;
+      else headers[key] = ([] as string[]).concat(existing, text);
+    }
+    this.#headers = headers;
+    this.#rawBody = init.body ?? Buffer.alloc(0);
+    this.#remoteAddress = init.remoteAddress ?? '';
+    this.#encrypted = init.encrypted === true;
+    this.#localPort = init.localPort;
+    this.#trust = init.trustProxy ?? (() => false);
+    const host = headers.host;
+    if (host === undefined) {
+      this.#hostHeader = undefined;
+    } else {
+      this.#hostHeader = typeof host === 'string' ? parseHost(host) : undefined;
+      if (this.#hostHeader === undefined) {
+        throw new HttpError(
+          'PKG_ERR_HTTP_INVALID_HOST',
+          `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
+            `optional port, once.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Builds a request from Node's `IncomingMessage`, the body bytes read from it (if any)
+   * and the trust-proxy predicate.
+   */
+  static fromIncomingMessage(
+    req: IncomingMessage,
+    body?: Buffer,
+    trustProxy?: TrustPredicate,
+  ): Request {
+    const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
+    return new Request({
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      protocol: `HTTP/${req.httpVersion}`,
+      headers: req.headers,
+      body,
+      remoteAddress: socket?.remoteAddress,
+      encrypted: socket?.encrypted === true,
+      localPort: socket?.localPort,
+      trustProxy,
+    });
+  }
+
+  /** The method in upper case. */
+  getMethod(): string {
+    return this.#method;
+  }
+
+  /** True when the method is `method`, compared case-insensitively. */
+  isMethod(method: string): boolean {
+    return typeof method === 'string' && method.toUpperCase() === this.#method;
+  }
+
+  /** The path as sent, still percent-encoded (`/files/a%20b`), without the query. */
+  getPath(): string {
+    return this.#path;
+  }
+
+  /** The request-target as sent (path and query). */
+  getRequestTarget(): string {
+    return this.#url;
+  }
+
+  /** The protocol version, e.g. `HTTP/1.1`. */
+  getProtocol(): string {
+    return this.#protocol;
+  }
+
+  /** Every header, names in lower case. Repeated headers that Node keeps apart are arrays. */
+  getHeaders(): Record<string, string | string[]> {
+    return Object.fromEntries(
+      Object.entries(this.#headers).map(([name, value]) => [
+        name,
+        Array.isArray(value) ? [...value] : value,
+      ]),
+    );
+  }
+
+  /** One header by case-insensitive name; repeated values are joined with `, `. */
+  getHeader(name: string): string | undefined {
+    const value = this.#headers[String(name).toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** True when the header is present (case-insensitive). */
+  hasHeader(name: string): boolean {
+    return this.#headers[String(name).toLowerCase()] !== undefined;
+  }
+
+  #queryParams(): Record<string, QueryValue> {
+    this.#query ??= parseQueryString(this.#queryString);
+    return this.#query;
+  }
+
+  /** All query parameters (a repeated key gives an array). */
+  getQuery(): Record<string, QueryValue>;
+  /** One query parameter, or `defaultValue` (undefined) when absent. */
+  getQuery(name: string): QueryValue | undefined;
+  getQuery<D>(name: string, defaultValue: D): QueryValue | D;
+  getQuery(name?: string, defaultValue?: unknown): unknown {
+    if (name === undefined) return Object.assign(Object.create(null), this.#queryParams());
+    return this.getQueryParam(name, defaultValue);
+  }
+
+  /** One query parameter, or `defaultValue` (undefined) when absent. */
+  getQueryParam(name: string): QueryValue | undefined;
+  getQueryParam<D>(name: string, defaultValue: D): QueryValue | D;
+  getQueryParam(name: string, defaultValue?: unknown): unknown {
+    const value = this.#queryParams()[name];
+    return value === undefined ? defaultValue : Array.isArray(value) ? [...value] : value;
+  }
+
+  /** True when the query has the parameter (even with an empty value). */
+  hasQueryParam(name: string): boolean {
+    return this.#queryParams()[name] !== undefined;
+  }
+
+  /** The query string without `?` (empty when there is none). */
+  getQueryString(): string {
+    return this.#queryString;
+  }
+
+  /** Sets the path parameters; the router calls this after matching `{name}` segments. */
+  setParams(params: Record<string, string>): void {
+    if (params === null || typeof params !== 'object') {
+      throw invalidArgument('setParams(params) needs an object of parameter names to strings.');
+    }
+    const copy = Object.create(null) as Record<string, string>;
+    for (const [name, value] of Object.entries(params)) copy[name] = String(value);
+    this.#params = copy;
+  }
+
+  /** All path parameters. */
+  getParams(): Record<string, string> {
+    return Object.fromEntries(Object.entries(this.#params));
+  }
+
+  /** One path parameter, or `defaultValue` (undefined) when absent. */
+  getParam(name: string): string | undefined;
+  getParam<D>(name: string, defaultValue: D): string | D;
+  getParam(name: string, defaultValue?: unknown): unknown {
+    return this.#params[name] ?? defaultValue;
+  }
+
+  /** True when the path parameter is set. */
+  hasParam(name: string): boolean {
+    return this.#params[name] !== undefined;
+  }
+
+  /** The body bytes as received (empty when there was no body). */
+  getRawBody(): Buffer {
+    return this.#rawBody;
+  }
+
+  /**
+   * The body, parsed once on first call by Content-Type: JSON value, form object, text, or
+   * the bytes. Malformed JSON or form data throws an `HttpError` with status 400, on this
+   * call and every later one (`HttpHandler` answers it with 400).
+   */
+  getBody(): unknown {
+    if (this.#body === kUnparsed) {
+      try {
+        this.#body = parseBody(
+          this.#rawBody,
+          this.getHeader('content-type'),
+          this.getHeader('content-encoding'),
+        );
+      } catch (err) {
+        this.#body = undefined;
+        this.#bodyError = err;
+      }
+    }
+    if (this.#bodyError !== undefined) throw this.#bodyError;
+    return this.#body;
+  }
+
+  /**
+   * Request data by key: the body's member when the body is an object that has it, else
+   * the query parameter, else `defaultValue`. Without a key: {@link all}.
+   */
+  getData(): Record<string, unknown>;
+  getData(key: string): unknown;
+  getData(key: string, defaultValue: unknown): unknown;
+  getData(key?: string, defaultValue?: unknown): unknown {
+    if (key === undefined) return this.all();
+    const body = this.getBody();
+    if (isPlainRecord(body) && Object.hasOwn(body, key)) return body[key];
+    const query = this.#queryParams()[key];
+    return query === undefined ? defaultValue : query;
+  }
+
+  /** Query parameters merged with the body's members (the body wins), in a prototype-free object. */
+  all(): Record<string, unknown> {
+    const body = this.getBody();
+    const merged = Object.assign(Object.create(null), this.#queryParams()) as Record<
+      string,
+      unknown
+    >;
+    return isPlainRecord(body) ? Object.assign(merged, body) : merged;
+  }
+
+  /** A value that middleware stored, or `defaultValue` when none. */
+  getAttribute<T = unknown>(name: string, defaultValue?: T): T | undefined {
+    return this.#attributes.has(name) ? (this.#attributes.get(name) as T) : defaultValue;
+  }
+
+  /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
+  setAttribute(name: string, value: unknown): void {
+    this.#attributes.set(name, value);
+  }
+
+  /** True when an attribute of that name was set. */
+  hasAttribute(name: string): boolean {
+    return this.#attributes.has(name);
+  }
+
+  /** Every attribute set so far. */
+  getAttributes(): Record<string, unknown> {
+    return Object.fromEntries(this.#attributes);
+  }
+
+  /** The Content-Type's media type in lower case (`application/json`), or ''. */
+  getContentType(): string {
+    return mediaType(this.getHeader('content-type'));
+  }
+
+  /** True when the Content-Type is JSON (`application/json` or a `+json` type). */
+  isJson(): boolean {
+    return isJsonMediaType(this.getContentType());
+  }
+
+  /** True for `X-Requested-With: XMLHttpRequest`. */
+  isAjax(): boolean {
+    return this.getHeader('x-requested-with')?.toLowerCase() === 'xmlhttprequest';
+  }
+
+  #resolved(): ForwardedInfo {
+    this.#forwarded ??= resolveForwarded(this.#remoteAddress, this.#headers, this.#trust);
+    return this.#forwarded;
+  }
+
+  /** The socket peer's own address (normalised), whatever the forwarded headers say. */
+  getRemoteAddress(): string {
+    return normalizeIp(this.#remoteAddress);
+  }
+
+  /**
+   * The client's IP address: the socket peer's, or, when that peer is a trusted proxy, the
+   * one the forwarded headers report. IPv4-mapped IPv6 is given as the dotted quad.
+   */
+  getIpAddress(): string {
+    return this.#resolved().ip;
+  }
+
+  /** `https` or `http`: forwarded by a trusted proxy, else the connection's own. */
+  getScheme(): string {
+    return this.#resolved().proto ?? (this.#encrypted ? 'https' : 'http');
+  }
+
+  /** True when the scheme is https. */
+  isSecure(): boolean {
+    return this.getScheme() === 'https';
+  }
+
+  /**
+   * The host name (lower case, IPv6 in brackets) without the port: forwarded by a trusted
+   * proxy, else from the `Host` header, else `localhost`.
+   */
+  getHost(): string {
+    return this.#resolved().host?.hostname ?? this.#hostHeader?.hostname ?? 'localhost';
+  }
+
+  /**
+   * The port the client connected to: `X-Forwarded-Port` or the forwarded host's port from
+   * a trusted proxy, else the `Host` header's port, else the scheme's default port.
+   */
+  getPort(): number {
+    const forwarded = this.#resolved();
+    const scheme = this.getScheme();
+    if (forwarded.port !== undefined) return forwarded.port;
+    if (forwarded.host !== undefined) return forwarded.host.port ?? defaultPort(scheme);
+    if (this.#hostHeader !== undefined) return this.#hostHeader.port ?? defaultPort(scheme);
+    return forwarded.proto === undefined
+      ? (this.#localPort ?? defaultPort(scheme))
+      : defaultPort(scheme);
+  }
+
+  /**
+   * The absolute URL: scheme, host, the port when it is not the scheme's default, and the
+   * path; with `includeQuery`, the query too.
+   */
+  getUrl(includeQuery = false): string {
+    const scheme = this.getScheme();
+    const port = this.getPort();
+    const authority = port === defaultPort(scheme) ? this.getHost() : `${this.getHost()}:${port}`;
+    const path = this.#path === '*' ? '' : this.#path;
+    const query = includeQuery && this.#queryString !== '' ? `?${this.#queryString}` : '';
+    return `${scheme}://${authority}${path}${query}`;
+  }
+}

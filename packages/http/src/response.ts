@@ -1,0 +1,303 @@
+import { STATUS_CODES } from 'node:http';
+import { createHttpError } from './errors';
+
+/**
+ * What a response body may be: a string (sent as is), bytes (sent as is), or any other
+ * value, which is sent as JSON (objects, arrays, numbers, booleans). `null` and `undefined`
+ * mean no body.
+ */
+export type ResponseBody = string | number | boolean | null | undefined | object;
+
+interface HeaderEntry {
+  name: string;
+  values: string[];
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Node's own rule for header values: HTAB, visible ASCII, space and obs-text. CR, LF and NUL
+// are therefore refused, which is what stops header injection.
+const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function checkHeader(name: unknown, value: unknown): string {
+  if (typeof name !== 'string' || !TOKEN.test(name)) {
+    throw createHttpError(
+      TypeError,
+      'PKG_ERR_HTTP_INVALID_HEADER',
+      `Invalid header name ${JSON.stringify(name)}: use letters, digits and !#$%&'*+-.^_\`|~ only.`,
+    );
+  }
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw createHttpError(
+      TypeError,
+      'PKG_ERR_HTTP_INVALID_HEADER',
+      `The value of header "${name}" must be a string or a number; got ${typeof value}.`,
+    );
+  }
+  const text = String(value);
+  if (INVALID_VALUE_CHAR.test(text)) {
+    throw createHttpError(
+      TypeError,
+      'PKG_ERR_HTTP_INVALID_HEADER',
+      `The value of header "${name}" contains CR, LF, NUL or another character that a ` +
+        `header may not carry; remove it or percent-encode the value.`,
+    );
+  }
+  return text;
+}
+
+/** The standard reason phrase of a status code (`404` gives `Not Found`), or ''. */
+export function statusText(code: number): string {
+  return STATUS_CODES[code] ?? '';
+}
+
+function errorBody(data: ResponseBody): ResponseBody {
+  return typeof data === 'string' ? { error: data } : data;
+}
+
+/**
+ * An HTTP response: status, headers and body. Setters return `this`, so calls chain.
+ * Header names are matched case-insensitively; a name or value that could inject a header
+ * (CR, LF) is refused with a `TypeError` (`PKG_ERR_HTTP_INVALID_HEADER`).
+ */
+export class Response {
+  #body: ResponseBody;
+  #statusCode = 200;
+  readonly #headers = new Map<string, HeaderEntry>();
+  #jsonEncode = false;
+
+  constructor(body: ResponseBody = null, statusCode = 200, headers: Record<string, string> = {}) {
+    this.#body = body;
+    this.setStatusCode(statusCode);
+    this.setHeaders(headers);
+  }
+
+  /** A JSON response: `data` is always JSON-encoded (a string becomes a JSON string). */
+  static json(data: ResponseBody, code = 200, headers: Record<string, string> = {}): Response {
+    const response = new Response(data, code, { 'Content-Type': JSON_TYPE });
+    response.#jsonEncode = true;
+    return response.setHeaders(headers);
+  }
+
+  /** An HTML response (`text/html; charset=utf-8`). */
+  static html(html: string, code = 200, headers: Record<string, string> = {}): Response {
+    return new Response(String(html), code, {
+      'Content-Type': 'text/html; charset=utf-8',
+    }).setHeaders(headers);
+  }
+
+  /** A plain-text response (`text/plain; charset=utf-8`). */
+  static text(text: string, code = 200, headers: Record<string, string> = {}): Response {
+    return new Response(String(text), code, {
+      'Content-Type': 'text/plain; charset=utf-8',
+    }).setHeaders(headers);
+  }
+
+  /** A redirect to `url` (302 by default) with an empty body. */
+  static redirect(url: string, code = 302, headers: Record<string, string> = {}): Response {
+    if (typeof url !== 'string' || url === '') {
+      throw createHttpError(
+        TypeError,
+        'PKG_ERR_HTTP_INVALID_ARGUMENT',
+        'Response.redirect(url) needs a non-empty URL string.',
+      );
+    }
+    return new Response(null, code, headers).setHeader('Location', url);
+  }
+
+  /** 404; a string becomes `{"error": text}`, so the default body is `{"error":"Not Found"}`. */
+  static notFound(
+    data: ResponseBody = 'Not Found',
+    headers: Record<string, string> = {},
+  ): Response {
+    return Response.json(errorBody(data), 404, headers);
+  }
+
+  /** 500; the default body is `{"error":"Internal Server Error"}`. */
+  static serverError(
+    data: ResponseBody = 'Internal Server Error',
+    headers: Record<string, string> = {},
+  ): Response {
+    return Response.json(errorBody(data), 500, headers);
+  }
+
+  /** 401; the default body is `{"error":"Unauthorized"}`. */
+  static unauthorized(
+    data: ResponseBody = 'Unauthorized',
+    headers: Record<string, string> = {},
+  ): Response {
+    return Response.json(errorBody(data), 401, headers);
+  }
+
+  /** 403; the default body is `{"error":"Forbidden"}`. */
+  static forbidden(
+    data: ResponseBody = 'Forbidden',
+    headers: Record<string, string> = {},
+  ): Response {
+    return Response.json(errorBody(data), 403, headers);
+  }
+
+  /** 400; the default body is `{"error":"Bad Request"}`. */
+  static badRequest(
+    data: ResponseBody = 'Bad Request',
+    headers: Record<string, string> = {},
+  ): Response {
+    return Response.json(errorBody(data), 400, headers);
+  }
+
+  /** 204 with no body. */
+  static noContent(headers: Record<string, string> = {}): Response {
+    return new Response(null, 204, headers);
+  }
+
+  /** Replaces the body; it is then encoded by its type (see {@link getBodyString}). */
+  setBody(body: ResponseBody): this {
+    this.#body = body;
+    this.#jsonEncode = false;
+    return this;
+  }
+
+  getBody(): ResponseBody {
+    return this.#body;
+  }
+
+  /** Sets the status; a `RangeError` (`PKG_ERR_HTTP_INVALID_STATUS`) unless 100 to 999. */
+  setStatusCode(code: number): this {
+    if (!Number.isInteger(code) || code < 100 || code > 999) {
+      throw createHttpError(
+        RangeError,
+        'PKG_ERR_HTTP_INVALID_STATUS',
+        `Invalid status code ${String(code)}: use an integer from 100 to 999.`,
+      );
+    }
+    this.#statusCode = code;
+    return this;
+  }
+
+  getStatusCode(): number {
+    return this.#statusCode;
+  }
+
+  /** Sets a header, replacing any value under the same name in any letter case. */
+  setHeader(name: string, value: string | number): this {
+    const text = checkHeader(name, value);
+    this.#headers.set(name.toLowerCase(), { name, values: [text] });
+    return this;
+  }
+
+  /** Adds a value to a header (for `Set-Cookie` and other repeatable headers). */
+  appendHeader(name: string, value: string | number): this {
+    const text = checkHeader(name, value);
+    const entry = this.#headers.get(name.toLowerCase());
+    if (entry === undefined) this.#headers.set(name.toLowerCase(), { name, values: [text] });
+    else entry.values.push(text);
+    return this;
+  }
+
+  /** Sets several headers (each replacing). */
+  setHeaders(headers: Record<string, string | number>): this {
+    if (headers === null || typeof headers !== 'object') {
+      throw createHttpError(
+        TypeError,
+        'PKG_ERR_HTTP_INVALID_ARGUMENT',
+        'Response headers must be an object of header names to string values.',
+      );
+    }
+    for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+    return this;
+  }
+
+  /** A header's value (several values joined with `, `), or undefined. */
+  getHeader(name: string): string | undefined {
+    return this.#headers.get(String(name).toLowerCase())?.values.join(', ');
+  }
+
+  /** Every value of a header, in the order set. */
+  getHeaderValues(name: string): string[] {
+    return [...(this.#headers.get(String(name).toLowerCase())?.values ?? [])];
+  }
+
+  hasHeader(name: string): boolean {
+    return this.#headers.has(String(name).toLowerCase());
+  }
+
+  removeHeader(name: string): this {
+    this.#headers.delete(String(name).toLowerCase());
+    return this;
+  }
+
+  /** The headers that were set, under the names as first written; values joined with `, `. */
+  getHeaders(): Record<string, string> {
+    return Object.fromEntries(
+      [...this.#headers.values()].map((entry) => [entry.name, entry.values.join(', ')]),
+    );
+  }
+
+  /** The header names as first written. */
+  getHeaderNames(): string[] {
+    return [...this.#headers.values()].map((entry) => entry.name);
+  }
+
+  setContentType(contentType: string): this {
+    return this.setHeader('Content-Type', contentType);
+  }
+
+  /**
+   * The Content-Type header, or the one the body implies: JSON for `Response.json()`,
+   * objects, arrays, numbers and booleans; `text/plain; charset=utf-8` for strings;
+   * `application/octet-stream` for bytes; '' for no body.
+   */
+  getContentType(): string {
+    const set = this.getHeader('content-type');
+    if (set !== undefined) return set;
+    const body = this.#body;
+    if (this.#jsonEncode) return JSON_TYPE;
+    if (body === null || body === undefined) return '';
+    if (typeof body === 'string') return 'text/plain; charset=utf-8';
+    if (body instanceof Uint8Array) return 'application/octet-stream';
+    return JSON_TYPE;
+  }
+
+  /**
+   * The body as text: strings as they are, bytes decoded as UTF-8, no body as '', and
+   * everything else (and everything given to `Response.json()`) as JSON.
+   */
+  getBodyString(): string {
+    const body = this.#body;
+    if (this.#jsonEncode) return JSON.stringify(body) ?? '';
+    if (body === null || body === undefined) return '';
+    if (typeof body === 'string') return body;
+    if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+    return JSON.stringify(body) ?? '';
+  }
+
+  /** The body as the bytes to send. */
+  getBodyBuffer(): Buffer {
+    const body = this.#body;
+    if (!this.#jsonEncode && body instanceof Uint8Array) {
+      return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    }
+    return Buffer.from(this.getBodyString(), 'utf8');
+  }
+
+  /** The standard reason phrase of `code` (default: this response's status), or ''. */
+  getStatusText(code: number = this.#statusCode): string {
+    return statusText(code);
+  }
+
+  /** The whole HTTP/1.1 message: status line, headers, Content-Length, blank line, body. */
+  toString(): string {
+    const body = this.getBodyBuffer();
+    const lines = [`HTTP/1.1 ${this.#statusCode} ${this.getStatusText()}`.trimEnd()];
+    const contentType = this.getContentType();
+    if (!this.hasHeader('content-type') && contentType !== '') {
+      lines.push(`Content-Type: ${contentType}`);
+    }
+    for (const entry of this.#headers.values()) {
+      if (entry.name.toLowerCase() === 'content-length') continue;
+      for (const value of entry.values) lines.push(`${entry.name}: ${value}`);
+    }
+    lines.push(`Content-Length: ${body.length}`);
+    return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;
+  }
+}
