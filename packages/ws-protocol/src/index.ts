@@ -1,1 +1,16 @@
-export {};
+export { generateAcceptKey } from './accept-key';
+export { WsCloseCode } from './close-codes';
+export { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
+export type { Envelope, EventData, MessageDecodeErrorCode } from './envelope';
+export { createWsError, wsErrorCodes, WsEventErrorCode } from './errors';
+export type { WsError, WsErrorCode, WsErrorInfo, WsEventErrorCodeValue } from './errors';
+export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handshake';
+export { wsHandlerDefaults } from './options';
+export type { WebSocketHandlerOptions } from './options';
+export { WebSocketHandler } from './websocket-handler';
+export type {
+  WsClient,
+  WsConnectListener,
+  WsDisconnectListener,
+  WsMessageListener,
+} from './websocket-handler';

@@ -1,0 +1,799 @@
+/**
+ * WebSocketHandler: the WebSocket side of the server on top of `ws` in `noServer` mode.
+ * `ws` owns the frames (masking, fragmentation, control frames, UTF-8, close handshake,
+ * permessage-deflate); this class owns who may connect (origin policy and handshake hooks),
+ * the `{event, data}` envelope, liveness (heartbeat), limits and back-pressure, and shutdown.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { RawData } from 'ws';
+import type { LoggerInterface } from '@pkg/logger';
+import { generateAcceptKey } from './accept-key';
+import { nextClientId } from './client-id';
+import { assertCloseFrame, WsCloseCode } from './close-codes';
+import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
+import type { Envelope, EventData } from './envelope';
+import { createWsError, WsEventErrorCode } from './errors';
+import type { WsErrorCode } from './errors';
+import { refusalStatus, validateUpgradeRequest, writeHandshakeError } from './handshake';
+import type { HandshakeContext, HandshakeFailure, HandshakeHook } from './handshake';
+import { Heartbeat } from './heartbeat';
+import { compileOriginPolicy } from './origin';
+import type { OriginPredicate } from './origin';
+import { resolveWsHandlerOptions } from './options';
+import type { ResolvedWebSocketHandlerOptions, WebSocketHandlerOptions } from './options';
+
+/** A connected client. */
+export interface WsClient {
+  readonly id: string;
+  /** The `ws` connection (send through the handler so that the limits apply). */
+  readonly socket: WebSocket;
+  readonly ip: string;
+  /** Values attached by handshake hooks (and by the application later). */
+  readonly data: Record<string, unknown>;
+  /** The upgrade request. */
+  readonly request: IncomingMessage;
+}
+
+export type WsConnectListener = (client: WsClient) => void;
+export type WsMessageListener = (client: WsClient, envelope: Envelope) => void;
+export type WsDisconnectListener = (client: WsClient, code: number, reason: string) => void;
+
+interface CloseIntent {
+  code: number;
+  reason: string;
+}
+
+interface ClientState {
+  readonly client: WsClient;
+  readonly rawSocket: Duplex;
+  readonly heartbeat: Heartbeat;
+  readonly closed: Promise<void>;
+  resolveClosed: () => void;
+  /** Set when the server ends the connection; reported if no close frame comes back. */
+  intent: CloseIntent | undefined;
+  closeTimer: NodeJS.Timeout | undefined;
+  gone: boolean;
+}
+
+/** Send options of every outbound message: a text frame, also when given a Buffer. */
+const SEND_AS_TEXT = { binary: false } as const;
+
+/** Bytes a client may send before its handshake completes (they are kept for `ws`). */
+const MAX_EARLY_BYTES = 64 * 1024;
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function toBuffer(raw: RawData | string): Buffer | string {
+  if (typeof raw === 'string' || Buffer.isBuffer(raw)) return raw;
+  if (Array.isArray(raw)) return Buffer.concat(raw);
+  return Buffer.from(raw);
+}
+
+function splitUrl(url: string): { path: string; query: URLSearchParams } {
+  let target = url;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    try {
+      const parsed = new URL(target);
+      target = parsed.pathname + parsed.search;
+    } catch {
+      target = '/';
+    }
+  }
+  const q = target.indexOf('?');
+  return q === -1
+    ? { path: target, query: new URLSearchParams() }
+    : { path: target.slice(0, q), query: new URLSearchParams(target.slice(q + 1)) };
+}
+
+/** The close code `ws` sends for one of its receiver errors. */
+function wsCloseCodeFor(wsCode: string): number {
+  switch (wsCode) {
+    case 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH':
+    case 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH':
+      return WsCloseCode.MESSAGE_TOO_BIG;
+    case 'WS_ERR_TOO_MANY_BUFFERED_PARTS':
+      return WsCloseCode.POLICY_VIOLATION;
+    case 'WS_ERR_INVALID_UTF8':
+      return WsCloseCode.INVALID_PAYLOAD;
+    default:
+      return WsCloseCode.PROTOCOL_ERROR;
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function assertFunction(value: unknown, method: string): void {
+  if (typeof value !== 'function') {
+    throw createWsError(
+      TypeError,
+      'PKG_ERR_WS_INVALID_ARGUMENT',
+      `${method} expects a function, got ${value === null ? 'null' : typeof value}.`,
+    );
+  }
+}
+
+export class WebSocketHandler {
+  readonly #options: ResolvedWebSocketHandlerOptions;
+  readonly #log: LoggerInterface;
+  readonly #wss: WebSocketServer;
+  #allowedOrigins: readonly string[];
+  #originAllowed: OriginPredicate;
+  readonly #hooks: HandshakeHook[] = [];
+  readonly #connectListeners: WsConnectListener[] = [];
+  readonly #messageListeners: WsMessageListener[] = [];
+  readonly #disconnectListeners: WsDisconnectListener[] = [];
+  readonly #clients = new Map<string, ClientState>();
+  readonly #bySocket = new WeakMap<WebSocket, ClientState>();
+  /** Ids of handshakes under way, so that an id is never given out twice. */
+  readonly #pending = new Set<string>();
+  #closing = false;
+
+  constructor(options: WebSocketHandlerOptions = {}) {
+    this.#options = resolveWsHandlerOptions(options);
+    this.#log = this.#options.logger;
+    this.#allowedOrigins = Object.freeze([...this.#options.allowedOrigins]);
+    this.#originAllowed = compileOriginPolicy(
+      this.#allowedOrigins,
+      this.#options.allowMissingOrigin,
+    );
+    const { perMessageDeflate } = this.#options;
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      maxPayload: this.#options.maxPayload,
+      // Pings are answered by sendPong, so that pongs obey the send-buffer limit as well.
+      autoPong: false,
+      perMessageDeflate: perMessageDeflate
+        ? {
+            threshold: perMessageDeflate.threshold,
+            // No context takeover: zlib state is freed after each message instead of being
+            // held per connection, the main memory cost of compression.
+            serverNoContextTakeover: true,
+            clientNoContextTakeover: true,
+          }
+        : false,
+      // Newer `ws` versions honour this too; the handler keeps its own timer regardless.
+      ...({ closeTimeout: this.#options.closeTimeout } as object),
+    });
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  /** The origins that may connect (as given; `'*'` means any). */
+  getAllowedOrigins(): readonly string[] {
+    return this.#allowedOrigins;
+  }
+
+  /** Replaces the origin allow-list; applies to handshakes from now on. */
+  setAllowedOrigins(origins: string[]): void {
+    if (!Array.isArray(origins)) {
+      throw createWsError(
+        TypeError,
+        'PKG_ERR_WS_INVALID_ARGUMENT',
+        "setAllowedOrigins expects an array of origins, e.g. ['https://app.example.com'].",
+      );
+    }
+    const predicate = compileOriginPolicy(origins, this.#options.allowMissingOrigin);
+    this.#allowedOrigins = Object.freeze([...origins]);
+    this.#originAllowed = predicate;
+  }
+
+  /** Adds a hook that runs on every handshake after the origin check (e.g. authentication). */
+  addHandshakeHook(hook: HandshakeHook): this {
+    assertFunction(hook, 'addHandshakeHook');
+    this.#hooks.push(hook);
+    return this;
+  }
+
+  /** Called once per client after its handshake completed. */
+  onConnect(fn: WsConnectListener): this {
+    assertFunction(fn, 'onConnect');
+    this.#connectListeners.push(fn);
+    return this;
+  }
+
+  /** Called with every valid envelope a client sends. */
+  onMessage(fn: WsMessageListener): this {
+    assertFunction(fn, 'onMessage');
+    this.#messageListeners.push(fn);
+    return this;
+  }
+
+  /** Called exactly once per connected client, however the connection ended. */
+  onDisconnect(fn: WsDisconnectListener): this {
+    assertFunction(fn, 'onDisconnect');
+    this.#disconnectListeners.push(fn);
+    return this;
+  }
+
+  // ---------------------------------------------------------------- handshake
+
+  /**
+   * Takes an `upgrade` event of a `node:http` server: checks the request, the origin and the
+   * handshake hooks, then completes the upgrade with `ws`. Resolves true when the client is
+   * connected, false when the handshake was refused (answered with 400, 403, 426, a hook's
+   * status, 500 or 503) or the client went away meanwhile. Never rejects.
+   */
+  async performHandshake(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    clientId?: string,
+  ): Promise<boolean> {
+    const onSocketError = (err: Error): void => {
+      this.#log.debug('WebSocket handshake socket error', { error: err.message });
+      socket.destroy();
+    };
+    // From the first moment: a reset connection must never become an uncaught error.
+    socket.on('error', onSocketError);
+    try {
+      return await this.#handshake(req, socket, head, clientId, onSocketError);
+    } catch (err) {
+      this.#log.exception(err, { phase: 'websocket handshake' });
+      writeHandshakeError(socket, 500, 'Internal Server Error');
+      return false;
+    }
+  }
+
+  async #handshake(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    givenId: string | undefined,
+    onSocketError: (err: Error) => void,
+  ): Promise<boolean> {
+    const refuse = (failure: HandshakeFailure, level: 'debug' | 'info' | 'notice'): false => {
+      this.#log[level]('WebSocket handshake refused', {
+        code: failure.code,
+        status: failure.status,
+        reason: failure.message,
+        // The path only: a query string may carry a token.
+        path: splitUrl(req.url ?? '/').path,
+        remoteAddress: req.socket?.remoteAddress,
+      });
+      writeHandshakeError(socket, failure.status, failure.message, failure.headers);
+      return false;
+    };
+    const shuttingDown: HandshakeFailure = {
+      status: 503,
+      code: 'PKG_ERR_WS_SHUTTING_DOWN',
+      message: 'The server is shutting down.',
+    };
+
+    if (this.#closing) return refuse(shuttingDown, 'debug');
+    const invalid = validateUpgradeRequest(req);
+    if (invalid) return refuse(invalid, 'debug');
+
+    const origin = headerValue(req.headers.origin);
+    if (!this.#originAllowed(origin)) {
+      return refuse(
+        {
+          status: 403,
+          code: 'PKG_ERR_WS_ORIGIN_NOT_ALLOWED',
+          message: origin === undefined ? 'Origin header required.' : 'Origin not allowed.',
+        },
+        'notice',
+      );
+    }
+
+    const id = givenId ?? (this.#options.generateId ?? nextClientId)();
+    if (typeof id !== 'string' || id === '') {
+      throw createWsError(
+        TypeError,
+        'PKG_ERR_WS_INVALID_ARGUMENT',
+        `A client id must be a non-empty string, got ${JSON.stringify(id)}; check generateId or the clientId argument.`,
+      );
+    }
+    if (this.#clients.has(id) || this.#pending.has(id)) {
+      this.#log.error('WebSocket handshake refused: client id already in use', {
+        code: 'PKG_ERR_WS_DUPLICATE_CLIENT_ID',
+        clientId: id,
+      });
+      writeHandshakeError(socket, 500, 'Internal Server Error');
+      return false;
+    }
+
+    const { path, query } = splitUrl(req.url ?? '/');
+    const ip = this.#options.clientIp ? this.#options.clientIp(req) : req.socket?.remoteAddress;
+    const context: HandshakeContext = Object.freeze({
+      request: req,
+      headers: req.headers,
+      query,
+      path,
+      ip: ip ?? '',
+      origin,
+      clientId: id,
+      data: {},
+    });
+
+    let upgradeHead = head;
+    if (this.#hooks.length > 0) {
+      // While hooks run (they may be slow), keep reading so that a client that leaves is
+      // noticed; anything it sends early is kept and handed to `ws`.
+      const early: Buffer[] = [];
+      let earlyBytes = 0;
+      const onData = (chunk: Buffer): void => {
+        earlyBytes += chunk.length;
+        if (earlyBytes > MAX_EARLY_BYTES) socket.destroy();
+        else early.push(chunk);
+      };
+      socket.on('data', onData);
+      this.#pending.add(id);
+      let failure: HandshakeFailure | undefined;
+      try {
+        failure = await this.#runHooks(context);
+      } finally {
+        this.#pending.delete(id);
+        socket.removeListener('data', onData);
+      }
+      if (failure) return refuse(failure, failure.status >= 500 ? 'notice' : 'info');
+      if (early.length > 0) upgradeHead = Buffer.concat([head, ...early]);
+    }
+
+    if (this.#closing) return refuse(shuttingDown, 'debug');
+    if (socket.destroyed || !socket.readable || !socket.writable) {
+      this.#log.debug('WebSocket client left during the handshake', { clientId: id });
+      socket.destroy();
+      return false;
+    }
+
+    let upgraded: WebSocket | undefined;
+    // Without verifyClient, `ws` completes (or refuses) the upgrade synchronously.
+    this.#wss.handleUpgrade(req, socket, upgradeHead, (ws) => {
+      upgraded = ws;
+    });
+    if (!upgraded) {
+      this.#log.debug('WebSocket upgrade refused by ws', { clientId: id });
+      return false;
+    }
+    socket.removeListener('error', onSocketError);
+    this.#accept(upgraded, req, socket, id, context.ip, context.data);
+    return true;
+  }
+
+  async #runHooks(context: HandshakeContext): Promise<HandshakeFailure | undefined> {
+    const run = async (): Promise<HandshakeFailure | undefined> => {
+      for (const hook of this.#hooks) {
+        let result: unknown;
+        try {
+          result = await hook(context);
+        } catch (err) {
+          this.#log.exception(err, {
+            code: 'PKG_ERR_WS_HANDSHAKE_HOOK_FAILED',
+            clientId: context.clientId,
+          });
+          return {
+            status: 500,
+            code: 'PKG_ERR_WS_HANDSHAKE_HOOK_FAILED',
+            message: 'Internal Server Error',
+          };
+        }
+        if (result === false) {
+          return { status: 403, code: 'PKG_ERR_WS_HANDSHAKE_REFUSED', message: 'Forbidden' };
+        }
+        if (typeof result === 'object' && result !== null && 'status' in result) {
+          const refusal = result as { status: unknown; message?: unknown; headers?: unknown };
+          const headers =
+            typeof refusal.headers === 'object' && refusal.headers !== null
+              ? (refusal.headers as Record<string, string>)
+              : undefined;
+          const status = refusalStatus(refusal.status);
+          return {
+            status,
+            code: 'PKG_ERR_WS_HANDSHAKE_REFUSED',
+            message: typeof refusal.message === 'string' ? refusal.message : 'Refused',
+            ...(headers ? { headers } : {}),
+          };
+        }
+      }
+      return undefined;
+    };
+    const timeout = this.#options.handshakeTimeout;
+    if (timeout === 0) return run();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<HandshakeFailure>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            status: 503,
+            code: 'PKG_ERR_WS_HANDSHAKE_TIMEOUT',
+            message: 'Handshake timed out.',
+          }),
+        timeout,
+      );
+      timer.unref();
+    });
+    try {
+      return await Promise.race([run(), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #accept(
+    ws: WebSocket,
+    request: IncomingMessage,
+    rawSocket: Duplex,
+    id: string,
+    ip: string,
+    data: Record<string, unknown>,
+  ): void {
+    const client: WsClient = Object.freeze({ id, socket: ws, ip, data, request });
+    let resolveClosed!: () => void;
+    const closed = new Promise<void>((resolve) => {
+      resolveClosed = resolve;
+    });
+    const state: ClientState = {
+      client,
+      rawSocket,
+      closed,
+      resolveClosed,
+      intent: undefined,
+      closeTimer: undefined,
+      gone: false,
+      heartbeat: new Heartbeat({
+        interval: this.#options.heartbeatInterval,
+        timeout: this.#options.heartbeatTimeout,
+        ping: () => this.#ping(state),
+        onTimeout: () => this.#heartbeatExpired(state),
+      }),
+    };
+    this.#clients.set(id, state);
+    this.#bySocket.set(ws, state);
+
+    ws.on('error', (err) => this.#onConnectionError(state, err));
+    ws.on('message', (raw, isBinary) => {
+      this.handle(client, raw, isBinary);
+    });
+    ws.on('ping', (payload) => this.sendPong(ws, payload));
+    ws.on('pong', () => state.heartbeat.pong());
+    ws.on('close', (code, reason) => this.#onClose(state, code, reason.toString('utf8')));
+    state.heartbeat.start();
+
+    this.#log.debug('WebSocket client connected', { clientId: id, ip });
+    for (const fn of this.#connectListeners) {
+      try {
+        fn(client);
+      } catch (err) {
+        this.#log.exception(err, { clientId: id, listener: 'onConnect' });
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- inbound
+
+  /**
+   * The message path of one inbound message: a binary message gets an `error` event (or
+   * close 1003 with `binaryMessages: 'close'`), a text message is decoded into the envelope
+   * and given to the onMessage listeners, or answered with an `error` event
+   * `{code, message}` when it is not a valid envelope. The connection stays open except for
+   * 1003. Returns true when the message reached the listeners.
+   */
+  handle(client: WsClient, raw: RawData | string, isBinary: boolean): boolean {
+    if (isBinary) {
+      if (this.#options.binaryMessages === 'close') {
+        this.#log.notice('WebSocket client sent a binary message; closing with 1003', {
+          clientId: client.id,
+          code: 'PKG_ERR_WS_BINARY_NOT_SUPPORTED',
+        });
+        this.#closeState(
+          this.#clients.get(client.id),
+          WsCloseCode.UNSUPPORTED_DATA,
+          'Binary messages are not supported',
+        );
+      } else {
+        this.sendError(
+          client.id,
+          WsEventErrorCode.BINARY_NOT_SUPPORTED,
+          'Binary messages are not supported: send the envelope as a JSON text message.',
+        );
+      }
+      return false;
+    }
+    let envelope: Envelope;
+    try {
+      envelope = decodeMessage(toBuffer(raw));
+    } catch (err) {
+      const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
+      const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
+      this.#log.debug('WebSocket message refused', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_INVALID_MESSAGE',
+        reason: code,
+      });
+      this.sendError(client.id, code, message);
+      return false;
+    }
+    for (const fn of this.#messageListeners) {
+      try {
+        fn(client, envelope);
+      } catch (err) {
+        this.#log.exception(err, { clientId: client.id, event: envelope.event });
+      }
+    }
+    return true;
+  }
+
+  /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
+  decodeWebSocketFrame(raw: RawData | string): Envelope {
+    return decodeMessage(toBuffer(raw));
+  }
+
+  // ---------------------------------------------------------------- outbound
+
+  /** `{"event", "data"}` as JSON text; throws a TypeError for a bad event name or data. */
+  prepareMessage(event: string, data: EventData): string {
+    return prepareMessage(event, data);
+  }
+
+  /** The `Sec-WebSocket-Accept` value for a `Sec-WebSocket-Key`. */
+  generateAcceptKey(key: string): string {
+    return generateAcceptKey(key);
+  }
+
+  /** Answers a ping (the handler does this for every client ping), within the send limit. */
+  sendPong(socket: WebSocket, data?: Buffer): void {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    const state = this.#bySocket.get(socket);
+    if (state && this.#overLimit(state)) return;
+    try {
+      socket.pong(data);
+    } catch (err) {
+      this.#log.debug('WebSocket pong not sent', { error: errorMessage(err) });
+    }
+  }
+
+  /** Sends one event to one client. False when the client is unknown, closing or dropped. */
+  send(clientId: string, event: string, data: EventData): boolean {
+    return this.sendRaw(clientId, prepareMessage(event, data));
+  }
+
+  /** Sends an already serialised envelope (see prepareMessage) to one client. */
+  sendRaw(clientId: string, text: string): boolean {
+    const state = this.#clients.get(clientId);
+    return state !== undefined && this.#deliver(state, text);
+  }
+
+  /**
+   * Sends one already serialised envelope to many clients; it is converted to bytes once.
+   * Returns how many clients it was handed to.
+   */
+  sendToMany(clientIds: Iterable<string>, text: string): number {
+    const payload = Buffer.from(text, 'utf8');
+    let count = 0;
+    for (const id of clientIds) {
+      const state = this.#clients.get(id);
+      if (state !== undefined && this.#deliver(state, payload)) count += 1;
+    }
+    return count;
+  }
+
+  /** Sends the `error` event `{code, message}` to one client. */
+  sendError(clientId: string, code: string, message: string): boolean {
+    return this.send(clientId, 'error', { code, message });
+  }
+
+  #deliver(state: ClientState, payload: string | Buffer): boolean {
+    const ws = state.client.socket;
+    if (ws.readyState !== WebSocket.OPEN || this.#overLimit(state)) return false;
+    try {
+      ws.send(payload, SEND_AS_TEXT);
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket send failed', {
+        clientId: state.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  /** True (and the client is being dropped) when its unsent bytes exceed the limit. */
+  #overLimit(state: ClientState): boolean {
+    const buffered = state.client.socket.bufferedAmount;
+    if (buffered <= this.#options.maxBufferedAmount) return false;
+    if (state.intent === undefined) {
+      this.#log.warning('Dropping slow WebSocket client: its send buffer exceeded the limit', {
+        clientId: state.client.id,
+        code: 'PKG_ERR_WS_SLOW_CONSUMER' satisfies WsErrorCode,
+        closeCode: WsCloseCode.TRY_AGAIN_LATER,
+        bufferedAmount: buffered,
+        maxBufferedAmount: this.#options.maxBufferedAmount,
+      });
+      this.#closeState(state, WsCloseCode.TRY_AGAIN_LATER, 'Send buffer limit exceeded');
+    }
+    return true;
+  }
+
+  // ---------------------------------------------------------------- clients
+
+  getClient(id: string): WsClient | undefined {
+    return this.#clients.get(id)?.client;
+  }
+
+  *getClients(): IterableIterator<WsClient> {
+    for (const state of this.#clients.values()) yield state.client;
+  }
+
+  /** Number of connected clients (including those whose close is under way). */
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  /**
+   * Starts the close handshake with one client (default 1000); it is terminated if the
+   * handshake does not complete within closeTimeout. False when the client is unknown.
+   */
+  disconnect(clientId: string, code: number = WsCloseCode.NORMAL, reason = ''): boolean {
+    assertCloseFrame(code, reason, 'disconnect');
+    const state = this.#clients.get(clientId);
+    if (!state) return false;
+    this.#closeState(state, code, reason);
+    return true;
+  }
+
+  /**
+   * Graceful shutdown: refuses new handshakes (503), sends a close frame to every client,
+   * terminates whoever has not closed after `timeoutMs` (default closeTimeout), and
+   * resolves once every client is gone.
+   */
+  async closeAll(
+    code: number = WsCloseCode.GOING_AWAY,
+    reason = 'Server shutting down',
+    timeoutMs: number = this.#options.closeTimeout,
+  ): Promise<void> {
+    assertCloseFrame(code, reason, 'closeAll');
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2 ** 31 - 1) {
+      throw createWsError(
+        RangeError,
+        'PKG_ERR_WS_INVALID_ARGUMENT',
+        `closeAll: timeoutMs must be an integer number of milliseconds from 0 to 2147483647, got ${String(timeoutMs)}.`,
+      );
+    }
+    this.#closing = true;
+    const states = [...this.#clients.values()];
+    if (states.length === 0) return;
+    for (const state of states) this.#closeState(state, code, reason, timeoutMs);
+    await Promise.all(states.map((s) => s.closed));
+  }
+
+  // ---------------------------------------------------------------- closing
+
+  #closeState(
+    state: ClientState | undefined,
+    code: number,
+    reason: string,
+    timeoutMs: number = this.#options.closeTimeout,
+  ): void {
+    if (!state || state.gone) return;
+    state.intent ??= { code, reason };
+    const ws = state.client.socket;
+    if (ws.readyState === WebSocket.OPEN) {
+      if (!state.rawSocket.writable) {
+        // The close frame cannot be written: end the connection now.
+        ws.terminate();
+        return;
+      }
+      try {
+        ws.close(code, reason);
+      } catch (err) {
+        this.#log.debug('WebSocket close failed; terminating', {
+          clientId: state.client.id,
+          error: errorMessage(err),
+        });
+        ws.terminate();
+        return;
+      }
+    }
+    if (state.closeTimer !== undefined) {
+      // A shorter deadline (closeAll) replaces a longer one.
+      clearTimeout(state.closeTimer);
+    }
+    state.closeTimer = setTimeout(() => {
+      if (!state.gone) {
+        this.#log.debug('WebSocket close handshake did not complete; terminating', {
+          clientId: state.client.id,
+        });
+        ws.terminate();
+      }
+    }, timeoutMs);
+    state.closeTimer.unref();
+  }
+
+  #ping(state: ClientState): boolean {
+    const ws = state.client.socket;
+    if (state.gone || ws.readyState !== WebSocket.OPEN || this.#overLimit(state)) return false;
+    try {
+      ws.ping();
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket ping failed', {
+        clientId: state.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  #heartbeatExpired(state: ClientState): void {
+    if (state.gone) return;
+    this.#log.notice('WebSocket client did not answer the ping; terminating', {
+      clientId: state.client.id,
+      code: 'PKG_ERR_WS_HEARTBEAT_TIMEOUT' satisfies WsErrorCode,
+      heartbeatTimeout: this.#options.heartbeatTimeout,
+    });
+    state.intent ??= { code: WsCloseCode.ABNORMAL, reason: 'Heartbeat timeout' };
+    state.client.socket.terminate();
+  }
+
+  #onConnectionError(state: ClientState, err: Error): void {
+    const wsCode = (err as { code?: unknown }).code;
+    if (typeof wsCode === 'string' && wsCode.startsWith('WS_ERR_')) {
+      // `ws` has sent a close frame with this code and stopped reading, so the peer's echo
+      // is never seen; remember the code for onDisconnect.
+      state.intent ??= { code: wsCloseCodeFor(wsCode), reason: '' };
+    }
+    if (wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+      this.#log.notice(
+        'WebSocket client sent a message larger than maxPayload; closing with 1009',
+        {
+          clientId: state.client.id,
+          code: 'PKG_ERR_WS_MESSAGE_TOO_LARGE' satisfies WsErrorCode,
+          maxPayload: this.#options.maxPayload,
+        },
+      );
+    } else if (typeof wsCode === 'string' && wsCode.startsWith('WS_ERR_')) {
+      this.#log.notice('WebSocket protocol error; ws closed the connection', {
+        clientId: state.client.id,
+        code: 'PKG_ERR_WS_PROTOCOL_ERROR' satisfies WsErrorCode,
+        wsCode,
+        error: err.message,
+      });
+    } else {
+      this.#log.debug('WebSocket connection error', {
+        clientId: state.client.id,
+        error: err.message,
+      });
+    }
+  }
+
+  #onClose(state: ClientState, code: number, reason: string): void {
+    if (state.gone) return;
+    state.gone = true;
+    state.heartbeat.stop();
+    if (state.closeTimer !== undefined) clearTimeout(state.closeTimer);
+    state.closeTimer = undefined;
+    const { client } = state;
+    if (this.#clients.get(client.id) === state) this.#clients.delete(client.id);
+
+    // Without a close frame from the peer (1005/1006), report what the server decided.
+    let finalCode = code;
+    let finalReason = reason;
+    if (state.intent && (code === WsCloseCode.NO_STATUS || code === WsCloseCode.ABNORMAL)) {
+      finalCode = state.intent.code;
+      finalReason = state.intent.reason;
+    }
+    this.#log.debug('WebSocket client disconnected', {
+      clientId: client.id,
+      closeCode: finalCode,
+      reason: finalReason,
+    });
+    try {
+      for (const fn of this.#disconnectListeners) {
+        try {
+          fn(client, finalCode, finalReason);
+        } catch (err) {
+          this.#log.exception(err, { clientId: client.id, listener: 'onDisconnect' });
+        }
+      }
+    } finally {
+      state.resolveClosed();
+    }
+  }
+}
