@@ -2,7 +2,7 @@ import { decError } from './errors';
 import { readOwnRecord } from './store';
 import type { MethodRecord } from './store';
 import type { ControllerMetadata, HttpRouteMetadata, SocketRouteMetadata } from './types';
-import { describe, httpRouteKey, methodName } from './validate';
+import { describeValue, httpRouteKey, methodName } from './validate';
 
 interface Declared {
   record: MethodRecord;
@@ -40,7 +40,7 @@ export function getControllerMetadata(
         : '';
     throw decError(
       'PKG_ERR_DEC_INVALID_CONTROLLER',
-      `getControllerMetadata() needs a controller class, got ${describe(controller)}.${hint}`,
+      `getControllerMetadata() needs a controller class, got ${describeValue(controller)}.${hint}`,
     );
   }
 

@@ -17,11 +17,13 @@ type SocketOnMethod<This, T> = (
  * `unknown` (no constraint) when `T` is a usable type for `data`; otherwise an object type
  * the compiler's decorator context lacks, so the decorator fails to compile with this key
  * in the message. `data` is always an object or an array (the envelope's `data`), so a
- * primitive parameter type is a mistake; `unknown` and optional parameters are fine.
+ * primitive parameter type is a mistake; `unknown`, `any` and optional parameters are fine.
  */
-type CheckSocketData<T> = [T] extends [Primitive]
-  ? { 'SocketOn: the data parameter must be typed as an object, an array or unknown': T }
-  : unknown;
+type CheckSocketData<T> = 0 extends 1 & T // true only for `any`, which is accepted
+  ? unknown
+  : [T] extends [Primitive]
+    ? { 'SocketOn: the data parameter must be typed as an object, an array or unknown': T }
+    : unknown;
 
 /** The decorator `SocketOn(...)` returns. */
 type SocketOnDecorator = <This, T = SocketEventData>(

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import type { DecError } from './errors';
 import {
-  describe as describeValue,
+  describeValue,
   httpRouteKey,
   isMiddleware,
   normalizeHttpMethod,

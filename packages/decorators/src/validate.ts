@@ -21,7 +21,7 @@ const ROUTE_OPTION_KEYS = ['middlewares', 'excludeGlobalMiddlewares'];
 const RATE_LIMIT_KEYS = ['maxCount', 'timeWindow'];
 
 /** A value as it should appear in a message: strings quoted, everything else by type. */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`;
   if (value === null) return 'null';
@@ -37,7 +37,7 @@ export function methodName(name: string | symbol): string {
 
 /** A method name quoted for a message: `"onChat"`, or `"[Symbol(name)]"`. */
 export function quoteMethod(name: string | symbol): string {
-  return describe(methodName(name));
+  return describeValue(methodName(name));
 }
 
 /** `SocketOn` event names: non-empty, letters, digits, `.`, `_`, `-`. */
@@ -45,10 +45,10 @@ export function validateEvent(event: unknown, site: string): string {
   if (typeof event !== 'string' || !EVENT_NAME.test(event)) {
     const what =
       typeof event !== 'string'
-        ? `the event name must be a string, got ${describe(event)}`
+        ? `the event name must be a string, got ${describeValue(event)}`
         : event === ''
           ? 'the event name is empty'
-          : `the event name ${describe(event)} contains characters outside A-Z a-z 0-9 . _ -`;
+          : `the event name ${describeValue(event)} contains characters outside A-Z a-z 0-9 . _ -`;
     throw decError(
       'PKG_ERR_DEC_INVALID_EVENT',
       `${site}: ${what}. Use a name such as "chat.message" (dot notation for hierarchy).`,
@@ -64,7 +64,7 @@ export function normalizeHttpMethod(method: unknown, site: string): HttpMethod {
   if (found === undefined) {
     throw decError(
       'PKG_ERR_DEC_INVALID_METHOD',
-      `${site}: ${describe(method)} is not a supported HTTP method. Use one of ${HTTP_METHODS.join(', ')} (any case).`,
+      `${site}: ${describeValue(method)} is not a supported HTTP method. Use one of ${HTTP_METHODS.join(', ')} (any case).`,
     );
   }
   return found;
@@ -80,17 +80,20 @@ export function validatePath(path: unknown, site: string): string {
     decError('PKG_ERR_DEC_INVALID_PATH', `${site}: ${what}. ${fix}`);
   if (typeof path !== 'string') {
     throw invalid(
-      `the path must be a string, got ${describe(path)}`,
+      `the path must be a string, got ${describeValue(path)}`,
       'Write it like "/users/{id}".',
     );
   }
   if (!path.startsWith('/')) {
-    throw invalid(`the path ${describe(path)} does not start with "/"`, `Write it as "/${path}".`);
+    throw invalid(
+      `the path ${describeValue(path)} does not start with "/"`,
+      `Write it as "/${path}".`,
+    );
   }
   // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f?#]/.test(path)) {
     throw invalid(
-      `the path ${describe(path)} contains a query string, fragment, whitespace or control character`,
+      `the path ${describeValue(path)} contains a query string, fragment, whitespace or control character`,
       'Declare only the path; read query parameters with request.getQuery().',
     );
   }
@@ -103,10 +106,10 @@ export function validatePath(path: unknown, site: string): string {
       const closing = segment.split('}').length - 1;
       const what =
         segment === '{}'
-          ? `the path ${describe(path)} has an empty parameter "{}"`
+          ? `the path ${describeValue(path)} has an empty parameter "{}"`
           : opening !== closing
-            ? `the path ${describe(path)} has an unbalanced brace in segment ${describe(segment)}`
-            : `the path ${describe(path)} has a malformed parameter segment ${describe(segment)}`;
+            ? `the path ${describeValue(path)} has an unbalanced brace in segment ${describeValue(segment)}`
+            : `the path ${describeValue(path)} has a malformed parameter segment ${describeValue(segment)}`;
       throw invalid(
         what,
         'A parameter is a whole segment "{name}", the name made of letters, digits and "_" (not starting with a digit).',
@@ -114,7 +117,7 @@ export function validatePath(path: unknown, site: string): string {
     }
     if (seen.has(name)) {
       throw invalid(
-        `the path ${describe(path)} uses the parameter name "${name}" twice`,
+        `the path ${describeValue(path)} uses the parameter name "${name}" twice`,
         'Give each parameter its own name.',
       );
     }
@@ -153,14 +156,14 @@ function validateMiddlewareList<M>(list: unknown, key: string, site: string): M[
   if (!Array.isArray(list)) {
     throw decError(
       'PKG_ERR_DEC_INVALID_MIDDLEWARE',
-      `${site}: "${key}" must be an array of middleware, got ${describe(list)}.`,
+      `${site}: "${key}" must be an array of middleware, got ${describeValue(list)}.`,
     );
   }
   list.forEach((entry: unknown, index) => {
     if (!isMiddleware(entry)) {
       throw decError(
         'PKG_ERR_DEC_INVALID_MIDDLEWARE',
-        `${site}: ${key}[${index}] is ${describe(entry)}, which is neither a function nor a class with a handle method. ` +
+        `${site}: ${key}[${index}] is ${describeValue(entry)}, which is neither a function nor a class with a handle method. ` +
           'Pass the middleware function itself, or the class (not an instance) with handle() declared as a method.',
       );
     }
@@ -177,7 +180,7 @@ export function validateRouteOptions<M>(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw decError(
       'PKG_ERR_DEC_INVALID_OPTIONS',
-      `${site}: the options must be an object { middlewares?, excludeGlobalMiddlewares? }, got ${describe(options)}.`,
+      `${site}: the options must be an object { middlewares?, excludeGlobalMiddlewares? }, got ${describeValue(options)}.`,
     );
   }
   for (const key of Object.keys(options)) {
@@ -227,7 +230,7 @@ export function validateRateLimit(
       const unit = name === 'timeWindow' ? ' (seconds)' : '';
       throw decError(
         'PKG_ERR_DEC_INVALID_RATE_LIMIT',
-        `${site}: ${name}${unit} must be a positive integer, got ${describe(value)}. ` +
+        `${site}: ${name}${unit} must be a positive integer, got ${describeValue(value)}. ` +
           'For example RateLimit(10, 60) allows 10 calls per 60 seconds.',
       );
     }

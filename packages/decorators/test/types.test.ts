@@ -59,6 +59,13 @@ class Accepted {
   @SocketOn('e')
   optionalData(_clientId: string, _data?: { room: string }): void {}
 
+  @SocketOn('e2')
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- untyped code must still compile
+  anyData(_clientId: string, _data: any): void {}
+
+  @SocketOn('e3')
+  unionData(_clientId: string, _data: Record<string, string> | string[]): void {}
+
   @SocketOn('f')
   clientOnly(_clientId: string): void {}
 
@@ -117,6 +124,10 @@ function wrongSignatures(): (abstract new () => unknown)[] {
     // @ts-expect-error -- data is an object or an array, never a number
     @SocketOn('c')
     numberData(_clientId: string, _data: number): void {}
+
+    // @ts-expect-error -- data is never a primitive, not even in a union
+    @SocketOn('c2')
+    primitiveUnion(_clientId: string, _data: string | number): void {}
 
     // @ts-expect-error -- the third parameter is the WsContext
     @SocketOn('d')
@@ -231,6 +242,8 @@ describe('typing', () => {
       'c',
       'd',
       'e',
+      'e2',
+      'e3',
       'f',
       'g',
       'h',
@@ -251,6 +264,6 @@ describe('typing', () => {
         metadata.disconnectHandlers.length
       );
     });
-    expect(counts).toEqual([5, 3, 6, 2]);
+    expect(counts).toEqual([6, 3, 6, 2]);
   });
 });
