@@ -534,6 +534,22 @@ describe('Logger setters', () => {
     expect(() => logger.setFileName('../escape.log')).toThrow(TypeError);
   });
 
+  it('console settings can change mid-burst without reordering the file', async () => {
+    const dir = makeTempDir();
+    const out = new CaptureStream();
+    const logger = track(new Logger({ logDirectory: dir, consoleStream: out }));
+    for (let i = 0; i < 1000; i += 1) logger.info(`a${i}`);
+    logger.setUseColors(true).setConsoleStream(new CaptureStream()).setLogToConsole(false);
+    for (let i = 0; i < 1000; i += 1) logger.info(`b${i}`);
+    await logger.close();
+    const expected = [
+      ...Array.from({ length: 1000 }, (_, i) => `a${i}`),
+      ...Array.from({ length: 1000 }, (_, i) => `b${i}`),
+    ];
+    expect(readLines(join(dir, 'app.log')).map((l) => l.split('] ').pop())).toEqual(expected);
+    expect(out.lines).toHaveLength(1000);
+  });
+
   it('setters return the logger, so they chain', () => {
     const { logger } = consoleLogger();
     expect(logger.setMinLogLevel('info').setLogToConsole(true).setUseColors(false)).toBe(logger);

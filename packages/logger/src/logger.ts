@@ -96,6 +96,12 @@ export class Logger extends AbstractLogger {
     }
   }
 
+  /** Logs a thrown value at error level; skips the serialising when error is not written. */
+  override exception(error: unknown, context?: LogContext): void {
+    if (LogLevel.toInt(LogLevel.ERROR) > LogLevel.toInt(this.options.minLogLevel)) return;
+    super.exception(error, context);
+  }
+
   /**
    * The line as it is written (without colour): `[<ISO time>] [<LEVEL>] <message>
    * <context JSON>`, with `{name}` placeholders filled from the context and the context

@@ -78,6 +78,23 @@ describe('WinstonSink', () => {
     expect(readLines(join(second, 'app.log'))).toEqual(['after']);
   });
 
+  it('leaves the files open when only the console settings change', async () => {
+    const dir = makeTempDir();
+    const first = new CaptureStream();
+    const second = new CaptureStream();
+    const file = { directory: dir, fileName: 'app.log', separate: false };
+    const sink = makeSink({ console: plainConsole(first), file });
+    sink.write('info', 'one');
+    sink.configure({ console: plainConsole(second), file });
+    sink.write('info', 'two');
+    sink.configure({ file: { ...file } });
+    sink.write('info', 'three');
+    await sink.close();
+    expect(first.lines).toEqual(['one']);
+    expect(second.lines).toEqual(['two']);
+    expect(readLines(join(dir, 'app.log'))).toEqual(['one', 'two', 'three']);
+  });
+
   it('reports a file it cannot open and keeps writing to the console', async () => {
     const dir = makeTempDir();
     const errors: LogError[] = [];

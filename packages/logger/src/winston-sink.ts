@@ -80,20 +80,32 @@ class ConsoleWriter extends Writable {
   }
 }
 
-/** One winston logger with the transports opened so far. Replaced when the config changes. */
-interface Generation {
+/** The winston logger for files, with the files opened so far (or that failed to open). */
+interface FileChannel {
   readonly logger: winston.Logger;
-  /** Log files that have a transport (or failed to open), by file name. */
   readonly files: Set<string>;
 }
 
+function sameConsole(a: SinkConfig['console'], b: SinkConfig['console']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.stream === b.stream && a.useColors === b.useColors && a.colors === b.colors;
+}
+
+function sameFile(a: SinkConfig['file'], b: SinkConfig['file']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.directory === b.directory && a.fileName === b.fileName && a.separate === b.separate;
+}
+
 /**
- * Writes finished lines through winston: a Stream transport for the console and one File
- * transport per log file, each opened when its first line arrives.
+ * Writes finished lines through winston: one winston logger with a Stream transport for
+ * the console, and one with a File transport per log file, each file opened when its first
+ * line arrives. Console and files are separate loggers, so that changing one never closes
+ * and reopens the other.
  */
 export class WinstonSink {
   private config: SinkConfig;
-  private current: Generation | undefined;
+  private consoleLogger: winston.Logger | undefined;
+  private fileChannel: FileChannel | undefined;
   private readonly closing = new Set<Promise<void>>();
 
   constructor(
@@ -103,31 +115,39 @@ export class WinstonSink {
     this.config = config;
   }
 
-  /** Switches to a new configuration; lines already written are flushed in the background. */
+  /**
+   * Switches to a new configuration. An output whose settings changed is ended (its lines
+   * are flushed in the background, and `close()` waits for them); the new one opens on the
+   * next line. An output whose settings did not change is left alone.
+   */
   configure(config: SinkConfig): void {
-    this.retire();
+    if (!sameConsole(this.config.console, config.console)) this.retireConsole();
+    if (!sameFile(this.config.file, config.file)) this.retireFiles();
     this.config = config;
   }
 
   /** Sends one finished (uncoloured) line at `level` to every configured output. */
   write(level: LogLevelName, line: string): void {
     const { console: toConsole, file } = this.config;
-    if (toConsole === undefined && file === undefined) return;
-    const generation = (this.current ??= this.open());
-    if (file !== undefined) {
-      this.ensureFile(generation, file.separate ? `${level}.log` : file.fileName, level);
+    if (toConsole !== undefined) {
+      this.consoleLogger ??= this.openConsole(toConsole);
+      this.consoleLogger.log({ level, message: line });
     }
-    if (generation.logger.transports.length === 0) return;
-    generation.logger.log({ level, message: line });
+    if (file !== undefined) {
+      const channel = (this.fileChannel ??= { logger: this.createLogger(), files: new Set() });
+      this.ensureFile(channel, file.separate ? `${level}.log` : file.fileName, level);
+      if (channel.logger.transports.length > 0) channel.logger.log({ level, message: line });
+    }
   }
 
   /** Flushes and closes every transport; a later `write` opens new ones. */
   async close(): Promise<void> {
-    this.retire();
+    this.retireConsole();
+    this.retireFiles();
     await Promise.all([...this.closing]);
   }
 
-  private open(): Generation {
+  private createLogger(): winston.Logger {
     const logger = winston.createLogger({
       levels: WINSTON_LEVELS,
       level: LogLevel.DEBUG,
@@ -135,27 +155,29 @@ export class WinstonSink {
       format: winston.format((info) => info)(),
     });
     logger.on('error', (err: unknown) => this.report(writeFailed('a log transport', err)));
-    const target = this.config.console;
-    if (target !== undefined) {
-      const { useColors, colors } = target;
-      logger.add(
-        new winston.transports.Stream({
-          stream: new ConsoleWriter(target.stream, this.report),
-          eol: '\n',
-          format: winston.format((info) => {
-            const line = String(info.message);
-            info[MESSAGE] = useColors ? colorize(line, info.level as LogLevelName, colors) : line;
-            return info;
-          })(),
-        }),
-      );
-    }
-    return { logger, files: new Set() };
+    return logger;
   }
 
-  private ensureFile(generation: Generation, fileName: string, level: LogLevelName): void {
-    if (generation.files.has(fileName)) return;
-    generation.files.add(fileName);
+  private openConsole(target: NonNullable<SinkConfig['console']>): winston.Logger {
+    const { useColors, colors } = target;
+    const logger = this.createLogger();
+    logger.add(
+      new winston.transports.Stream({
+        stream: new ConsoleWriter(target.stream, this.report),
+        eol: '\n',
+        format: winston.format((info) => {
+          const line = String(info.message);
+          info[MESSAGE] = useColors ? colorize(line, info.level as LogLevelName, colors) : line;
+          return info;
+        })(),
+      }),
+    );
+    return logger;
+  }
+
+  private ensureFile(channel: FileChannel, fileName: string, level: LogLevelName): void {
+    if (channel.files.has(fileName)) return;
+    channel.files.add(fileName);
     const file = this.config.file;
     if (file === undefined) return;
     const path = join(file.directory, fileName);
@@ -164,7 +186,7 @@ export class WinstonSink {
       // turns that into a reported error instead of lines that vanish.
       probeLogFile(path);
       const only = file.separate ? level : undefined;
-      generation.logger.add(
+      channel.logger.add(
         new winston.transports.File({
           dirname: file.directory,
           filename: fileName,
@@ -181,12 +203,20 @@ export class WinstonSink {
     }
   }
 
-  /** Ends the current winston logger and tracks its flush. */
-  private retire(): void {
-    const generation = this.current;
-    this.current = undefined;
-    if (generation === undefined) return;
-    const done = this.finish(generation.logger).finally(() => this.closing.delete(done));
+  private retireConsole(): void {
+    const logger = this.consoleLogger;
+    this.consoleLogger = undefined;
+    if (logger !== undefined) this.track(this.finish(logger));
+  }
+
+  private retireFiles(): void {
+    const channel = this.fileChannel;
+    this.fileChannel = undefined;
+    if (channel !== undefined) this.track(this.finish(channel.logger));
+  }
+
+  private track(flush: Promise<void>): void {
+    const done = flush.finally(() => this.closing.delete(done));
     this.closing.add(done);
   }
 
