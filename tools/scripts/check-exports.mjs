@@ -32,11 +32,17 @@ for (const name of readdirSync(path.join(root, 'packages'))) {
   }
   if (Object.keys(esm).length <= 1) problems.push(`${pkg.name}: the build exports nothing`);
   for (const [tool, args] of [
-    ['publint', ['exec', 'publint', '--strict', dir]],
-    ['attw', ['exec', 'attw', '--pack', dir, '--profile', 'node16', '--format', 'ascii']],
+    ['publint', ['--strict', dir]],
+    ['attw', ['--pack', dir, '--profile', 'node16', '--format', 'ascii']],
   ]) {
-    const r = spawnSync('pnpm', args, { cwd: root, encoding: 'utf8' });
-    if (r.status !== 0) problems.push(`${pkg.name}: ${tool} failed\n${r.stdout}${r.stderr}`);
+    const bin = path.join(root, 'node_modules', '.bin', tool);
+    if (!existsSync(bin)) {
+      problems.push(`${tool} is not installed (${bin}); run pnpm install first`);
+      continue;
+    }
+    const r = spawnSync(bin, args, { cwd: root, encoding: 'utf8' });
+    if (r.error) problems.push(`${pkg.name}: ${tool} could not start: ${r.error.message}`);
+    else if (r.status !== 0) problems.push(`${pkg.name}: ${tool} failed\n${r.stdout}${r.stderr}`);
   }
   console.log(`${pkg.name}: ${Object.keys(esm).length - ('default' in esm ? 1 : 0)} exports, ESM and CJS`);
 }
