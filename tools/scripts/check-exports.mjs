@@ -10,6 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
+// publint and attw pack the package with the workspace's pnpm: make the bootstrapped one visible.
+process.env.PATH = `${path.join(root, '.tools', 'pnpm', 'bin')}${path.delimiter}${process.env.PATH ?? ''}`;
 const problems = [];
 const only = process.argv.slice(2);
 
