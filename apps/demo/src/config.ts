@@ -1,4 +1,4 @@
-import { LogLevel, compileTrustProxy, type LogLevelName, type TrustProxySetting } from '@pkg/core';
+import { LogLevel, compileTrustProxy, type LogLevelName } from '@pkg/core';
 
 /** Everything the demo reads from its environment, already checked. */
 export interface DemoConfig {
@@ -9,7 +9,7 @@ export interface DemoConfig {
   /** Minimum log level. `LOG_LEVEL`, default `info`; `debug` also turns on the server's debug mode. */
   logLevel: LogLevelName;
   /** Which peers may set X-Forwarded-* / Forwarded. `TRUST_PROXY`, default `false`. */
-  trustProxy: TrustProxySetting;
+  trustProxy: boolean | string[];
   /** Origins allowed by CORS and by the WebSocket origin check. `CORS_ORIGINS`, default `*`. */
   corsOrigins: string[];
   /** Path of the health-check document. `HEALTH_CHECK_PATH`, default `/health`. */
@@ -69,7 +69,7 @@ function parseLogLevel(value: string, problems: string[]): LogLevelName {
   return level;
 }
 
-function parseTrustProxy(value: string, problems: string[]): TrustProxySetting {
+function parseTrustProxy(value: string, problems: string[]): boolean | string[] {
   const lower = value.toLowerCase();
   if (lower === 'true') return true;
   if (lower === 'false') return false;

@@ -64,11 +64,15 @@ describe('chat page in Chromium', () => {
     expect((await messages(cy)).some((text) => text.includes('hello lobby'))).toBe(false);
     expect((await messages(ada)).some((text) => text.includes('hello other'))).toBe(false);
 
+    await bob.fill('#message', 'hi Ada');
+    await bob.click('#send');
+    await ada.locator('#messages li', { hasText: 'Bob: hi Ada' }).waitFor();
+
     // The count is read from /api/status when someone connects: three pages, three clients.
     await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
     await ada.locator('#messages li', { hasText: 'Bob connected.' }).waitFor();
 
     mkdirSync(RESULTS, { recursive: true });
     await ada.screenshot({ path: path.join(RESULTS, 'demo-chat.png'), fullPage: true });
-  });
+  }, 120_000);
 });

@@ -56,11 +56,11 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
     expect((await closed).code).toBe(1001);
     expect(started.stdout()).toContain('SIGTERM received; closing connections...');
     expect(started.stdout()).toContain('Demo stopped.');
-  });
+  }, 60_000);
 
   it('exits with 1 and a clear message for a bad variable', () => {
     const result = runNode(dir, { PORT: 'eighty' });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('PORT must be a whole number from 0 to 65535 (got "eighty")');
-  });
+  }, 60_000);
 });

@@ -122,7 +122,7 @@ describe('POST /api/broadcast', () => {
     const { http } = await start();
     const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: expect.any(String) });
+    expect(await json(res)).toEqual({ error: 'The body is not valid JSON.' });
   });
 });
 

@@ -21,7 +21,8 @@ async function joinRoom(client: TestClient, room: string, name?: string) {
 
 async function expectError(client: TestClient, code: string) {
   const error = await client.next();
-  expect(error).toEqual({ event: 'error', data: { code, message: expect.any(String) } });
+  expect(error.event).toBe('error');
+  expect(error.data).toMatchObject({ code, message: expect.any(String) });
   return error;
 }
 
@@ -262,6 +263,13 @@ describe('RoomsController (join_room / leave_room)', () => {
     const [admin] = await join('/?key=admin-token');
     admin.send('join_room', { room: 'ops', namespace: '/admin' });
     expect((await admin.waitFor('room_joined')).data).toEqual({ room: 'ops', namespace: '/admin' });
+  });
+
+  it('answers error invalid_payload for a join_room without a room', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    a.send('join_room', { namespace: '/' });
+    await expectError(a, 'invalid_payload');
   });
 
   it('refuses unknown namespaces and private rooms of anonymous clients', async () => {

@@ -64,7 +64,12 @@ export class ChatController extends SocketController {
     if (!request.isJson()) {
       return Response.json({ error: 'Send a JSON body with Content-Type: application/json.' }, 415);
     }
-    const body: unknown = request.getBody();
+    let body: unknown;
+    try {
+      body = request.getBody();
+    } catch {
+      return Response.json({ error: 'The body is not valid JSON.' }, 400);
+    }
     const problem = checkMessage(isRecord(body) ? body.message : undefined);
     if (problem !== undefined) return Response.json({ error: problem }, 400);
     const message = (body as { message: string }).message;
