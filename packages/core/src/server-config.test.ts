@@ -20,6 +20,7 @@ describe('ServerConfig', () => {
     expect(config.getRequestTimeout()).toBe(60_000);
     expect(config.getKeepAliveTimeout()).toBe(5_000);
     expect(config.getMaxConnections()).toBe(10_000);
+    expect(config.getShutdownDelay()).toBe(0);
     expect(config.getShutdownTimeout()).toBe(10_000);
     expect(config.getUnknownEventPolicy()).toBe('error');
     expect(config.getPerMessageDeflate()).toBe(false);

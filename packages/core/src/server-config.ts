@@ -61,6 +61,8 @@ export interface ServerConfigOptions {
   keep_alive_timeout?: number;
   /** Most TCP connections at once (HTTP and WebSocket); 0 = no limit. Default 10000. */
   max_connections?: number;
+  /** Time close() keeps listening after draining starts (health 503) before it stops accepting. Default 0. */
+  shutdown_delay?: number;
   /** How long close() lets in-flight requests and close handshakes finish. Default 10000. */
   shutdown_timeout?: number;
   /** Unknown WebSocket events: `'error'` answers an `error` event, `'ignore'` only logs. */
@@ -98,6 +100,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   request_timeout: 60_000,
   keep_alive_timeout: 5_000,
   max_connections: 10_000,
+  shutdown_delay: 0,
   shutdown_timeout: 10_000,
   unknown_event: 'error',
   per_message_deflate: false,
@@ -185,6 +188,7 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   request_timeout: nonNegativeInt('a number of milliseconds (0 = no limit)'),
   keep_alive_timeout: positiveInt('a positive number of milliseconds'),
   max_connections: nonNegativeInt('a whole number of connections (0 = no limit)'),
+  shutdown_delay: nonNegativeInt('a number of milliseconds'),
   shutdown_timeout: nonNegativeInt('a number of milliseconds'),
   unknown_event: (v) => (v === 'error' || v === 'ignore' ? null : '"error" or "ignore"'),
   per_message_deflate: bool,
@@ -404,6 +408,9 @@ export class ServerConfig {
   }
   getMaxConnections(): number {
     return this.#values.max_connections;
+  }
+  getShutdownDelay(): number {
+    return this.#values.shutdown_delay;
   }
   getShutdownTimeout(): number {
     return this.#values.shutdown_timeout;

@@ -68,7 +68,7 @@ function trimTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
-/** Resolves after `ms` or when `signal` fires, whichever is first; never keeps the process up. */
+/** A timer that never keeps the process up, and can be cancelled. */
 function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<void>((resolve) => {
@@ -420,9 +420,14 @@ export class Server implements RouterHost {
           : code === 'EACCES'
             ? ' Ports below 1024 need privileges: choose a port of 1024 or more.'
             : '';
-      if (err instanceof Error)
-        err.message = `Cannot listen on ${config.getHost()}:${config.getPort()}: ${err.message}.${hint}`;
-      throw err;
+      const reason = (err as { message?: unknown }).message;
+      const wrapped = new Error(
+        `Cannot listen on ${config.getHost()}:${config.getPort()}: ${String(reason ?? err)}.${hint}`,
+        { cause: err },
+      );
+      if (code !== undefined)
+        Object.defineProperty(wrapped, 'code', { value: code, enumerable: true });
+      throw wrapped;
     }
     server.on('error', (err) => this.#logger.exception(err, { phase: 'listening socket' }));
     const address = server.address();
@@ -441,11 +446,23 @@ export class Server implements RouterHost {
   }
 
   /**
-   * Graceful shutdown. Stops accepting connections; the health check answers 503
-   * `draining` on connections still open; WebSocket clients are closed with 1001 and their
-   * `OnDisconnect` handlers run; in-flight HTTP requests finish (answered with
-   * `Connection: close`) up to `shutdown_timeout`, after which remaining connections are
-   * cut. Resolves when everything is closed. Calling it again returns the same promise.
+   * Starts draining without closing: the health check answers 503 `draining` (so a load
+   * balancer takes this instance out of rotation), new WebSocket upgrades are refused with
+   * 503, and HTTP answers carry `Connection: close`. The server keeps listening and serving
+   * HTTP until `close()`. Does nothing unless the server is running.
+   */
+  drain(): void {
+    if (this.#state !== 'running') return;
+    this.#state = 'draining';
+    this.#logger.info('Server draining', { clients: this.getClientCount() });
+  }
+
+  /**
+   * Graceful shutdown: `drain()`, then after `shutdown_delay` stops accepting connections;
+   * WebSocket clients are closed with 1001 and their `OnDisconnect` handlers run; in-flight
+   * HTTP requests finish (answered with `Connection: close`) up to `shutdown_timeout`, after
+   * which remaining connections are cut. Resolves when everything is closed. Calling it
+   * again returns the same promise.
    */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
@@ -459,12 +476,15 @@ export class Server implements RouterHost {
       await this.#adapter.close();
       return;
     }
-    this.#state = 'draining';
+    this.drain();
+    const delayMs = this.#config.getShutdownDelay();
+    if (delayMs > 0) await delay(delayMs).promise;
     const timeout = this.#config.getShutdownTimeout();
     this.#logger.info('Server shutting down', { clients: this.getClientCount() });
 
+    // Stop accepting. Node also closes idle keep-alive connections here; the others end
+    // after their response, which carries Connection: close.
     const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Node closes idle keep-alive connections in close(); the rest end after their response.
     await this.#wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout);
     await within(Promise.allSettled([...this.#pendingWork]), timeout);
     if (this.#inflightHttp > 0) {
@@ -800,8 +820,8 @@ export class Server implements RouterHost {
 
   /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */
   #settle(result: unknown, what: string): void {
-    if (result instanceof Promise) {
-      result.catch((err: unknown) => this.#logger.exception(err, { phase: what }));
+    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+      Promise.resolve(result).catch((err: unknown) => this.#logger.exception(err, { phase: what }));
     }
   }
 
