@@ -73,8 +73,8 @@ export class Response {
   }
 
   /** A JSON response: `data` is always JSON-encoded (a string becomes a JSON string). */
-  static json(data: ResponseBody, code = 200, headers: Record<string, string> = {}): Response {
-    const response = new Response(data, code, { 'Content-Type': JSON_TYPE });
+  static json(data: unknown, code = 200, headers: Record<string, string> = {}): Response {
+    const response = new Response(data as ResponseBody, code, { 'Content-Type': JSON_TYPE });
     response.#jsonEncode = true;
     return response.setHeaders(headers);
   }

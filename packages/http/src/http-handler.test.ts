@@ -1,0 +1,200 @@
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from '@jest/globals';
+import type { LoggerInterface } from '@pkg/logger';
+import { CorsConfig } from './cors';
+import { HttpError } from './errors';
+import { HttpHandler } from './http-handler';
+import { Request } from './request';
+import { Response } from './response';
+
+interface Line {
+  level: string;
+  message: string;
+  context?: Record<string, unknown>;
+}
+
+function recordingLogger(lines: Line[]): LoggerInterface {
+  const at =
+    (level: string) =>
+    (message: string, context?: Record<string, unknown>): void => {
+      lines.push({ level, message, context });
+    };
+  return {
+    emergency: at('emergency'),
+    alert: at('alert'),
+    critical: at('critical'),
+    error: at('error'),
+    warning: at('warning'),
+    notice: at('notice'),
+    info: at('info'),
+    debug: at('debug'),
+    log: (level, message, context) => at(String(level))(message, context),
+    exception: (error, context) =>
+      lines.push({ level: 'exception', message: (error as Error).message, context }),
+  };
+}
+
+function get(path = '/', headers: Record<string, string> = {}): Request {
+  return new Request({ method: 'GET', url: path, headers: { host: 'h.example', ...headers } });
+}
+
+describe('HttpHandler construction', () => {
+  it('exposes its CORS config, trust predicate and body limit', () => {
+    const handler = new HttpHandler({
+      trustProxy: ['10.0.0.0/8'],
+      maxBodySize: 10,
+      cors: { max_age: 5 },
+    });
+    expect(handler.getCorsConfig()).toBeInstanceOf(CorsConfig);
+    expect(handler.getCorsConfig().getMaxAge()).toBe(5);
+    expect(handler.getTrustPredicate()('10.2.3.4')).toBe(true);
+    expect(handler.getMaxBodySize()).toBe(10);
+    expect(new HttpHandler().getMaxBodySize()).toBe(1048576);
+  });
+
+  it('refuses bad options and a dispatcher that is not a function', () => {
+    expect(() => new HttpHandler({ maxBodySize: -5 })).toThrow(TypeError);
+    expect(() => new HttpHandler().setDispatcher('x' as never)).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_HTTP_INVALID_OPTION' }),
+    );
+  });
+});
+
+describe('HttpHandler.parseHttpRequest', () => {
+  it('builds a Request with the trust predicate and the body', () => {
+    const handler = new HttpHandler({ trustProxy: ['127.0.0.1'] });
+    const req = {
+      method: 'POST',
+      url: '/p',
+      httpVersion: '1.1',
+      headers: { host: 'h', 'x-forwarded-for': '198.51.100.2', 'content-type': 'application/json' },
+      socket: { remoteAddress: '127.0.0.1' },
+    } as unknown as IncomingMessage;
+    const request = handler.parseHttpRequest(req, Buffer.from('{"a":1}'));
+    expect(request.getIpAddress()).toBe('198.51.100.2');
+    expect(request.getBody()).toEqual({ a: 1 });
+  });
+});
+
+describe('HttpHandler.processRequest', () => {
+  it('answers 404 JSON without a dispatcher', async () => {
+    const response = await new HttpHandler().processRequest(get());
+    expect(response.getStatusCode()).toBe(404);
+    expect(response.getBodyString()).toBe('{"error":"Not Found"}');
+  });
+
+  it('calls the dispatcher, sync or async, and adds CORS headers', async () => {
+    const handler = new HttpHandler({ cors: { allowed_origins: ['https://a.example'] } });
+    handler.setDispatcher((request) => Response.json({ path: request.getPath() }));
+    const response = await handler.processRequest(get('/x', { origin: 'https://a.example' }));
+    expect(response.getBodyString()).toBe('{"path":"/x"}');
+    expect(response.getHeader('Access-Control-Allow-Origin')).toBe('https://a.example');
+    expect(response.getHeader('Vary')).toBe('Origin');
+    handler.setDispatcher(async () => Response.text('later', 202));
+    expect((await handler.processRequest(get())).getStatusCode()).toBe(202);
+  });
+
+  it('answers preflights without calling the dispatcher', async () => {
+    let calls = 0;
+    const handler = new HttpHandler({
+      dispatch: () => {
+        calls++;
+        return new Response();
+      },
+    });
+    const preflight = new Request({
+      method: 'OPTIONS',
+      url: '/x',
+      headers: { origin: 'https://a.example', 'access-control-request-method': 'PUT' },
+    });
+    const response = await handler.processRequest(preflight);
+    expect(response.getStatusCode()).toBe(204);
+    expect(response.getHeader('Access-Control-Allow-Methods')).toContain('PUT');
+    expect(calls).toBe(0);
+    expect(handler.handlePreflightRequest(preflight).getStatusCode()).toBe(204);
+  });
+
+  it('turns a thrown error into a logged 500 without details', async () => {
+    const lines: Line[] = [];
+    const handler = new HttpHandler({
+      logger: recordingLogger(lines),
+      dispatch: () => {
+        throw new Error('database is down');
+      },
+    });
+    const response = await handler.processRequest(get('/boom'));
+    expect(response.getStatusCode()).toBe(500);
+    expect(response.getBodyString()).toBe('{"error":"Internal Server Error"}');
+    expect(lines).toEqual([
+      {
+        level: 'exception',
+        message: 'database is down',
+        context: { code: 'PKG_ERR_HTTP_HANDLER_FAILED', method: 'GET', path: '/boom', ip: '' },
+      },
+    ]);
+  });
+
+  it('puts the message and stack in 500 bodies in debug mode', async () => {
+    const handler = new HttpHandler({
+      debug: true,
+      logger: recordingLogger([]),
+      dispatch: async () => Promise.reject(new Error('details here')),
+    });
+    const body = JSON.parse((await handler.processRequest(get())).getBodyString()) as Record<
+      string,
+      string
+    >;
+    expect(body.error).toBe('Internal Server Error');
+    expect(body.message).toBe('details here');
+    expect(body.stack).toContain('details here');
+  });
+
+  it('answers an HttpError with its own status, e.g. malformed JSON read by the handler', async () => {
+    const handler = new HttpHandler({ dispatch: (request) => Response.json(request.getBody()) });
+    const request = new Request({
+      method: 'POST',
+      url: '/',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{oops'),
+    });
+    const response = await handler.processRequest(request);
+    expect(response.getStatusCode()).toBe(400);
+    expect(JSON.parse(response.getBodyString())).toMatchObject({
+      error: 'Bad Request',
+      code: 'PKG_ERR_HTTP_INVALID_JSON',
+    });
+    const notFound = new HttpHandler({
+      dispatch: () => {
+        throw new HttpError('PKG_ERR_HTTP_NOT_FOUND', 'nothing here');
+      },
+    });
+    expect((await notFound.processRequest(get())).getBodyString()).toBe('{"error":"Not Found"}');
+  });
+
+  it('answers 500 when the dispatcher returns something that is not a Response', async () => {
+    const lines: Line[] = [];
+    const handler = new HttpHandler({
+      logger: recordingLogger(lines),
+      dispatch: () => ({ status: 200 }) as unknown as Response,
+    });
+    const response = await handler.processRequest(get());
+    expect(response.getStatusCode()).toBe(500);
+    expect(lines[0]?.level).toBe('error');
+    expect(lines[0]?.message).toContain('returned Object instead of a Response');
+    expect(lines[0]?.context?.code).toBe('PKG_ERR_HTTP_INVALID_RESPONSE');
+  });
+
+  it('still answers when the logger itself throws', async () => {
+    const broken = recordingLogger([]);
+    broken.exception = () => {
+      throw new Error('disk full');
+    };
+    const handler = new HttpHandler({
+      logger: broken,
+      dispatch: () => {
+        throw new Error('x');
+      },
+    });
+    expect((await handler.processRequest(get())).getStatusCode()).toBe(500);
+  });
+});
