@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
 import {
+  HttpError,
   HttpHandler,
   MemoryRateLimitStore,
   RateLimiter,
@@ -781,6 +782,9 @@ export class Server implements RouterHost {
     try {
       return await this.#router.dispatchHttp(request);
     } catch (err) {
+      // Problems with the request itself (a malformed JSON body read by the handler, ...)
+      // keep their own status: HttpHandler answers them (400, 413, ...).
+      if (err instanceof HttpError) throw err;
       this.#logger.exception(err, {
         method,
         path: request.getPath(),

@@ -182,6 +182,33 @@ describe('route matching through the server', () => {
   });
 });
 
+describe('request errors keep their status', () => {
+  it('answers 400 for a malformed JSON body that the handler reads', async () => {
+    const { base, logger } = await startServer([new ApiController()]);
+    const res = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: 'Bad Request',
+      code: 'PKG_ERR_HTTP_INVALID_JSON',
+    });
+    expect(logger.exceptions).toHaveLength(0);
+  });
+
+  it('answers 413 for a body over max_body_size', async () => {
+    const { base } = await startServer([new ApiController()], { max_body_size: 16 });
+    const res = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'x'.repeat(100) }),
+    });
+    expect(res.status).toBe(413);
+  });
+});
+
 describe('rate limits', () => {
   it('answers 429 with Retry-After and rate-limit headers over an HTTP route limit', async () => {
     const { base } = await startServer([new ApiController()]);

@@ -132,6 +132,14 @@ describe('run()', () => {
     expect(node.maxConnections).toBe(50);
   });
 
+  it('hands the WebSocket limits to the handler: a message over max_message_size closes with 1009', async () => {
+    const { wsUrl } = await startServer([new HelloController()], { max_message_size: 64 });
+    const client = await TestClient.connect(wsUrl);
+    await client.next('welcome');
+    client.send('echo', { text: 'x'.repeat(100) });
+    expect((await client.closed).code).toBe(1009);
+  });
+
   it('refuses connections over max_connections', async () => {
     const { wsUrl } = await startServer([new HelloController()], { max_connections: 1 });
     const first = await TestClient.connect(wsUrl);
