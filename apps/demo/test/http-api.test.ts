@@ -1,5 +1,8 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { startTestDemo, type RunningDemo } from './helpers/app';
+
+// The root jest run uses projects, where a preset's testTimeout does not apply.
+jest.setTimeout(20_000);
 
 let demo: RunningDemo | undefined;
 

@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { startTestDemo, type RunningDemo } from './helpers/app';
 import { HandshakeRefused, type TestClient } from './helpers/ws-client';
+
+// The root jest run uses projects, where a preset's testTimeout does not apply.
+jest.setTimeout(20_000);
 
 let demo: RunningDemo | undefined;
 
