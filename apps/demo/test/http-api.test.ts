@@ -125,7 +125,7 @@ describe('POST /api/broadcast', () => {
     const { http } = await start();
     const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: 'The body is not valid JSON.' });
+    expect(await json(res)).toMatchObject({ error: expect.any(String) });
   });
 });
 
