@@ -55,10 +55,6 @@ export const coreErrorCodes = {
     message: 'The request path exists, but not for the request method.',
     status: 405,
   },
-  PKG_ERR_CORE_BAD_PATH: {
-    message: 'The request path contains malformed percent-encoding.',
-    status: 400,
-  },
   PKG_ERR_CORE_RATE_LIMITED: {
     message: 'A client exceeded the rate limit of a route or event.',
     status: 429,

@@ -320,9 +320,12 @@ export class Router {
           context,
         );
     } catch (err) {
-      host
-        .getLogger()
-        .exception(err, { clientId, event, handler: label(route.controller, route.handler) });
+      host.getLogger().exception(err, {
+        code: 'PKG_ERR_CORE_HANDLER_FAILED',
+        clientId,
+        event,
+        handler: label(route.controller, route.handler),
+      });
       host.sendEventError(
         clientId,
         CoreEventErrorCode.INTERNAL_ERROR,
@@ -353,6 +356,7 @@ export class Router {
           await methodOf(hooks.controller, handler).call(hooks.controller, clientId);
         } catch (err) {
           host.getLogger().exception(err, {
+            code: 'PKG_ERR_CORE_HANDLER_FAILED',
             clientId,
             event: eventType,
             handler: label(hooks.controller, handler),
@@ -377,10 +381,27 @@ export class Router {
     const match = this.matchHttpRoute(method, path);
     if (!match) {
       const allowed = this.getAllowedMethods(path);
-      if (allowed.length === 0) return Response.json({ error: 'Not Found' }, 404);
+      if (allowed.length === 0) {
+        host.getLogger().debug('No HTTP route for the path', {
+          code: 'PKG_ERR_CORE_ROUTE_NOT_FOUND',
+          method,
+          path,
+        });
+        return Response.json({ error: 'Not Found' }, 404);
+      }
       const allow = allowHeader(allowed);
       if (method === 'OPTIONS') return new Response('', 204, { Allow: allow });
-      return Response.json({ error: 'Method Not Allowed' }, 405, { Allow: allow });
+      host.getLogger().debug('HTTP method not allowed for the path', {
+        code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED',
+        method,
+        path,
+        allow,
+      });
+      return Response.json(
+        { error: 'Method Not Allowed', code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED' },
+        405,
+        { Allow: allow },
+      );
     }
     const { route, params } = match;
     request.setParams(params);
@@ -400,6 +421,11 @@ export class Router {
         .getRateLimiter()
         .check(`ws:${route.event}:${context.clientId}`, route.rateLimit);
       if (!result.allowed) {
+        host.getLogger().debug('WebSocket event over its rate limit', {
+          code: 'PKG_ERR_CORE_RATE_LIMITED',
+          clientId: context.clientId,
+          event: route.event,
+        });
         host.sendEventError(
           context.clientId,
           CoreEventErrorCode.RATE_LIMITED,
@@ -426,7 +452,14 @@ export class Router {
     }
     const key = RateLimiter.keyFor(`http ${route.method} ${route.path}`, request);
     const result = await host.getRateLimiter().check(key, route.rateLimit);
-    if (!result.allowed) return RateLimiter.tooManyRequests(result);
+    if (!result.allowed) {
+      host.getLogger().debug('HTTP route over its rate limit', {
+        code: 'PKG_ERR_CORE_RATE_LIMITED',
+        route: `${route.method} ${route.path}`,
+        ip: request.getIpAddress(),
+      });
+      return RateLimiter.tooManyRequests(result);
+    }
     const response = (await methodOf(route.controller, route.handler).call(
       route.controller,
       request,

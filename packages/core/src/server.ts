@@ -1,10 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
@@ -30,16 +25,17 @@ import {
 } from '@pkg/ws-protocol';
 import { LocalAdapter, type Adapter, type AdapterHost, type CountTarget } from './adapter';
 import { createClientIdGenerator, type ClientIdGenerator } from './client-id';
+import { ClientRegistry, type ClientType } from './client-registry';
 import { createCoreError } from './errors';
 import { buildHealthDocument, type HealthDocument } from './health';
 import { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
+import { createNodeServer, delay, listen, waitAtMost, type NodeServer } from './node-server';
 import { Router, type RouterHost } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
 import type { SocketController } from './socket-controller';
 
-/** How a connection is classified. */
-export type ClientType = 'ws' | 'http';
+export type { ClientType } from './client-registry';
 
 /** Options of `broadcast` beyond the spec's arguments. */
 export interface BroadcastOptions {
@@ -49,8 +45,6 @@ export interface BroadcastOptions {
 
 /** Lifecycle of a Server. */
 export type ServerState = 'idle' | 'starting' | 'running' | 'draining' | 'closed';
-
-type NodeServer = ReturnType<typeof createHttpServer> | ReturnType<typeof createHttpsServer>;
 
 /** The request attribute under which the server stores the connection's client id. */
 export const CLIENT_ID_ATTRIBUTE = 'clientId';
@@ -67,25 +61,6 @@ function isLogger(value: unknown): value is LoggerInterface {
 
 function trimTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-}
-
-/** A timer that never keeps the process up, and can be cancelled. */
-function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  const d = delay(ms);
-  try {
-    await Promise.race([promise.then(() => undefined), d.promise]);
-  } finally {
-    d.cancel();
-  }
 }
 
 /**
@@ -120,11 +95,7 @@ export class Server implements RouterHost {
   #boundPort: number | null = null;
   #closing: Promise<void> | null = null;
 
-  readonly #clientTypes = new Map<string, ClientType>();
-  readonly #clientData = new Map<string, Map<string, unknown>>();
-  /** TCP (or TLS) socket of every tracked connection. */
-  readonly #connections = new Map<string, Socket>();
-  readonly #socketIds = new WeakMap<object, string>();
+  readonly #clients = new ClientRegistry();
   /** Completion of each WebSocket client's OnConnect handlers; messages wait for it. */
   readonly #connectPhase = new Map<string, Promise<void>>();
   /** Work that close() waits for: disconnect handlers, message dispatches. */
@@ -218,11 +189,11 @@ export class Server implements RouterHost {
   }
   /** Client id -> `'ws'` or `'http'`, for every open connection. */
   get clientTypes(): ReadonlyMap<string, ClientType> {
-    return this.#clientTypes;
+    return this.#clients.types;
   }
   /** Client id -> custom data (a copy). */
   get clientData(): ReadonlyMap<string, Readonly<Record<string, unknown>>> {
-    return new Map([...this.#clientData].map(([id, data]) => [id, Object.fromEntries(data)]));
+    return this.#clients.snapshotData();
   }
   get router(): Router {
     return this.#router;
@@ -377,14 +348,9 @@ export class Server implements RouterHost {
     this.#state = 'starting';
     const config = this.#config;
     const tls = config.getTls();
-    const server: NodeServer = tls ? createHttpsServer({ ...tls }) : createHttpServer();
-    server.headersTimeout = config.getHeadersTimeout();
-    server.requestTimeout = config.getRequestTimeout();
-    server.keepAliveTimeout = config.getKeepAliveTimeout();
-    if (config.getMaxConnections() > 0) server.maxConnections = config.getMaxConnections();
-
+    const server = createNodeServer(config);
     server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) =>
-      this.#onConnection(socket),
+      this.#clients.trackConnection(socket, this.#nextId()),
     );
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#onRequest(req, res));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
@@ -398,42 +364,13 @@ export class Server implements RouterHost {
 
     this.#socket = server;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const onError = (err: Error): void => {
-          server.removeListener('listening', onListening);
-          reject(err);
-        };
-        const onListening = (): void => {
-          server.removeListener('error', onError);
-          resolve();
-        };
-        server.once('error', onError);
-        server.once('listening', onListening);
-        server.listen(config.getPort(), config.getHost());
-      });
+      this.#boundPort = await listen(server, config.getHost(), config.getPort());
     } catch (err) {
       this.#state = 'closed';
       this.#socket = null;
-      const code = (err as { code?: string }).code;
-      const hint =
-        code === 'EADDRINUSE'
-          ? ' Another process uses this port: stop it or choose another port (0 picks a free one).'
-          : code === 'EACCES'
-            ? ' Ports below 1024 need privileges: choose a port of 1024 or more.'
-            : '';
-      const reason = (err as { message?: unknown }).message;
-      const wrapped = new Error(
-        `Cannot listen on ${config.getHost()}:${config.getPort()}: ${String(reason ?? err)}.${hint}`,
-        { cause: err },
-      );
-      if (code !== undefined)
-        Object.defineProperty(wrapped, 'code', { value: code, enumerable: true });
-      throw wrapped;
+      throw err;
     }
     server.on('error', (err) => this.#logger.exception(err, { phase: 'listening socket' }));
-    const address = server.address();
-    this.#boundPort =
-      typeof address === 'object' && address !== null ? address.port : config.getPort();
     this.#startedAt = Date.now();
     this.#state = 'running';
     this.#logger.info(
@@ -487,9 +424,9 @@ export class Server implements RouterHost {
     // after their response, which carries Connection: close.
     const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     await this.#wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout);
-    await within(Promise.allSettled([...this.#pendingWork]), timeout);
+    await waitAtMost(Promise.allSettled([...this.#pendingWork]), timeout);
     if (this.#inflightHttp > 0) {
-      await within(
+      await waitAtMost(
         new Promise<void>((resolve) => {
           this.#httpIdle = resolve;
         }),
@@ -504,7 +441,7 @@ export class Server implements RouterHost {
       });
     }
     server.closeAllConnections();
-    for (const socket of this.#connections.values()) socket.destroy();
+    this.#clients.destroyAll();
     await listenerClosed;
     await this.#adapter.close();
     this.#state = 'closed';
@@ -518,11 +455,11 @@ export class Server implements RouterHost {
    * `OnDisconnect` handlers run; an HTTP connection is closed. Unknown ids are ignored.
    */
   disconnectClient(clientId: string): void {
-    const type = this.#clientTypes.get(clientId);
+    const type = this.#clients.getType(clientId);
     if (type === 'ws') {
       this.#wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
     } else if (type === 'http') {
-      this.#connections.get(clientId)?.destroy();
+      this.#clients.destroy(clientId);
     }
   }
 
@@ -535,13 +472,9 @@ export class Server implements RouterHost {
         'setClientData: the key must be a string.',
       );
     }
-    const data = this.#clientData.get(clientId);
-    if (!data) {
-      this.#logger.debug('setClientData for a client that is not connected', { clientId, key });
-      return false;
-    }
-    data.set(key, value);
-    return true;
+    if (this.#clients.setData(clientId, key, value)) return true;
+    this.#logger.debug('setClientData for a client that is not connected', { clientId, key });
+    return false;
   }
 
   /**
@@ -549,10 +482,7 @@ export class Server implements RouterHost {
    * Includes what handshake middleware put in `ctx.data`. Undefined for an unknown client.
    */
   getClientData(clientId: string, key?: string | null): unknown {
-    const data = this.#clientData.get(clientId);
-    if (!data) return undefined;
-    if (key === undefined || key === null) return Object.fromEntries(data);
-    return data.get(key);
+    return this.#clients.getData(clientId, key);
   }
 
   /** Number of WebSocket clients connected to this process. */
@@ -572,12 +502,12 @@ export class Server implements RouterHost {
 
   /** `'ws'`, `'http'`, or undefined when no such connection is open. */
   getClientType(clientId: string): ClientType | undefined {
-    return this.#clientTypes.get(clientId);
+    return this.#clients.getType(clientId);
   }
 
   /** Whether a connection with that id is open (either type). */
   isConnected(clientId: string): boolean {
-    return this.#clientTypes.has(clientId);
+    return this.#clients.isConnected(clientId);
   }
 
   // ------------------------------------------------------------ messaging
@@ -621,7 +551,7 @@ export class Server implements RouterHost {
   /** Puts a connected WebSocket client in a room. False (and nothing done) for an unknown client. */
   joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
     this.#checkRoomArgs('joinRoom', room, namespace);
-    if (this.#clientTypes.get(clientId) !== 'ws') {
+    if (this.#clients.getType(clientId) !== 'ws') {
       this.#logger.debug('joinRoom for a client that is not connected', {
         clientId,
         room,
@@ -647,7 +577,7 @@ export class Server implements RouterHost {
   /** Makes a connected WebSocket client a member of a namespace. */
   joinNamespace(clientId: string, namespace: string): boolean {
     this.#checkRoomArgs('joinNamespace', 'x', namespace);
-    if (this.#clientTypes.get(clientId) !== 'ws') return false;
+    if (this.#clients.getType(clientId) !== 'ws') return false;
     this.#settle(this.#adapter.joinNamespace(clientId, namespace), 'adapter.joinNamespace');
     return true;
   }
@@ -673,23 +603,8 @@ export class Server implements RouterHost {
 
   // ------------------------------------------------------------ internals: connections
 
-  #onConnection(socket: Socket): void {
-    const id = this.#nextId();
-    this.#socketIds.set(socket, id);
-    this.#connections.set(id, socket);
-    this.#clientTypes.set(id, 'http');
-    this.#clientData.set(id, new Map());
-    socket.once('close', () => {
-      this.#connections.delete(id);
-      if (this.#clientTypes.get(id) === 'http') {
-        this.#clientTypes.delete(id);
-        this.#clientData.delete(id);
-      }
-    });
-  }
-
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const id = this.#socketIds.get(req.socket) ?? this.#nextId();
+    const id = this.#clients.idOf(req.socket) ?? this.#nextId();
     this.#inflightHttp += 1;
     const done = (): void => {
       this.#inflightHttp -= 1;
@@ -707,8 +622,12 @@ export class Server implements RouterHost {
   }
 
   #onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const id = this.#socketIds.get(socket) ?? this.#nextId();
+    const id = this.#clients.idOf(socket) ?? this.#nextId();
     if (this.#state !== 'running') {
+      this.#logger.debug('WebSocket upgrade refused while draining', {
+        code: 'PKG_ERR_CORE_DRAINING',
+        clientId: id,
+      });
       socket.end(
         'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
       );
@@ -725,8 +644,7 @@ export class Server implements RouterHost {
 
   #onWsConnect(client: WsClient): void {
     const id = client.id;
-    this.#clientTypes.set(id, 'ws');
-    this.#clientData.set(id, new Map(Object.entries(client.data)));
+    this.#clients.markWebSocket(id, client.data);
     this.#settle(this.#adapter.joinNamespace(id, DEFAULT_NAMESPACE), 'adapter.joinNamespace');
     const phase = this.#router.dispatchSpecialEvent(id, 'connect');
     this.#connectPhase.set(id, phase);
@@ -742,14 +660,14 @@ export class Server implements RouterHost {
   }
 
   #onWsDisconnect(clientId: string): void {
-    if (this.#clientTypes.get(clientId) === 'ws') this.#clientTypes.delete(clientId);
+    this.#clients.markDisconnected(clientId);
     this.#settle(this.#adapter.removeClient(clientId), 'adapter.removeClient');
     const phase = this.#connectPhase.get(clientId) ?? Promise.resolve();
     const work = phase
       .then(() => this.#router.dispatchSpecialEvent(clientId, 'disconnect'))
       .finally(() => {
         this.#connectPhase.delete(clientId);
-        if (!this.#clientTypes.has(clientId)) this.#clientData.delete(clientId);
+        this.#clients.forgetData(clientId);
       });
     this.#track(work);
   }

@@ -146,7 +146,10 @@ describe('route matching through the server', () => {
     const res = await fetch(`${base}/users/42`, { method: 'PUT' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD, DELETE, OPTIONS');
-    expect(await res.json()).toEqual({ error: 'Method Not Allowed' });
+    expect(await res.json()).toEqual({
+      error: 'Method Not Allowed',
+      code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED',
+    });
     expect((await fetch(`${base}/users/42`, { method: 'DELETE' })).status).toBe(204);
   });
 

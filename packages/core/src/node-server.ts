@@ -1,0 +1,83 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { ServerConfig } from './server-config';
+
+/** The `node:http` or `node:https` server under a `Server`. */
+export type NodeServer = ReturnType<typeof createHttpServer> | ReturnType<typeof createHttpsServer>;
+
+/**
+ * Creates the Node server with the configured timeouts and connection limit: `https` when
+ * `tls` is configured, `http` otherwise.
+ */
+export function createNodeServer(config: ServerConfig): NodeServer {
+  const tls = config.getTls();
+  const server: NodeServer = tls ? createHttpsServer({ ...tls }) : createHttpServer();
+  server.headersTimeout = config.getHeadersTimeout();
+  server.requestTimeout = config.getRequestTimeout();
+  server.keepAliveTimeout = config.getKeepAliveTimeout();
+  if (config.getMaxConnections() > 0) server.maxConnections = config.getMaxConnections();
+  return server;
+}
+
+/**
+ * Listens and resolves with the bound port. A failure (port in use, no permission) rejects
+ * with an error that says where and what to do, keeping the system error's `code` and
+ * `cause`.
+ */
+export async function listen(server: NodeServer, host: string, port: number): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error): void => {
+        server.removeListener('listening', onListening);
+        reject(err);
+      };
+      const onListening = (): void => {
+        server.removeListener('error', onError);
+        resolve();
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(port, host);
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const hint =
+      code === 'EADDRINUSE'
+        ? ' Another process uses this port: stop it or choose another port (0 picks a free one).'
+        : code === 'EACCES'
+          ? ' Ports below 1024 need privileges: choose a port of 1024 or more.'
+          : '';
+    const reason = (err as { message?: unknown }).message;
+    const wrapped = new Error(
+      `Cannot listen on ${host}:${port}: ${String(reason ?? err)}.${hint}`,
+      {
+        cause: err,
+      },
+    );
+    if (code !== undefined)
+      Object.defineProperty(wrapped, 'code', { value: code, enumerable: true });
+    throw wrapped;
+  }
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : port;
+}
+
+/** A timer that never keeps the process up, and can be cancelled. */
+export function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  return { promise, cancel: () => clearTimeout(timer) };
+}
+
+/** Waits for the promise, but at most `ms`. */
+export async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  const timer = delay(ms);
+  try {
+    await Promise.race([promise.then(() => undefined), timer.promise]);
+  } finally {
+    timer.cancel();
+  }
+}
