@@ -77,17 +77,41 @@ describe('prepareLogDirectory', () => {
     );
   });
 
-  (isRoot ? it.skip : it)('fails clearly when the directory is read-only', () => {
+  // Root may write anywhere, so under root (as in CI) the check runs in a child process as
+  // the unprivileged user `nobody`, through the built package's public constructor.
+  function unwritableError(target: string): { code?: string; message: string } {
+    if (!isRoot) {
+      return thrown(() => prepareLogDirectory(target, ['app.log']));
+    }
+    const dist = join(__dirname, '..', 'dist', 'index.cjs');
+    if (!existsSync(dist))
+      throw new Error(`${dist} is missing: build @pkg/logger first (pnpm build)`);
+    chmodSync(tmp, 0o755);
+    const script = `
+      const { Logger } = require(${JSON.stringify(dist)});
+      try { new Logger('debug', false, true, ${JSON.stringify(target)}); console.log('{}'); }
+      catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+    const out = execFileSync(process.execPath, ['-e', script], {
+      uid: 65534,
+      gid: 65534,
+      encoding: 'utf8',
+    });
+    return JSON.parse(out) as { code?: string; message: string };
+  }
+
+  it('fails clearly when the directory is read-only', () => {
     const dir = join(tmp, 'ro');
     mkdirSync(dir, 0o500);
-    const err = thrown(() => prepareLogDirectory(dir, ['app.log']));
+    if (isRoot) chmodSync(dir, 0o555);
+    const err = unwritableError(dir);
     expect(err.code).toBe('PKG_ERR_LOG_DIRECTORY_UNWRITABLE');
     expect(err.message).toContain('is not writable (EACCES');
   });
 
-  (isRoot ? it.skip : it)('fails clearly when an existing log file is read-only', () => {
-    writeFileSync(join(tmp, 'app.log'), '', { mode: 0o400 });
-    const err = thrown(() => prepareLogDirectory(tmp, ['app.log']));
+  it('fails clearly when an existing log file is read-only', () => {
+    writeFileSync(join(tmp, 'app.log'), '', { mode: isRoot ? 0o444 : 0o400 });
+    const err = unwritableError(tmp);
+    expect(err.code).toBe('PKG_ERR_LOG_DIRECTORY_UNWRITABLE');
     expect(err.message).toContain('is not writable (EACCES');
   });
 });
