@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { assertCloseFrame, isSendableCloseCode, WsCloseCode } from './close-codes';
+import {
+  assertCloseFrame,
+  closeCodeForWsError,
+  isSendableCloseCode,
+  WsCloseCode,
+} from './close-codes';
 
 describe('isSendableCloseCode', () => {
   it('accepts the codes an endpoint may send', () => {
@@ -41,5 +46,16 @@ describe('assertCloseFrame', () => {
     expect(() => assertCloseFrame(1000, 5 as unknown as string, 'closeAll')).toThrow(
       expect.objectContaining({ name: 'TypeError', code: 'PKG_ERR_WS_INVALID_ARGUMENT' }),
     );
+  });
+});
+
+describe('closeCodeForWsError', () => {
+  it('gives the close code ws sends for its receiver errors', () => {
+    expect(closeCodeForWsError('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')).toBe(1009);
+    expect(closeCodeForWsError('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH')).toBe(1009);
+    expect(closeCodeForWsError('WS_ERR_TOO_MANY_BUFFERED_PARTS')).toBe(1008);
+    expect(closeCodeForWsError('WS_ERR_INVALID_UTF8')).toBe(1007);
+    expect(closeCodeForWsError('WS_ERR_EXPECTED_MASK')).toBe(1002);
+    expect(closeCodeForWsError('WS_ERR_INVALID_CLOSE_CODE')).toBe(1002);
   });
 });

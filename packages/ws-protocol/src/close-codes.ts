@@ -52,3 +52,18 @@ export function assertCloseFrame(code: number, reason: string, caller: string): 
     );
   }
 }
+
+/** The close code `ws` sends for one of its receiver errors (`err.code` `WS_ERR_*`). */
+export function closeCodeForWsError(wsCode: string): number {
+  switch (wsCode) {
+    case 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH':
+    case 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH':
+      return WsCloseCode.MESSAGE_TOO_BIG;
+    case 'WS_ERR_TOO_MANY_BUFFERED_PARTS':
+      return WsCloseCode.POLICY_VIOLATION;
+    case 'WS_ERR_INVALID_UTF8':
+      return WsCloseCode.INVALID_PAYLOAD;
+    default:
+      return WsCloseCode.PROTOCOL_ERROR;
+  }
+}

@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { refusalStatus, validateUpgradeRequest, writeHandshakeError } from './handshake';
+import {
+  headerValue,
+  holdEarlyBytes,
+  refusalStatus,
+  splitRequestTarget,
+  validateUpgradeRequest,
+  writeHandshakeError,
+} from './handshake';
 
 function request(method: string, headers: Record<string, string>): IncomingMessage {
   return { method, headers, url: '/' } as unknown as IncomingMessage;
@@ -114,5 +121,45 @@ describe('writeHandshakeError', () => {
     const socket = new PassThrough();
     socket.destroy();
     expect(() => writeHandshakeError(socket, 400, 'x')).not.toThrow();
+  });
+});
+
+describe('splitRequestTarget', () => {
+  it('splits path and query of origin-form and absolute-form targets', () => {
+    const a = splitRequestTarget('/chat/v1?key=abc&room=x');
+    expect(a.path).toBe('/chat/v1');
+    expect(a.query.get('key')).toBe('abc');
+    expect(splitRequestTarget('/').query.toString()).toBe('');
+    const b = splitRequestTarget('http://example.com/ws?key=1');
+    expect(b.path).toBe('/ws');
+    expect(b.query.get('key')).toBe('1');
+    expect(splitRequestTarget('//evil.example/path').path).toBe('//evil.example/path');
+  });
+});
+
+describe('headerValue', () => {
+  it('takes the first of a list', () => {
+    expect(headerValue(['a', 'b'])).toBe('a');
+    expect(headerValue('x')).toBe('x');
+    expect(headerValue(undefined)).toBeUndefined();
+  });
+});
+
+describe('holdEarlyBytes', () => {
+  it('keeps what arrives until release, then stops reading', () => {
+    const socket = new PassThrough();
+    const held = holdEarlyBytes(socket, 10);
+    socket.write('abc');
+    socket.write('de');
+    expect(held.release().toString()).toBe('abcde');
+    expect(socket.listenerCount('data')).toBe(0);
+  });
+
+  it('destroys the socket beyond the limit', () => {
+    const socket = new PassThrough();
+    const held = holdEarlyBytes(socket, 4);
+    socket.write('abcdef');
+    expect(socket.destroyed).toBe(true);
+    expect(held.release().length).toBe(0);
   });
 });

@@ -52,8 +52,26 @@ export interface HandshakeFailure {
   headers?: Record<string, string>;
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
+/** The first value of a header that Node may give as a list. */
+export function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** Path and query of a request target (origin-form, or absolute-form as proxies send it). */
+export function splitRequestTarget(url: string): { path: string; query: URLSearchParams } {
+  let target = url;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    try {
+      const parsed = new URL(target);
+      target = parsed.pathname + parsed.search;
+    } catch {
+      target = '/';
+    }
+  }
+  const q = target.indexOf('?');
+  return q === -1
+    ? { path: target, query: new URLSearchParams() }
+    : { path: target.slice(0, q), query: new URLSearchParams(target.slice(q + 1)) };
 }
 
 /**
@@ -142,4 +160,27 @@ export function writeHandshakeError(
     '\r\n';
   socket.once('finish', () => socket.destroy());
   socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+}
+
+/**
+ * Reads a not yet upgraded socket while something slow runs (handshake hooks): a client that
+ * closes or resets is noticed (the socket stops being readable, or is destroyed), and bytes
+ * it sends early are kept for `ws`. More than `limit` bytes destroy the socket. `release()`
+ * stops reading and returns what was kept.
+ */
+export function holdEarlyBytes(socket: Duplex, limit: number): { release(): Buffer } {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const onData = (chunk: Buffer): void => {
+    total += chunk.length;
+    if (total > limit) socket.destroy();
+    else chunks.push(chunk);
+  };
+  socket.on('data', onData);
+  return {
+    release() {
+      socket.removeListener('data', onData);
+      return Buffer.concat(chunks);
+    },
+  };
 }

@@ -1,5 +1,6 @@
 export { generateAcceptKey } from './accept-key';
 export { WsCloseCode } from './close-codes';
+export type { WsClient } from './connection';
 export { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
 export type { Envelope, EventData, MessageDecodeErrorCode } from './envelope';
 export { createWsError, wsErrorCodes, WsEventErrorCode } from './errors';
@@ -9,7 +10,6 @@ export { wsHandlerDefaults } from './options';
 export type { WebSocketHandlerOptions } from './options';
 export { WebSocketHandler } from './websocket-handler';
 export type {
-  WsClient,
   WsConnectListener,
   WsDisconnectListener,
   WsMessageListener,

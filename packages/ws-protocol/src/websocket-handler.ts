@@ -11,51 +11,30 @@ import type { RawData } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { generateAcceptKey } from './accept-key';
 import { nextClientId } from './client-id';
-import { assertCloseFrame, WsCloseCode } from './close-codes';
+import { assertCloseFrame, closeCodeForWsError, WsCloseCode } from './close-codes';
+import { Connection } from './connection';
+import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
 import type { Envelope, EventData } from './envelope';
 import { createWsError, WsEventErrorCode } from './errors';
 import type { WsErrorCode } from './errors';
-import { refusalStatus, validateUpgradeRequest, writeHandshakeError } from './handshake';
+import {
+  headerValue,
+  holdEarlyBytes,
+  splitRequestTarget,
+  validateUpgradeRequest,
+  writeHandshakeError,
+} from './handshake';
 import type { HandshakeContext, HandshakeFailure, HandshakeHook } from './handshake';
-import { Heartbeat } from './heartbeat';
+import { runHandshakeHooks } from './hooks';
 import { compileOriginPolicy } from './origin';
 import type { OriginPredicate } from './origin';
 import { resolveWsHandlerOptions } from './options';
 import type { ResolvedWebSocketHandlerOptions, WebSocketHandlerOptions } from './options';
 
-/** A connected client. */
-export interface WsClient {
-  readonly id: string;
-  /** The `ws` connection (send through the handler so that the limits apply). */
-  readonly socket: WebSocket;
-  readonly ip: string;
-  /** Values attached by handshake hooks (and by the application later). */
-  readonly data: Record<string, unknown>;
-  /** The upgrade request. */
-  readonly request: IncomingMessage;
-}
-
 export type WsConnectListener = (client: WsClient) => void;
 export type WsMessageListener = (client: WsClient, envelope: Envelope) => void;
 export type WsDisconnectListener = (client: WsClient, code: number, reason: string) => void;
-
-interface CloseIntent {
-  code: number;
-  reason: string;
-}
-
-interface ClientState {
-  readonly client: WsClient;
-  readonly rawSocket: Duplex;
-  readonly heartbeat: Heartbeat;
-  readonly closed: Promise<void>;
-  resolveClosed: () => void;
-  /** Set when the server ends the connection; reported if no close frame comes back. */
-  intent: CloseIntent | undefined;
-  closeTimer: NodeJS.Timeout | undefined;
-  gone: boolean;
-}
 
 /** Send options of every outbound message: a text frame, also when given a Buffer. */
 const SEND_AS_TEXT = { binary: false } as const;
@@ -63,45 +42,10 @@ const SEND_AS_TEXT = { binary: false } as const;
 /** Bytes a client may send before its handshake completes (they are kept for `ws`). */
 const MAX_EARLY_BYTES = 64 * 1024;
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function toBuffer(raw: RawData | string): Buffer | string {
   if (typeof raw === 'string' || Buffer.isBuffer(raw)) return raw;
   if (Array.isArray(raw)) return Buffer.concat(raw);
   return Buffer.from(raw);
-}
-
-function splitUrl(url: string): { path: string; query: URLSearchParams } {
-  let target = url;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
-    try {
-      const parsed = new URL(target);
-      target = parsed.pathname + parsed.search;
-    } catch {
-      target = '/';
-    }
-  }
-  const q = target.indexOf('?');
-  return q === -1
-    ? { path: target, query: new URLSearchParams() }
-    : { path: target.slice(0, q), query: new URLSearchParams(target.slice(q + 1)) };
-}
-
-/** The close code `ws` sends for one of its receiver errors. */
-function wsCloseCodeFor(wsCode: string): number {
-  switch (wsCode) {
-    case 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH':
-    case 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH':
-      return WsCloseCode.MESSAGE_TOO_BIG;
-    case 'WS_ERR_TOO_MANY_BUFFERED_PARTS':
-      return WsCloseCode.POLICY_VIOLATION;
-    case 'WS_ERR_INVALID_UTF8':
-      return WsCloseCode.INVALID_PAYLOAD;
-    default:
-      return WsCloseCode.PROTOCOL_ERROR;
-  }
 }
 
 function errorMessage(err: unknown): string {
@@ -128,8 +72,8 @@ export class WebSocketHandler {
   readonly #connectListeners: WsConnectListener[] = [];
   readonly #messageListeners: WsMessageListener[] = [];
   readonly #disconnectListeners: WsDisconnectListener[] = [];
-  readonly #clients = new Map<string, ClientState>();
-  readonly #bySocket = new WeakMap<WebSocket, ClientState>();
+  readonly #clients = new Map<string, Connection>();
+  readonly #bySocket = new WeakMap<WebSocket, Connection>();
   /** Ids of handshakes under way, so that an id is never given out twice. */
   readonly #pending = new Set<string>();
   #closing = false;
@@ -254,7 +198,7 @@ export class WebSocketHandler {
         status: failure.status,
         reason: failure.message,
         // The path only: a query string may carry a token.
-        path: splitUrl(req.url ?? '/').path,
+        path: splitRequestTarget(req.url ?? '/').path,
         remoteAddress: req.socket?.remoteAddress,
       });
       writeHandshakeError(socket, failure.status, failure.message, failure.headers);
@@ -299,7 +243,7 @@ export class WebSocketHandler {
       return false;
     }
 
-    const { path, query } = splitUrl(req.url ?? '/');
+    const { path, query } = splitRequestTarget(req.url ?? '/');
     const ip = this.#options.clientIp ? this.#options.clientIp(req) : req.socket?.remoteAddress;
     const context: HandshakeContext = Object.freeze({
       request: req,
@@ -312,28 +256,27 @@ export class WebSocketHandler {
       data: {},
     });
 
-    let upgradeHead = head;
+    let upgradeHead = Buffer.isBuffer(head) ? head : Buffer.alloc(0);
     if (this.#hooks.length > 0) {
       // While hooks run (they may be slow), keep reading so that a client that leaves is
       // noticed; anything it sends early is kept and handed to `ws`.
-      const early: Buffer[] = [];
-      let earlyBytes = 0;
-      const onData = (chunk: Buffer): void => {
-        earlyBytes += chunk.length;
-        if (earlyBytes > MAX_EARLY_BYTES) socket.destroy();
-        else early.push(chunk);
-      };
-      socket.on('data', onData);
+      const early = holdEarlyBytes(socket, MAX_EARLY_BYTES);
       this.#pending.add(id);
       let failure: HandshakeFailure | undefined;
+      let kept: Buffer = Buffer.alloc(0);
       try {
-        failure = await this.#runHooks(context);
+        failure = await runHandshakeHooks(
+          this.#hooks,
+          context,
+          this.#options.handshakeTimeout,
+          this.#log,
+        );
       } finally {
         this.#pending.delete(id);
-        socket.removeListener('data', onData);
+        kept = early.release();
       }
       if (failure) return refuse(failure, failure.status >= 500 ? 'notice' : 'info');
-      if (early.length > 0) upgradeHead = Buffer.concat([head, ...early]);
+      if (kept.length > 0) upgradeHead = Buffer.concat([upgradeHead, kept]);
     }
 
     if (this.#closing) return refuse(shuttingDown, 'debug');
@@ -357,65 +300,6 @@ export class WebSocketHandler {
     return true;
   }
 
-  async #runHooks(context: HandshakeContext): Promise<HandshakeFailure | undefined> {
-    const run = async (): Promise<HandshakeFailure | undefined> => {
-      for (const hook of this.#hooks) {
-        let result: unknown;
-        try {
-          result = await hook(context);
-        } catch (err) {
-          this.#log.exception(err, {
-            code: 'PKG_ERR_WS_HANDSHAKE_HOOK_FAILED',
-            clientId: context.clientId,
-          });
-          return {
-            status: 500,
-            code: 'PKG_ERR_WS_HANDSHAKE_HOOK_FAILED',
-            message: 'Internal Server Error',
-          };
-        }
-        if (result === false) {
-          return { status: 403, code: 'PKG_ERR_WS_HANDSHAKE_REFUSED', message: 'Forbidden' };
-        }
-        if (typeof result === 'object' && result !== null && 'status' in result) {
-          const refusal = result as { status: unknown; message?: unknown; headers?: unknown };
-          const headers =
-            typeof refusal.headers === 'object' && refusal.headers !== null
-              ? (refusal.headers as Record<string, string>)
-              : undefined;
-          const status = refusalStatus(refusal.status);
-          return {
-            status,
-            code: 'PKG_ERR_WS_HANDSHAKE_REFUSED',
-            message: typeof refusal.message === 'string' ? refusal.message : 'Refused',
-            ...(headers ? { headers } : {}),
-          };
-        }
-      }
-      return undefined;
-    };
-    const timeout = this.#options.handshakeTimeout;
-    if (timeout === 0) return run();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<HandshakeFailure>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            status: 503,
-            code: 'PKG_ERR_WS_HANDSHAKE_TIMEOUT',
-            message: 'Handshake timed out.',
-          }),
-        timeout,
-      );
-      timer.unref();
-    });
-    try {
-      return await Promise.race([run(), expired]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   #accept(
     ws: WebSocket,
     request: IncomingMessage,
@@ -425,36 +309,23 @@ export class WebSocketHandler {
     data: Record<string, unknown>,
   ): void {
     const client: WsClient = Object.freeze({ id, socket: ws, ip, data, request });
-    let resolveClosed!: () => void;
-    const closed = new Promise<void>((resolve) => {
-      resolveClosed = resolve;
-    });
-    const state: ClientState = {
-      client,
-      rawSocket,
-      closed,
-      resolveClosed,
-      intent: undefined,
-      closeTimer: undefined,
-      gone: false,
-      heartbeat: new Heartbeat({
-        interval: this.#options.heartbeatInterval,
-        timeout: this.#options.heartbeatTimeout,
-        ping: () => this.#ping(state),
-        onTimeout: () => this.#heartbeatExpired(state),
-      }),
-    };
-    this.#clients.set(id, state);
-    this.#bySocket.set(ws, state);
+    const conn = new Connection(client, rawSocket);
+    this.#clients.set(id, conn);
+    this.#bySocket.set(ws, conn);
 
-    ws.on('error', (err) => this.#onConnectionError(state, err));
+    ws.on('error', (err) => this.#onConnectionError(conn, err));
     ws.on('message', (raw, isBinary) => {
       this.handle(client, raw, isBinary);
     });
     ws.on('ping', (payload) => this.sendPong(ws, payload));
-    ws.on('pong', () => state.heartbeat.pong());
-    ws.on('close', (code, reason) => this.#onClose(state, code, reason.toString('utf8')));
-    state.heartbeat.start();
+    ws.on('pong', () => conn.pong());
+    ws.on('close', (code, reason) => this.#onClose(conn, code, reason.toString('utf8')));
+    conn.startHeartbeat({
+      interval: this.#options.heartbeatInterval,
+      timeout: this.#options.heartbeatTimeout,
+      ping: () => this.#ping(conn),
+      onTimeout: () => this.#heartbeatExpired(conn),
+    });
 
     this.#log.debug('WebSocket client connected', { clientId: id, ip });
     for (const fn of this.#connectListeners) {
@@ -482,11 +353,14 @@ export class WebSocketHandler {
           clientId: client.id,
           code: 'PKG_ERR_WS_BINARY_NOT_SUPPORTED',
         });
-        this.#closeState(
-          this.#clients.get(client.id),
-          WsCloseCode.UNSUPPORTED_DATA,
-          'Binary messages are not supported',
-        );
+        this.#clients
+          .get(client.id)
+          ?.close(
+            WsCloseCode.UNSUPPORTED_DATA,
+            'Binary messages are not supported',
+            this.#options.closeTimeout,
+            this.#log,
+          );
       } else {
         this.sendError(
           client.id,
@@ -540,8 +414,8 @@ export class WebSocketHandler {
   /** Answers a ping (the handler does this for every client ping), within the send limit. */
   sendPong(socket: WebSocket, data?: Buffer): void {
     if (socket.readyState !== WebSocket.OPEN) return;
-    const state = this.#bySocket.get(socket);
-    if (state && this.#overLimit(state)) return;
+    const conn = this.#bySocket.get(socket);
+    if (conn && this.#overLimit(conn)) return;
     try {
       socket.pong(data);
     } catch (err) {
@@ -556,8 +430,8 @@ export class WebSocketHandler {
 
   /** Sends an already serialised envelope (see prepareMessage) to one client. */
   sendRaw(clientId: string, text: string): boolean {
-    const state = this.#clients.get(clientId);
-    return state !== undefined && this.#deliver(state, text);
+    const conn = this.#clients.get(clientId);
+    return conn !== undefined && this.#deliver(conn, text);
   }
 
   /**
@@ -568,8 +442,8 @@ export class WebSocketHandler {
     const payload = Buffer.from(text, 'utf8');
     let count = 0;
     for (const id of clientIds) {
-      const state = this.#clients.get(id);
-      if (state !== undefined && this.#deliver(state, payload)) count += 1;
+      const conn = this.#clients.get(id);
+      if (conn !== undefined && this.#deliver(conn, payload)) count += 1;
     }
     return count;
   }
@@ -579,15 +453,14 @@ export class WebSocketHandler {
     return this.send(clientId, 'error', { code, message });
   }
 
-  #deliver(state: ClientState, payload: string | Buffer): boolean {
-    const ws = state.client.socket;
-    if (ws.readyState !== WebSocket.OPEN || this.#overLimit(state)) return false;
+  #deliver(conn: Connection, payload: string | Buffer): boolean {
+    if (!conn.usable || this.#overLimit(conn)) return false;
     try {
-      ws.send(payload, SEND_AS_TEXT);
+      conn.client.socket.send(payload, SEND_AS_TEXT);
       return true;
     } catch (err) {
       this.#log.debug('WebSocket send failed', {
-        clientId: state.client.id,
+        clientId: conn.client.id,
         error: errorMessage(err),
       });
       return false;
@@ -595,18 +468,23 @@ export class WebSocketHandler {
   }
 
   /** True (and the client is being dropped) when its unsent bytes exceed the limit. */
-  #overLimit(state: ClientState): boolean {
-    const buffered = state.client.socket.bufferedAmount;
+  #overLimit(conn: Connection): boolean {
+    const buffered = conn.client.socket.bufferedAmount;
     if (buffered <= this.#options.maxBufferedAmount) return false;
-    if (state.intent === undefined) {
+    if (!conn.ending) {
       this.#log.warning('Dropping slow WebSocket client: its send buffer exceeded the limit', {
-        clientId: state.client.id,
+        clientId: conn.client.id,
         code: 'PKG_ERR_WS_SLOW_CONSUMER' satisfies WsErrorCode,
         closeCode: WsCloseCode.TRY_AGAIN_LATER,
         bufferedAmount: buffered,
         maxBufferedAmount: this.#options.maxBufferedAmount,
       });
-      this.#closeState(state, WsCloseCode.TRY_AGAIN_LATER, 'Send buffer limit exceeded');
+      conn.close(
+        WsCloseCode.TRY_AGAIN_LATER,
+        'Send buffer limit exceeded',
+        this.#options.closeTimeout,
+        this.#log,
+      );
     }
     return true;
   }
@@ -618,7 +496,7 @@ export class WebSocketHandler {
   }
 
   *getClients(): IterableIterator<WsClient> {
-    for (const state of this.#clients.values()) yield state.client;
+    for (const conn of this.#clients.values()) yield conn.client;
   }
 
   /** Number of connected clients (including those whose close is under way). */
@@ -632,9 +510,9 @@ export class WebSocketHandler {
    */
   disconnect(clientId: string, code: number = WsCloseCode.NORMAL, reason = ''): boolean {
     assertCloseFrame(code, reason, 'disconnect');
-    const state = this.#clients.get(clientId);
-    if (!state) return false;
-    this.#closeState(state, code, reason);
+    const conn = this.#clients.get(clientId);
+    if (!conn) return false;
+    conn.close(code, reason, this.#options.closeTimeout, this.#log);
     return true;
   }
 
@@ -657,143 +535,80 @@ export class WebSocketHandler {
       );
     }
     this.#closing = true;
-    const states = [...this.#clients.values()];
-    if (states.length === 0) return;
-    for (const state of states) this.#closeState(state, code, reason, timeoutMs);
-    await Promise.all(states.map((s) => s.closed));
+    const conns = [...this.#clients.values()];
+    for (const conn of conns) conn.close(code, reason, timeoutMs, this.#log);
+    await Promise.all(conns.map((c) => c.closed));
   }
 
-  // ---------------------------------------------------------------- closing
+  // ---------------------------------------------------------------- liveness and closing
 
-  #closeState(
-    state: ClientState | undefined,
-    code: number,
-    reason: string,
-    timeoutMs: number = this.#options.closeTimeout,
-  ): void {
-    if (!state || state.gone) return;
-    state.intent ??= { code, reason };
-    const ws = state.client.socket;
-    if (ws.readyState === WebSocket.OPEN) {
-      if (!state.rawSocket.writable) {
-        // The close frame cannot be written: end the connection now.
-        ws.terminate();
-        return;
-      }
-      try {
-        ws.close(code, reason);
-      } catch (err) {
-        this.#log.debug('WebSocket close failed; terminating', {
-          clientId: state.client.id,
-          error: errorMessage(err),
-        });
-        ws.terminate();
-        return;
-      }
-    }
-    if (state.closeTimer !== undefined) {
-      // A shorter deadline (closeAll) replaces a longer one.
-      clearTimeout(state.closeTimer);
-    }
-    state.closeTimer = setTimeout(() => {
-      if (!state.gone) {
-        this.#log.debug('WebSocket close handshake did not complete; terminating', {
-          clientId: state.client.id,
-        });
-        ws.terminate();
-      }
-    }, timeoutMs);
-    state.closeTimer.unref();
-  }
-
-  #ping(state: ClientState): boolean {
-    const ws = state.client.socket;
-    if (state.gone || ws.readyState !== WebSocket.OPEN || this.#overLimit(state)) return false;
+  #ping(conn: Connection): boolean {
+    if (!conn.usable || this.#overLimit(conn)) return false;
     try {
-      ws.ping();
+      conn.client.socket.ping();
       return true;
     } catch (err) {
       this.#log.debug('WebSocket ping failed', {
-        clientId: state.client.id,
+        clientId: conn.client.id,
         error: errorMessage(err),
       });
       return false;
     }
   }
 
-  #heartbeatExpired(state: ClientState): void {
-    if (state.gone) return;
+  #heartbeatExpired(conn: Connection): void {
+    if (conn.gone) return;
     this.#log.notice('WebSocket client did not answer the ping; terminating', {
-      clientId: state.client.id,
+      clientId: conn.client.id,
       code: 'PKG_ERR_WS_HEARTBEAT_TIMEOUT' satisfies WsErrorCode,
       heartbeatTimeout: this.#options.heartbeatTimeout,
     });
-    state.intent ??= { code: WsCloseCode.ABNORMAL, reason: 'Heartbeat timeout' };
-    state.client.socket.terminate();
+    conn.terminate(WsCloseCode.ABNORMAL, 'Heartbeat timeout');
   }
 
-  #onConnectionError(state: ClientState, err: Error): void {
+  #onConnectionError(conn: Connection, err: Error): void {
     const wsCode = (err as { code?: unknown }).code;
-    if (typeof wsCode === 'string' && wsCode.startsWith('WS_ERR_')) {
-      // `ws` has sent a close frame with this code and stopped reading, so the peer's echo
-      // is never seen; remember the code for onDisconnect.
-      state.intent ??= { code: wsCloseCodeFor(wsCode), reason: '' };
+    const clientId = conn.client.id;
+    if (typeof wsCode !== 'string' || !wsCode.startsWith('WS_ERR_')) {
+      this.#log.debug('WebSocket connection error', { clientId, error: err.message });
+      return;
     }
+    // `ws` has sent a close frame with this code and stopped reading, so the peer's echo is
+    // never seen; remember the code for onDisconnect.
+    conn.noteIntent(closeCodeForWsError(wsCode), '');
     if (wsCode === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
-      this.#log.notice(
-        'WebSocket client sent a message larger than maxPayload; closing with 1009',
-        {
-          clientId: state.client.id,
-          code: 'PKG_ERR_WS_MESSAGE_TOO_LARGE' satisfies WsErrorCode,
-          maxPayload: this.#options.maxPayload,
-        },
-      );
-    } else if (typeof wsCode === 'string' && wsCode.startsWith('WS_ERR_')) {
+      this.#log.notice('WebSocket message larger than maxPayload; closing with 1009', {
+        clientId,
+        code: 'PKG_ERR_WS_MESSAGE_TOO_LARGE' satisfies WsErrorCode,
+        maxPayload: this.#options.maxPayload,
+      });
+    } else {
       this.#log.notice('WebSocket protocol error; ws closed the connection', {
-        clientId: state.client.id,
+        clientId,
         code: 'PKG_ERR_WS_PROTOCOL_ERROR' satisfies WsErrorCode,
         wsCode,
         error: err.message,
       });
-    } else {
-      this.#log.debug('WebSocket connection error', {
-        clientId: state.client.id,
-        error: err.message,
-      });
     }
   }
 
-  #onClose(state: ClientState, code: number, reason: string): void {
-    if (state.gone) return;
-    state.gone = true;
-    state.heartbeat.stop();
-    if (state.closeTimer !== undefined) clearTimeout(state.closeTimer);
-    state.closeTimer = undefined;
-    const { client } = state;
-    if (this.#clients.get(client.id) === state) this.#clients.delete(client.id);
-
-    // Without a close frame from the peer (1005/1006), report what the server decided.
-    let finalCode = code;
-    let finalReason = reason;
-    if (state.intent && (code === WsCloseCode.NO_STATUS || code === WsCloseCode.ABNORMAL)) {
-      finalCode = state.intent.code;
-      finalReason = state.intent.reason;
-    }
+  #onClose(conn: Connection, code: number, reason: string): void {
+    const final = conn.settle(code, reason);
+    if (!final) return;
+    const { client } = conn;
+    if (this.#clients.get(client.id) === conn) this.#clients.delete(client.id);
     this.#log.debug('WebSocket client disconnected', {
       clientId: client.id,
-      closeCode: finalCode,
-      reason: finalReason,
+      closeCode: final.code,
+      reason: final.reason,
     });
-    try {
-      for (const fn of this.#disconnectListeners) {
-        try {
-          fn(client, finalCode, finalReason);
-        } catch (err) {
-          this.#log.exception(err, { clientId: client.id, listener: 'onDisconnect' });
-        }
+    for (const fn of this.#disconnectListeners) {
+      try {
+        fn(client, final.code, final.reason);
+      } catch (err) {
+        this.#log.exception(err, { clientId: client.id, listener: 'onDisconnect' });
       }
-    } finally {
-      state.resolveClosed();
     }
+    conn.resolveClosed();
   }
 }

@@ -287,6 +287,16 @@ describe('malformed handshakes', () => {
     expect(ts.handler.size).toBe(1);
   });
 
+  it('accepts a call without the head buffer (an empty head)', async () => {
+    const ts = await startServer();
+    ts.server.removeAllListeners('upgrade');
+    ts.server.on('upgrade', (req, socket) => {
+      ts.handshakes.push(ts.handler.performHandshake(req, socket, undefined as never));
+    });
+    await openClient(ts.url);
+    expect(await ts.handshakes[0]).toBe(true);
+  });
+
   it('refuses a client id that is already connected with 500', async () => {
     const ts = await startServer();
     ts.server.removeAllListeners('upgrade');

@@ -1,0 +1,144 @@
+/**
+ * One connected client as the handler keeps it: the public WsClient, the raw socket under
+ * `ws`, the heartbeat, and how the server ended the connection (its "intent"), so that
+ * onDisconnect can report a meaningful code when no close frame came back.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket } from 'ws';
+import type { LoggerInterface } from '@pkg/logger';
+import { WsCloseCode } from './close-codes';
+import { Heartbeat } from './heartbeat';
+import type { HeartbeatOptions } from './heartbeat';
+
+/** A connected client. */
+export interface WsClient {
+  readonly id: string;
+  /** The `ws` connection (send through the handler so that the limits apply). */
+  readonly socket: WebSocket;
+  readonly ip: string;
+  /** Values attached by handshake hooks (and by the application later). */
+  readonly data: Record<string, unknown>;
+  /** The upgrade request. */
+  readonly request: IncomingMessage;
+}
+
+interface CloseIntent {
+  code: number;
+  reason: string;
+}
+
+export class Connection {
+  readonly client: WsClient;
+  /** Resolves after onDisconnect has run. */
+  readonly closed: Promise<void>;
+  #resolveClosed!: () => void;
+  readonly #rawSocket: Duplex;
+  #heartbeat: Heartbeat | undefined;
+  #intent: CloseIntent | undefined;
+  #closeTimer: NodeJS.Timeout | undefined;
+  #gone = false;
+
+  constructor(client: WsClient, rawSocket: Duplex) {
+    this.client = client;
+    this.#rawSocket = rawSocket;
+    this.closed = new Promise<void>((resolve) => {
+      this.#resolveClosed = resolve;
+    });
+  }
+
+  /** True once the connection has closed. */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  /** True once the server has decided to end the connection. */
+  get ending(): boolean {
+    return this.#intent !== undefined;
+  }
+
+  /** Open, and not being ended by the server. */
+  get usable(): boolean {
+    return (
+      !this.#gone && this.#intent === undefined && this.client.socket.readyState === WebSocket.OPEN
+    );
+  }
+
+  startHeartbeat(options: HeartbeatOptions): void {
+    this.#heartbeat = new Heartbeat(options);
+    this.#heartbeat.start();
+  }
+
+  pong(): void {
+    this.#heartbeat?.pong();
+  }
+
+  /** Records why the server ends the connection (the first reason wins). */
+  noteIntent(code: number, reason: string): void {
+    this.#intent ??= { code, reason };
+  }
+
+  /**
+   * Starts the close handshake; terminates at once when the close frame cannot be written,
+   * and after `timeoutMs` when the handshake does not complete. A later call may shorten
+   * the deadline (closeAll after disconnect).
+   */
+  close(code: number, reason: string, timeoutMs: number, log: LoggerInterface): void {
+    if (this.#gone) return;
+    this.noteIntent(code, reason);
+    const ws = this.client.socket;
+    if (ws.readyState === WebSocket.OPEN) {
+      if (!this.#rawSocket.writable) {
+        ws.terminate();
+        return;
+      }
+      try {
+        ws.close(code, reason);
+      } catch (err) {
+        log.debug('WebSocket close failed; terminating', {
+          clientId: this.client.id,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        ws.terminate();
+        return;
+      }
+    }
+    if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
+    this.#closeTimer = setTimeout(() => {
+      if (this.#gone) return;
+      log.debug('WebSocket close handshake did not complete; terminating', {
+        clientId: this.client.id,
+      });
+      ws.terminate();
+    }, timeoutMs);
+    this.#closeTimer.unref();
+  }
+
+  /** Destroys the connection without a close handshake. */
+  terminate(code: number, reason: string): void {
+    this.noteIntent(code, reason);
+    this.client.socket.terminate();
+  }
+
+  /**
+   * Called on the `ws` close event: stops the timers and gives the code and reason to report
+   * (the peer's, or the server's intent when no close frame came back), or undefined if the
+   * connection was already settled.
+   */
+  settle(code: number, reason: string): CloseIntent | undefined {
+    if (this.#gone) return undefined;
+    this.#gone = true;
+    this.#heartbeat?.stop();
+    if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
+    this.#closeTimer = undefined;
+    if (this.#intent && (code === WsCloseCode.NO_STATUS || code === WsCloseCode.ABNORMAL)) {
+      return { ...this.#intent };
+    }
+    return { code, reason };
+  }
+
+  /** Lets closeAll() resolve; called after the onDisconnect listeners. */
+  resolveClosed(): void {
+    this.#resolveClosed();
+  }
+}
