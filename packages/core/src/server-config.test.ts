@@ -65,7 +65,7 @@ describe('ServerConfig', () => {
     );
     expect(
       () => new ServerConfig({ cors: { origins: [] } } as unknown as ServerConfigOptions),
-    ).toThrow(/unknown key "cors\.origins"/);
+    ).toThrow(/"cors" is not valid: Unknown CORS option "origins"/);
   });
 
   it.each([
@@ -91,17 +91,28 @@ describe('ServerConfig', () => {
     }
   });
 
-  it('checks nested CORS and TLS values', () => {
-    expect(() => new ServerConfig({ cors: { max_age: -5 } })).toThrow(/"cors\.max_age" must be/);
+  it('checks CORS, trust-proxy and TLS values in depth, naming the key', () => {
+    expect(() => new ServerConfig({ cors: { max_age: -5 } })).toThrow(
+      /"cors" is not valid: .*max_age/,
+    );
     expect(
       () =>
         new ServerConfig({
           cors: { allowed_origins: [1] } as unknown as ServerConfigOptions['cors'],
         }),
-    ).toThrow(/"cors\.allowed_origins" must be an array of strings/);
+    ).toThrow(/"cors" is not valid: .*allowed_origins/);
+    expect(() => new ServerConfig({ trust_proxy: ['10.0.0.0/8', 'not-an-ip'] })).toThrow(
+      /"trust_proxy" is not valid: .*not-an-ip/,
+    );
     expect(
       () => new ServerConfig({ tls: { key: 'k' } as unknown as ServerConfigOptions['tls'] }),
     ).toThrow(/"tls\.cert" must be a PEM string or Buffer/);
+    try {
+      new ServerConfig({ trust_proxy: ['nope'] });
+    } catch (err) {
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as { code?: string }).code).toBe('PKG_ERR_CORE_INVALID_CONFIG');
+    }
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {

@@ -1,13 +1,8 @@
+import { CorsConfig, compileTrustProxy, type CorsOptions } from '@pkg/http';
 import { createCoreError } from './errors';
 
-/** CORS settings as the spec writes them (snake_case); see `CorsConfig` in @pkg/http. */
-export interface ServerCorsOptions {
-  allowed_origins?: string[];
-  allowed_methods?: string[];
-  allowed_headers?: string[];
-  allow_credentials?: boolean;
-  max_age?: number;
-}
+/** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
+export type ServerCorsOptions = CorsOptions;
 
 /** Key and certificate (PEM) for HTTPS/WSS; more `node:tls` options may be added. */
 export interface ServerTlsOptions {
@@ -141,14 +136,6 @@ const positiveInt =
 const isPem = (v: unknown): boolean =>
   (typeof v === 'string' && v.length > 0) || Buffer.isBuffer(v);
 
-const CORS_CHECKS: Record<string, Check> = {
-  allowed_origins: (v) => (isStringArray(v) ? null : 'an array of strings'),
-  allowed_methods: (v) => (isStringArray(v) ? null : 'an array of strings'),
-  allowed_headers: (v) => (isStringArray(v) ? null : 'an array of strings'),
-  allow_credentials: bool,
-  max_age: nonNegativeInt('a whole number of seconds (0 or more)'),
-};
-
 const TLS_CHECKS: Record<string, Check> = {
   key: (v) => (isPem(v) ? null : 'a PEM string or Buffer'),
   cert: (v) => (isPem(v) ? null : 'a PEM string or Buffer'),
@@ -225,10 +212,28 @@ function checkNested(
   }
 }
 
+function delegate(key: string, check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    const reason = (err as { message?: unknown }).message;
+    throw createCoreError(
+      TypeError,
+      'PKG_ERR_CORE_INVALID_CONFIG',
+      `ServerConfig: "${key}" is not valid: ${String(reason ?? err)}`,
+    );
+  }
+}
+
 function checkKey(key: keyof ServerConfigOptions, value: unknown): void {
   const expected = CHECKS[key](value);
   if (expected) throw invalid(key, expected, value);
-  if (key === 'cors') checkNested('cors', value as Record<string, unknown>, CORS_CHECKS);
+  // CORS and trust-proxy values are checked by the code that uses them (@pkg/http), here,
+  // so that a bad origin or CIDR range fails at construction with the key named.
+  if (key === 'cors') delegate('cors', () => new CorsConfig(value as CorsOptions));
+  if (key === 'trust_proxy' && Array.isArray(value)) {
+    delegate('trust_proxy', () => compileTrustProxy(value as string[]));
+  }
   if (key === 'tls' && value !== null) {
     const tls = value as Record<string, unknown>;
     checkNested('tls', tls, TLS_CHECKS);
