@@ -94,6 +94,8 @@ export class Server implements RouterHost {
   #startedAt = 0;
   #boundPort: number | null = null;
   #closing: Promise<void> | null = null;
+  /** Settles when a run() in progress has bound the port (or failed to). */
+  #listening: Promise<void> | null = null;
 
   readonly #clients = new ClientRegistry();
   /** Completion of each WebSocket client's OnConnect handlers; messages wait for it. */
@@ -132,7 +134,6 @@ export class Server implements RouterHost {
         cors: corsConfig ?? {},
       });
     }
-    this.#config.lock('Server');
     if (logger !== undefined && !isLogger(logger)) {
       throw createCoreError(
         TypeError,
@@ -175,6 +176,7 @@ export class Server implements RouterHost {
 
     this.#router.setServer(this);
     this.#adapter.attach(this.#adapterHost());
+    config.lock('Server');
   }
 
   // ------------------------------------------------------------ spec properties (read-only)
@@ -363,8 +365,13 @@ export class Server implements RouterHost {
     }
 
     this.#socket = server;
+    const listening = listen(server, config.getHost(), config.getPort());
+    this.#listening = listening.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      this.#boundPort = await listen(server, config.getHost(), config.getPort());
+      this.#boundPort = await listening;
     } catch (err) {
       this.#state = 'closed';
       this.#socket = null;
@@ -408,6 +415,7 @@ export class Server implements RouterHost {
   }
 
   async #shutdown(): Promise<void> {
+    if (this.#state === 'starting') await this.#listening;
     const server = this.#socket;
     if (this.#state === 'idle' || !server) {
       this.#state = 'closed';

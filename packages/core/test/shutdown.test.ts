@@ -163,6 +163,17 @@ describe('close()', () => {
     expect(conn.data).not.toMatch(/101 Switching Protocols/);
   });
 
+  it('waits for a run() in progress, then closes', async () => {
+    const { Server, NullLogger } = await import('../src/index');
+    const server = new Server('127.0.0.1', 0, false, {}, new NullLogger());
+    const running = server.run();
+    const closing = server.close();
+    await running;
+    await closing;
+    expect(server.state).toBe('closed');
+    expect(server.socket?.listening).toBe(false);
+  });
+
   it('returns the same promise when called twice, and works before run()', async () => {
     const { controller } = makeController();
     const { server } = await startServer([controller]);
