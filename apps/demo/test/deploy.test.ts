@@ -32,7 +32,12 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
       'decorators',
     ]);
     const core = path.join(dir, 'node_modules', '@pkg', 'core');
-    expect(readdirSync(core).sort()).toEqual(['dist', 'package.json']);
+    // Published files only (dist, package.json, README): no sources, tests or configs.
+    const files = readdirSync(core);
+    expect(files).toEqual(expect.arrayContaining(['dist', 'package.json']));
+    expect(
+      files.filter((f) => !['dist', 'package.json', 'README.md', 'LICENSE'].includes(f)),
+    ).toEqual([]);
     expect(existsSync(path.join(dir, 'node_modules', 'playwright-core'))).toBe(false);
   });
 
