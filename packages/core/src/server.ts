@@ -636,6 +636,7 @@ export class Server implements RouterHost {
         code: 'PKG_ERR_CORE_DRAINING',
         clientId: id,
       });
+      socket.on('error', () => socket.destroy());
       socket.end(
         'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
       );

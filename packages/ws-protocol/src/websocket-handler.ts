@@ -296,7 +296,17 @@ export class WebSocketHandler {
       return false;
     }
     socket.removeListener('error', onSocketError);
-    this.#accept(upgraded, req, socket, id, context.ip, context.data);
+    try {
+      this.#accept(upgraded, req, socket, id, context.ip, context.data);
+    } catch (err) {
+      // The 101 answer is already on the wire: an HTTP error page would be read as a
+      // corrupt frame. Drop the connection instead.
+      this.#log.exception(err, { phase: 'websocket accept', clientId: id });
+      this.#clients.delete(id);
+      this.#bySocket.delete(upgraded);
+      upgraded.terminate();
+      return false;
+    }
     return true;
   }
 
