@@ -91,7 +91,9 @@ async function echo(kind, port) {
 
 // Deliveries per second: one sender triggers `fanoutRounds` broadcasts to every client.
 async function fanout(kind, port) {
-  const clients = await Promise.all(Array.from({ length: fanoutClients }, () => connect(kind, port)));
+  const clients = await Promise.all(
+    Array.from({ length: fanoutClients }, () => connect(kind, port)),
+  );
   const expected = fanoutRounds * clients.length;
   let received = 0;
   const all = new Promise((resolve) => {
@@ -131,8 +133,10 @@ const rows = [];
 const wsKinds = ['ws', 'pkg', 'socket.io'];
 const echoRes = {};
 const fanRes = {};
-for (const k of wsKinds) echoRes[k] = await measure(k, (p) => echo(k === 'socket.io' ? k : 'ws', p));
-for (const k of wsKinds) fanRes[k] = await measure(k, (p) => fanout(k === 'socket.io' ? k : 'ws', p));
+for (const k of wsKinds)
+  echoRes[k] = await measure(k, (p) => echo(k === 'socket.io' ? k : 'ws', p));
+for (const k of wsKinds)
+  fanRes[k] = await measure(k, (p) => fanout(k === 'socket.io' ? k : 'ws', p));
 const httpRes = {};
 for (const k of ['node:http', 'pkg', 'fastify']) httpRes[k] = await measure(k, httpLoad);
 
@@ -140,7 +144,9 @@ rows.push(['WS echo, round trips/s', echoRes, 'ws', 'socket.io']);
 rows.push(['WS broadcast, deliveries/s', fanRes, 'ws', 'socket.io']);
 rows.push(['HTTP GET JSON, requests/s', httpRes, 'node:http', 'fastify']);
 
-console.log(`\nBenchmarks (${seconds}s per workload, ${echoClients} echo clients, ${fanoutClients} broadcast clients, node ${process.version})\n`);
+console.log(
+  `\nBenchmarks (${seconds}s per workload, ${echoClients} echo clients, ${fanoutClients} broadcast clients, node ${process.version})\n`,
+);
 console.log('| workload | @pkg/core | baseline | peer | pkg / baseline | pkg / peer |');
 console.log('|---|---|---|---|---|---|');
 for (const [label, res, base, peer] of rows) {

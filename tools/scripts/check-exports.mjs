@@ -28,7 +28,10 @@ for (const name of readdirSync(path.join(root, 'packages'))) {
   const cjs = require(cjsFile);
   const esm = await import(pathToFileURL(esmFile).href);
   const cjsNames = Object.keys(cjs).sort().join(',');
-  const esmNames = Object.keys(esm).filter((k) => k !== 'default').sort().join(',');
+  const esmNames = Object.keys(esm)
+    .filter((k) => k !== 'default')
+    .sort()
+    .join(',');
   if (cjsNames !== esmNames) {
     problems.push(`${pkg.name}: CJS and ESM builds export different names`);
   }
@@ -46,7 +49,9 @@ for (const name of readdirSync(path.join(root, 'packages'))) {
     if (r.error) problems.push(`${pkg.name}: ${tool} could not start: ${r.error.message}`);
     else if (r.status !== 0) problems.push(`${pkg.name}: ${tool} failed\n${r.stdout}${r.stderr}`);
   }
-  console.log(`${pkg.name}: ${Object.keys(esm).length - ('default' in esm ? 1 : 0)} exports, ESM and CJS`);
+  console.log(
+    `${pkg.name}: ${Object.keys(esm).length - ('default' in esm ? 1 : 0)} exports, ESM and CJS`,
+  );
 }
 
 if (problems.length) {

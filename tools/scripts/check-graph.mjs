@@ -51,11 +51,14 @@ for (const group of ['packages', 'apps', 'tools']) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(/from\s+['"](@pkg\/[^'"]+)['"]/g)) {
         const spec = m[1];
-        if (spec.split('/').length > 2) problems.push(`${path.relative(root, file)}: deep import ${spec}`);
+        if (spec.split('/').length > 2)
+          problems.push(`${path.relative(root, file)}: deep import ${spec}`);
         const target = spec.split('/').slice(0, 2).join('/');
         const isTest = /\.test\.ts$|\/test\//.test(file);
         if (target !== pkg.name && !ok.includes(target) && !isTest && group === 'packages') {
-          problems.push(`${path.relative(root, file)}: imports ${target}, which ${pkg.name} may not use`);
+          problems.push(
+            `${path.relative(root, file)}: imports ${target}, which ${pkg.name} may not use`,
+          );
         }
       }
     }

@@ -16,7 +16,12 @@ const localPrefix = path.join(root, '.tools', 'pnpm');
 const localBin = path.join(localPrefix, 'bin');
 
 function run(cmd, args, options = {}) {
-  const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: process.env, ...options });
+  const result = spawnSync(cmd, args, {
+    cwd: root,
+    stdio: 'inherit',
+    env: process.env,
+    ...options,
+  });
   if (result.error) throw result.error;
   return result.status ?? 1;
 }
@@ -41,11 +46,21 @@ function ensurePnpm() {
   console.log(`Installing pnpm ${pnpmVersion} into .tools/pnpm (corepack is not used)...`);
   must(
     'npm',
-    ['install', '--global', '--prefix', localPrefix, '--no-audit', '--no-fund', `pnpm@${pnpmVersion}`],
+    [
+      'install',
+      '--global',
+      '--prefix',
+      localPrefix,
+      '--no-audit',
+      '--no-fund',
+      `pnpm@${pnpmVersion}`,
+    ],
     'Installing pnpm',
   );
   if (!existsSync(path.join(localBin, 'pnpm'))) {
-    console.error('pnpm was installed but .tools/pnpm/bin/pnpm is missing; remove .tools and retry.');
+    console.error(
+      'pnpm was installed but .tools/pnpm/bin/pnpm is missing; remove .tools and retry.',
+    );
     process.exit(1);
   }
 }
@@ -76,7 +91,11 @@ switch (command) {
       'Building the demo',
     );
     const main = path.join(root, 'apps', 'demo', 'dist', 'main.js');
-    const child = spawn(process.execPath, [main], { cwd: root, stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, [main], {
+      cwd: root,
+      stdio: 'inherit',
+      env: process.env,
+    });
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
     child.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
     break;

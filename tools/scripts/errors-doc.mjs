@@ -20,7 +20,7 @@ const lines = [
   '',
   'Every error a user can meet carries `err.code`; match on it, not on the message.',
   '`TypeError` is used for bad options and arguments, `RangeError` for limits.',
-  'This page is generated from each package\'s `src/errors.ts` by',
+  "This page is generated from each package's `src/errors.ts` by",
   '`node tools/scripts/errors-doc.mjs`; CI runs it with `--check`.',
   '',
 ];
@@ -36,7 +36,12 @@ for (const [name, dir, exportName] of areas) {
     console.error(`${name} does not export ${exportName}.`);
     process.exit(1);
   }
-  lines.push(`## ${name}`, '', '| code | HTTP status | close code | meaning |', '|---|---|---|---|');
+  lines.push(
+    `## ${name}`,
+    '',
+    '| code | HTTP status | close code | meaning |',
+    '|---|---|---|---|',
+  );
   for (const [code, info] of Object.entries(table)) {
     const meaning = String(info.message ?? '').replace(/\|/g, '\\|');
     lines.push(`| \`${code}\` | ${info.status ?? ''} | ${info.closeCode ?? ''} | ${meaning} |`);

@@ -4,7 +4,10 @@ import http from 'node:http';
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/json') {
     const body = JSON.stringify({ hello: 'world' });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   } else {
     res.writeHead(404).end();
