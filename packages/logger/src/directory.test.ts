@@ -87,15 +87,15 @@ describe('prepareLogDirectory', () => {
     if (!existsSync(dist))
       throw new Error(`${dist} is missing: build @pkg/logger first (pnpm build)`);
     chmodSync(tmp, 0o755);
+    // Load the package first, then drop to nobody: the checkout itself may be unreadable to
+    // nobody (a private temp directory), the log directory under test is not.
     const script = `
       const { Logger } = require(${JSON.stringify(dist)});
+      process.setgid(65534);
+      process.setuid(65534);
       try { new Logger('debug', false, true, ${JSON.stringify(target)}); console.log('{}'); }
       catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
-    const out = execFileSync(process.execPath, ['-e', script], {
-      uid: 65534,
-      gid: 65534,
-      encoding: 'utf8',
-    });
+    const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     return JSON.parse(out) as { code?: string; message: string };
   }
 
