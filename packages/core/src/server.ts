@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -86,7 +85,6 @@ export class Server implements RouterHost {
   readonly #wsHandler: WebSocketHandler;
   readonly #trust: TrustPredicate;
   readonly #nextId: ClientIdGenerator;
-  readonly #requestScope = new AsyncLocalStorage<string>();
   #adapter: Adapter = new LocalAdapter();
   #rateLimiter = new RateLimiter(new MemoryRateLimitStore());
   #socket: NodeServer | null = null;
@@ -623,8 +621,10 @@ export class Server implements RouterHost {
       }
     };
     if (this.#state === 'draining') res.setHeader('Connection', 'close');
-    this.#requestScope
-      .run(id, () => this.#httpHandler.handle(req, res))
+    // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
+    // would slow every promise in the process).
+    this.#httpHandler
+      .handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id })
       .catch((err: unknown) => this.#logger.exception(err, { phase: 'http request' }))
       .finally(done);
   }
@@ -684,8 +684,6 @@ export class Server implements RouterHost {
   // ------------------------------------------------------------ internals: HTTP
 
   async #dispatchHttp(request: Request): Promise<Response> {
-    const clientId = this.#requestScope.getStore();
-    if (clientId !== undefined) request.setAttribute(CLIENT_ID_ATTRIBUTE, clientId);
     const draining = this.#state === 'draining';
     const response = await this.#route(request);
     if (draining || this.#state === 'draining') response.setHeader('Connection', 'close');

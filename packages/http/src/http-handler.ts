@@ -67,11 +67,29 @@ export class HttpHandler {
     return Request.fromIncomingMessage(req, body, this.#trust);
   }
 
+  #build(
+    req: IncomingMessage,
+    body: Buffer | undefined,
+    attributes: Readonly<Record<string, unknown>> | undefined,
+  ): Request {
+    const request = this.parseHttpRequest(req, body);
+    if (attributes !== undefined) {
+      for (const [name, value] of Object.entries(attributes)) request.setAttribute(name, value);
+    }
+    return request;
+  }
+
   /**
    * Serves one request end to end; resolves when the answer has been handed to Node, and
-   * never rejects. Use it as the `request` listener of a `node:http` server.
+   * never rejects. Use it as the `request` listener of a `node:http` server. `attributes`,
+   * when given, are set on the built `Request` before dispatch (what a server knows of the
+   * connection, such as its client id).
    */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    attributes?: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
     let request: Request | undefined;
     try {
       if (req.socket !== null && this.#closing.has(req.socket)) {
@@ -90,8 +108,14 @@ export class HttpHandler {
         this.#write(req, res, this.#clientError(err), true);
         return;
       }
-      request = this.parseHttpRequest(req);
-      if (isPreflightRequest(request)) {
+      // A preflight is recognised from the raw headers, so an ordinary request builds its
+      // Request once, with its body.
+      if (
+        req.method === 'OPTIONS' &&
+        req.headers.origin !== undefined &&
+        req.headers['access-control-request-method'] !== undefined
+      ) {
+        request = this.#build(req, undefined, attributes);
         this.#write(req, res, this.handlePreflightRequest(request), false);
         return;
       }
@@ -110,7 +134,7 @@ export class HttpHandler {
         }
         throw err;
       }
-      request = this.parseHttpRequest(req, body);
+      request = this.#build(req, body, attributes);
       const response = await this.processRequest(request);
       this.#write(req, res, response, false);
     } catch (err) {
@@ -119,6 +143,15 @@ export class HttpHandler {
         const close = err.code === 'PKG_ERR_HTTP_BODY_TOO_LARGE';
         this.#log('debug', 'Refused an HTTP request', this.#context(req, err));
         const response = this.#clientError(err);
+        // The body was refused before the Request was built: build it now (without the
+        // body) so the error answer carries CORS headers too. A malformed target cannot be.
+        if (request === undefined && err.code !== 'PKG_ERR_HTTP_MALFORMED_URL') {
+          try {
+            request = this.#build(req, undefined, attributes);
+          } catch {
+            request = undefined;
+          }
+        }
         this.#write(
           req,
           res,
@@ -239,13 +272,16 @@ export class HttpHandler {
    */
   #write(req: IncomingMessage, res: ServerResponse, response: Response, close: boolean): void {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
-    let body: Buffer;
+    // A string body lets Node send headers and body in one write instead of a writev.
+    const encode = (r: Response): string | Buffer =>
+      r.getBody() instanceof Uint8Array ? r.getBodyBuffer() : r.getBodyString();
+    let payload: string | Buffer;
     try {
-      body = response.getBodyBuffer();
+      payload = encode(response);
     } catch (err) {
       this.#logException(err, this.#context(req, err, 'PKG_ERR_HTTP_INVALID_RESPONSE'));
       response = this.#serverError(err);
-      body = response.getBodyBuffer();
+      payload = encode(response);
     }
     const status = response.getStatusCode();
     const bodiless = status === 204 || status === 304 || status < 200;
@@ -260,7 +296,12 @@ export class HttpHandler {
     if (!bodiless && contentType !== '' && !response.hasHeader('content-type')) {
       res.setHeader('Content-Type', contentType);
     }
-    if (!bodiless) res.setHeader('Content-Length', body.length);
+    if (!bodiless) {
+      res.setHeader(
+        'Content-Length',
+        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+      );
+    }
     if (close) {
       if (req.socket !== null) this.#closing.add(req.socket);
       res.setHeader('Connection', 'close');
@@ -268,6 +309,6 @@ export class HttpHandler {
     }
     res.statusCode = status;
     if (bodiless || req.method === 'HEAD') res.end();
-    else res.end(body);
+    else res.end(payload);
   }
 }
