@@ -60,6 +60,14 @@ function parseResponses(raw: string): Array<{ status: number; headers: string; b
   return out;
 }
 
+/** Whether the text holds one complete response (headers and a Content-Length body). */
+function isCompleteResponse(raw: string): boolean {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const length = Number(/content-length: (\d+)/i.exec(raw.slice(0, end))?.[1] ?? 0);
+  return raw.length >= end + 4 + length;
+}
+
 describe('close()', () => {
   it('closes WebSocket clients with 1001, runs their OnDisconnect handlers, then resolves', async () => {
     const { controller, disconnected } = makeController();
@@ -108,6 +116,35 @@ describe('close()', () => {
 
     await server.close();
     expect((await client.closed).code).toBe(1001);
+  });
+
+  it('answers the health check 503 draining over the wire while close() is in progress', async () => {
+    const { controller, entered, release } = makeController();
+    const { server, port, base } = await startServer([controller], {
+      health_check_path: '/health',
+    });
+    // An in-flight request keeps close() from finishing.
+    const slow = await RawConnection.open(port);
+    slow.write('GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await entered.promise;
+    // A connection with a request under way is not idle, so close() does not cut it: the
+    // load balancer's check that is being sent when shutdown starts gets its answer.
+    const probe = await RawConnection.open(port);
+    probe.write('GET /health HTTP/1.1\r\nHost: localhost\r\n');
+    // A full round trip after the write: the server has read the probe's first bytes.
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+
+    const closing = server.close();
+    probe.write('\r\n');
+    await probe.waitFor(isCompleteResponse);
+    const [health] = parseResponses(probe.data);
+    expect(health!.status).toBe(503);
+    expect(health!.headers).toMatch(/connection: close/i);
+    expect(JSON.parse(health!.body)).toMatchObject({ status: 'draining', server: { clients: 0 } });
+
+    release.resolve();
+    await closing;
+    expect(server.state).toBe('closed');
   });
 
   it('lets an in-flight request finish, answered with Connection: close', async () => {
