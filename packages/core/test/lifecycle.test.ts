@@ -244,6 +244,49 @@ describe('connection lifecycle', () => {
     expect(server.getNamespaceManager().getClientsInRoom('r')).toHaveLength(1);
   });
 
+  it('logs an OnConnect that throws and an OnDisconnect that rejects; the other handlers, the client and other clients carry on', async () => {
+    const { log, first, second, whenDisconnected } = controllers();
+    class Failing extends SocketController {
+      @OnConnect()
+      onConnect(): void {
+        throw new Error('connect failed');
+      }
+
+      @OnDisconnect()
+      async onDisconnect(): Promise<void> {
+        await Promise.resolve();
+        throw new Error('disconnect failed');
+      }
+    }
+    // Registered between the two recording controllers: the second still runs after it.
+    const { server, wsUrl, logger } = await startServer([first, new Failing(), second]);
+    const a = await TestClient.connect(wsUrl);
+    const idA = (await a.next('welcome')).data['clientId'] as string;
+    a.send('whoami');
+    expect((await a.next('whoami')).data['type']).toBe('ws');
+    expect(log).toEqual([`first.connect ${idA}`, `second.connect ${idA}`]);
+
+    const gone = whenDisconnected(idA);
+    await a.close();
+    await gone;
+    expect(log).toContain(`first.disconnect ${idA}`);
+    expect(log).toContain(`second.disconnect ${idA}`);
+    expect(logger.exceptions.map((e) => (e.error as Error).message)).toEqual([
+      'connect failed',
+      'disconnect failed',
+    ]);
+    expect(logger.exceptions.map((e) => e.context?.['code'])).toEqual([
+      'PKG_ERR_CORE_HANDLER_FAILED',
+      'PKG_ERR_CORE_HANDLER_FAILED',
+    ]);
+
+    const b = await TestClient.connect(wsUrl);
+    await b.next('welcome');
+    b.send('whoami');
+    expect((await b.next('whoami')).data['type']).toBe('ws');
+    expect(server.getClientCount()).toBe(1);
+  });
+
   it('ignores joinRoom for a client that is not connected', async () => {
     const { server } = await startServer([]);
     expect(server.joinRoom('nobody', 'r')).toBe(false);
