@@ -141,6 +141,20 @@ describe('route matching through the server', () => {
     expect(await res.json()).toEqual({ error: 'Not Found' });
   });
 
+  it('answers 400 for a malformed percent-escape in the path, and keeps serving', async () => {
+    const { base } = await startServer([new ApiController()]);
+    const res = await fetch(`${base}/users/%E0%A4%A`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: 'Bad Request',
+      code: 'PKG_ERR_HTTP_MALFORMED_URL',
+    });
+    expect(await (await fetch(`${base}/users/%E0%A4%A4`)).json()).toEqual({
+      route: 'param',
+      id: '\u0924',
+    });
+  });
+
   it('answers 405 with Allow when the path exists under other methods', async () => {
     const { base } = await startServer([new ApiController()]);
     const res = await fetch(`${base}/users/42`, { method: 'PUT' });
