@@ -88,11 +88,34 @@ describe('parseQueryString', () => {
     expect(query.empty).toBe('');
   });
 
-  it('returns an object without a prototype, so __proto__ is an ordinary key', () => {
-    const query = parseQueryString('__proto__=x&constructor=y&toString=z');
+  it('returns an object without a prototype and drops __proto__ keys', () => {
+    const query = parseQueryString('__proto__=x&constructor=y&toString=z&%5F_proto__=w');
     expect(Object.getPrototypeOf(query)).toBeNull();
-    expect(query['__proto__']).toBe('x');
+    expect(Object.hasOwn(query, '__proto__')).toBe(false);
+    expect(Object.keys(query)).toEqual(['constructor', 'toString']);
     expect(query.constructor).toBe('y');
     expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('cannot pollute Object.prototype through Object.assign or a naive deep merge', () => {
+    const query = parseQueryString('__proto__=a&__proto__=b&constructor[prototype][p]=1');
+    const merge = (target: Record<string, unknown>, source: Record<string, unknown>): void => {
+      for (const key in source) {
+        const value = source[key];
+        if (value !== null && typeof value === 'object') {
+          target[key] ??= {};
+          merge(target[key] as Record<string, unknown>, value as Record<string, unknown>);
+        } else {
+          target[key] = value;
+        }
+      }
+    };
+    const assigned = Object.assign({}, query);
+    expect(Object.getPrototypeOf(assigned)).toBe(Object.prototype);
+    merge({}, query);
+    const probe = {} as Record<string, unknown>;
+    expect(probe[0]).toBeUndefined();
+    expect(probe.p).toBeUndefined();
+    expect(Object.keys(query)).toEqual(['constructor[prototype][p]']);
   });
 });

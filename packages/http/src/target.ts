@@ -63,8 +63,10 @@ export function parseRequestTarget(target: string): RequestTarget {
 
 /**
  * Parses a query string (or form-urlencoded body) with the platform's URLSearchParams into
- * an object without a prototype, so that a `__proto__` key is just a key. A repeated key
- * gives an array of its values in order.
+ * an object without a prototype. A repeated key gives an array of its values in order. A
+ * `__proto__` key (however it is percent-encoded) is dropped, as in JSON bodies: with
+ * `__proto__=a&__proto__=b` kept as an array, a later `Object.assign({}, form)` would give
+ * the target an array prototype, and a naive deep merge would write `Object.prototype[0]`.
  */
 export function parseQueryString(query: string): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = Object.create(null) as Record<
@@ -72,6 +74,7 @@ export function parseQueryString(query: string): Record<string, string | string[
     string | string[]
   >;
   for (const [key, value] of new URLSearchParams(query)) {
+    if (key === '__proto__') continue;
     const existing = result[key];
     if (existing === undefined) result[key] = value;
     else if (Array.isArray(existing)) existing.push(value);

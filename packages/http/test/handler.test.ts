@@ -54,6 +54,55 @@ describe('HttpHandler over a real socket', () => {
     expect(await post('plain', 'text/plain')).toEqual({ body: 'plain' });
   });
 
+  it('lets no JSON or form body pollute prototypes, even through a naive deep merge', async () => {
+    const merge = (target: Record<string, unknown>, source: Record<string, unknown>): void => {
+      for (const key in source) {
+        const value = source[key];
+        if (value !== null && typeof value === 'object') {
+          target[key] ??= {};
+          merge(target[key] as Record<string, unknown>, value as Record<string, unknown>);
+        } else {
+          target[key] = value;
+        }
+      }
+    };
+    const { url } = await serve({
+      dispatch: (request) => {
+        const merged: Record<string, unknown> = {};
+        merge(merged, request.all());
+        const probe = {} as Record<string, unknown>;
+        return Response.json({
+          polluted: [probe[0], probe.polluted, probe.admin].filter((v) => v !== undefined),
+          ownProto: Object.getPrototypeOf(Object.assign({}, request.all())) === Object.prototype,
+          keys: Object.keys(merged),
+        });
+      },
+    });
+    const post = (body: string, type: string): Promise<unknown> =>
+      fetch(`${url}/?__proto__=q&__proto__=r&constructor[prototype][admin]=1`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': type },
+      }).then((r) => r.json());
+    expect(
+      await post(
+        '{"__proto__":{"polluted":1},"constructor":{"prototype":{"admin":true}},"a":{"__proto__":[1]}}',
+        'application/json',
+      ),
+    ).toEqual({ polluted: [], ownProto: true, keys: ['constructor[prototype][admin]', 'a'] });
+    expect(
+      await post(
+        '__proto__=a&__proto__=b&%5F_proto__[polluted]=1&constructor[prototype][admin]=1',
+        'application/x-www-form-urlencoded',
+      ),
+    ).toEqual({
+      polluted: [],
+      ownProto: true,
+      keys: ['constructor[prototype][admin]', '__proto__[polluted]'],
+    });
+    expect(({} as Record<string, unknown>)[0]).toBeUndefined();
+  });
+
   it('reads a chunked body', async () => {
     const { port } = await serve({
       dispatch: (request) => Response.text(String(request.getBody())),
