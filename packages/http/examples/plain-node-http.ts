@@ -18,8 +18,11 @@ const handler = new HttpHandler({
       const limit = await limiter.check(key, { maxCount: 3, timeWindow: 60 });
       if (!limit.allowed) return RateLimiter.tooManyRequests(limit);
       const text = request.getData('text');
-      if (typeof text !== 'string') return Response.badRequest('text is required');
-      return RateLimiter.applyHeaders(Response.json({ saved: text }, 201), limit);
+      const response =
+        typeof text === 'string'
+          ? Response.json({ saved: text }, 201)
+          : Response.badRequest('text is required');
+      return RateLimiter.applyHeaders(response, limit); // on every answer of the route
     }
     return Response.notFound();
   },

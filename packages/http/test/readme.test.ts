@@ -117,6 +117,9 @@ describe('README example', () => {
     expect(await saved.json()).toEqual({ saved: 'first' });
     const missing = await post({});
     expect(missing.status).toBe(400);
+    expect(missing.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(missing.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(missing.headers.get('x-ratelimit-reset')).toBe(saved.headers.get('x-ratelimit-reset'));
     expect(await missing.json()).toEqual({ error: 'text is required' });
     expect((await post({ text: 'third' })).status).toBe(201);
     const limited = await post({ text: 'fourth' });
