@@ -1,0 +1,87 @@
+// Membership through a running server: many real clients in rooms of several namespaces,
+// disconnected in the three ways a client can go (it closes, disconnectClient, close()),
+// leave nothing behind in the namespace manager nor in the client tables. The 10,000-client
+// version of this check runs on the NamespaceManager itself (namespace-manager.test.ts):
+// 10,000 real sockets here would need 20,000 file descriptors in one process.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { OnConnect, OnDisconnect, SocketController } from '../src/index';
+import { TestClient, cleanup, deferred, startServer } from './helpers';
+
+afterEach(cleanup);
+
+const CLIENTS = 300;
+
+class MemberController extends SocketController {
+  readonly #expected: number;
+  readonly #done = deferred();
+  #disconnects = 0;
+
+  constructor(expected: number) {
+    super();
+    this.#expected = expected;
+  }
+
+  /** Resolves once that many OnDisconnect handlers have run. */
+  get allGone(): Promise<void> {
+    return this.#done.promise;
+  }
+
+  @OnConnect()
+  joined(clientId: string): void {
+    const n = Number(this.getServer().getClientData(clientId, 'n'));
+    this.joinRoom(clientId, `room-${n % 10}`);
+    this.joinRoom(clientId, `team-${n % 3}`, '/teams');
+    if (n % 2 === 0) this.joinRoom(clientId, 'even');
+    this.emit(clientId, 'ready', { clientId });
+  }
+
+  @OnDisconnect()
+  left(): void {
+    this.#disconnects += 1;
+    if (this.#disconnects === this.#expected) this.#done.resolve();
+  }
+}
+
+describe('membership over real sockets', () => {
+  it(`removes ${CLIENTS} clients in rooms from everything, however they disconnect`, async () => {
+    const controller = new MemberController(CLIENTS);
+    const { server, wsUrl } = await startServer([controller], {}, (s) =>
+      s.addHandshakeMiddleware((ctx) => {
+        ctx.data['n'] = Number(ctx.query.get('n'));
+      }),
+    );
+    const clients = await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, n) => {
+        const client = await TestClient.connect(`${wsUrl}/?n=${n}`);
+        const id = (await client.next('ready')).data['clientId'] as string;
+        return { client, id };
+      }),
+    );
+
+    const nm = server.getNamespaceManager();
+    expect(nm.getStats()).toEqual({ namespaces: 2, rooms: 14, clients: CLIENTS });
+    expect(nm.getClientsInNamespace('/')).toHaveLength(CLIENTS);
+    expect(nm.getClientsInRoom('even')).toHaveLength(CLIENTS / 2);
+    expect(server.clientTypes.size).toBe(CLIENTS);
+    expect(new Set(clients.map((c) => c.id)).size).toBe(CLIENTS);
+
+    // A third close their connection, a third are disconnected by the server, the rest are
+    // closed by close().
+    const third = CLIENTS / 3;
+    await Promise.all(clients.slice(0, third).map(({ client }) => client.close()));
+    for (const { id } of clients.slice(third, 2 * third)) server.disconnectClient(id);
+    await Promise.all(clients.slice(third, 2 * third).map(({ client }) => client.closed));
+    await server.close();
+    await controller.allGone;
+
+    expect(nm.getStats()).toEqual({ namespaces: 0, rooms: 0, clients: 0 });
+    expect(nm.namespaces.size).toBe(0);
+    expect(nm.rooms.size).toBe(0);
+    expect(nm.clientNamespaces.size).toBe(0);
+    expect(nm.clientRooms.size).toBe(0);
+    expect(server.getClientCount()).toBe(0);
+    expect(server.clientTypes.size).toBe(0);
+    expect(server.clientData.size).toBe(0);
+    for (const { id } of clients) expect(server.getClientData(id)).toBeUndefined();
+  });
+});
