@@ -10,8 +10,20 @@ import {
   writeHandshakeError,
 } from './handshake';
 
-function request(method: string, headers: Record<string, string>): IncomingMessage {
-  return { method, headers, url: '/' } as unknown as IncomingMessage;
+function request(
+  method: string,
+  headers: Record<string, string>,
+  httpVersion = '1.1',
+): IncomingMessage {
+  const [major, minor] = httpVersion.split('.').map(Number);
+  return {
+    method,
+    headers,
+    url: '/',
+    httpVersion,
+    httpVersionMajor: major,
+    httpVersionMinor: minor,
+  } as unknown as IncomingMessage;
 }
 
 const good = {
@@ -34,6 +46,16 @@ describe('validateUpgradeRequest', () => {
       status: 400,
       code: 'PKG_ERR_WS_BAD_HANDSHAKE',
     });
+  });
+
+  it('refuses an HTTP/1.0 request with 400 and accepts HTTP/1.1 and later', () => {
+    expect(validateUpgradeRequest(request('GET', good, '1.0'))).toMatchObject({
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: expect.stringMatching(/HTTP\/1\.1/),
+    });
+    expect(validateUpgradeRequest(request('GET', good, '1.1'))).toBeUndefined();
+    expect(validateUpgradeRequest(request('GET', good, '2.0'))).toBeUndefined();
   });
 
   it('refuses a missing or foreign Upgrade header with 400', () => {

@@ -75,8 +75,9 @@ export function splitRequestTarget(url: string): { path: string; query: URLSearc
 }
 
 /**
- * Checks that `req` is an RFC 6455 opening handshake: GET, `Upgrade: websocket`, a valid
- * `Sec-WebSocket-Key`, `Sec-WebSocket-Version: 13`. Returns the refusal, or undefined.
+ * Checks that `req` is an RFC 6455 opening handshake: GET over HTTP/1.1 or later,
+ * `Upgrade: websocket`, a valid `Sec-WebSocket-Key`, `Sec-WebSocket-Version: 13`. Returns
+ * the refusal, or undefined.
  */
 export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure | undefined {
   if (req.method !== 'GET') {
@@ -84,6 +85,16 @@ export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure |
       status: 400,
       code: 'PKG_ERR_WS_BAD_HANDSHAKE',
       message: 'A WebSocket handshake must use GET.',
+    };
+  }
+  const { httpVersionMajor: major, httpVersionMinor: minor } = req;
+  if (major < 1 || (major === 1 && minor < 1)) {
+    // RFC 6455 section 4.1: the opening handshake is an HTTP/1.1 (or later) GET. `ws` does
+    // not check this itself.
+    return {
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: 'A WebSocket handshake must use HTTP/1.1 or later.',
     };
   }
   const upgrade = headerValue(req.headers.upgrade);

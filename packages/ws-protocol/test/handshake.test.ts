@@ -239,6 +239,11 @@ describe('handshake hooks', () => {
 describe('malformed handshakes', () => {
   const cases: [string, string, RegExp][] = [
     ['a POST upgrade', upgradeRequest({}, 'POST / HTTP/1.1'), /^HTTP\/1\.1 400 Bad Request\r\n/],
+    [
+      'an HTTP/1.0 upgrade',
+      upgradeRequest({}, 'GET / HTTP/1.0'),
+      /^HTTP\/1\.1 400 [^]*1\.1 or later/,
+    ],
     ['a foreign Upgrade', upgradeRequest({ Upgrade: 'h2c' }), /^HTTP\/1\.1 400 /],
     ['a missing key', upgradeRequest({ 'Sec-WebSocket-Key': null }), /^HTTP\/1\.1 400 /],
     ['a malformed key', upgradeRequest({ 'Sec-WebSocket-Key': 'abc' }), /^HTTP\/1\.1 400 /],
