@@ -39,6 +39,7 @@ const SCRIPT = `
   var socket = null;
   var socketToken = '';
   var myId = null;
+  var myRoom = null;
   var pendingJoin = null;
 
   function add(kind, text) {
@@ -70,16 +71,18 @@ const SCRIPT = `
         refreshCount();
         break;
       case 'room.joined':
+        if (data.room !== myRoom) add('system', 'You joined room ' + data.room + '.');
+        myRoom = data.room;
         setState('In room ' + data.room + ' as ' + (data.name || data.clientId));
         sendButton.disabled = false;
-        add('system', 'You joined room ' + data.room + '.');
         break;
       case 'user.joined':
-        add('system', who(data) + ' connected.');
+        // room null: someone connected (only the count changes); a room: someone entered it.
+        if (data.room && data.room === myRoom) add('system', who(data) + ' joined the room.');
         refreshCount();
         break;
       case 'user.left':
-        add('system', who(data) + ' left.');
+        if (data.room && data.room === myRoom) add('system', who(data) + ' left the room.');
         refreshCount();
         break;
       case 'chat.message':
@@ -119,6 +122,7 @@ const SCRIPT = `
       var refused = myId === null;
       socket = null;
       myId = null;
+      myRoom = null;
       sendButton.disabled = true;
       setState(refused ? 'Connection refused (is the token right?)' : 'Disconnected');
       refreshCount();

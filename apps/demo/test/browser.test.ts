@@ -23,7 +23,7 @@ afterAll(async () => {
   await demo?.stop();
 });
 
-async function openChat(name: string, room: string): Promise<Page> {
+async function openPage(): Promise<{ page: Page; problems: string[] }> {
   const context = await browser!.newContext({ viewport: { width: 900, height: 720 } });
   contexts.push(context);
   const page = await context.newPage();
@@ -33,8 +33,14 @@ async function openChat(name: string, room: string): Promise<Page> {
     if (msg.type() === 'error') problems.push(msg.text());
   });
   await page.goto(`${demo!.http}/`);
+  return { page, problems };
+}
+
+async function openChat(name: string, room: string, token = ''): Promise<Page> {
+  const { page, problems } = await openPage();
   await page.fill('#name', name);
   await page.fill('#room', room);
+  await page.fill('#token', token);
   await page.click('#join');
   await page.locator('#messages li', { hasText: `You joined room ${room}.` }).waitFor();
   expect(problems).toEqual([]);
@@ -49,6 +55,7 @@ describe('chat page in Chromium', () => {
   it('relays a message within one room only and shows the client count', async () => {
     const ada = await openChat('Ada', 'lobby');
     const bob = await openChat('Bob', 'lobby');
+    await ada.locator('#messages li.system', { hasText: 'Bob joined the room.' }).waitFor();
     const cy = await openChat('Cy', 'other');
 
     await ada.fill('#message', 'hello lobby');
@@ -70,7 +77,14 @@ describe('chat page in Chromium', () => {
 
     // The count is read from /api/status when someone connects: three pages, three clients.
     await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
-    await ada.locator('#messages li', { hasText: 'Bob connected.' }).waitFor();
+    // Cy is in another room: Ada hears of Cy only through the count, Cy never of Ada's room.
+    expect((await messages(ada)).some((text) => text.includes('Cy'))).toBe(false);
+    expect((await messages(cy)).some((text) => /Ada|Bob/.test(text))).toBe(false);
+
+    // Bob closes the tab: Ada sees him leave and the count go down.
+    await bob.context().close();
+    await ada.locator('#messages li.system', { hasText: 'Bob left the room.' }).waitFor();
+    await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '2');
 
     mkdirSync(RESULTS, { recursive: true });
     await ada.screenshot({ path: path.join(RESULTS, 'demo-chat.png'), fullPage: true });

@@ -49,6 +49,7 @@ describe('connect and disconnect', () => {
     expect((await a.waitFor('user.joined')).data).toEqual({
       clientId: welcome.data.clientId,
       name: 'Zoe',
+      room: null,
     });
   });
 
@@ -68,7 +69,7 @@ describe('connect and disconnect', () => {
     const joined = await a.next();
     expect(joined).toEqual({
       event: 'user.joined',
-      data: { clientId: welcome.data.clientId, name: null },
+      data: { clientId: welcome.data.clientId, name: null, room: null },
     });
     expect(await b.drain()).toEqual([]);
   });
@@ -81,7 +82,7 @@ describe('connect and disconnect', () => {
     await joinRoom(b, 'lobby', 'Bea');
     await b.close();
     const left = await a.waitFor('user.left');
-    expect(left.data).toEqual({ clientId: welcome.data.clientId, name: 'Bea' });
+    expect(left.data).toEqual({ clientId: welcome.data.clientId, name: 'Bea', room: 'lobby' });
   });
 });
 
@@ -151,6 +152,51 @@ describe('room.join', () => {
     await b.waitFor('chat.message');
     const seenByA = await a.drain();
     expect(seenByA.filter((e) => e.event === 'chat.message')).toEqual([]);
+  });
+
+  it("announces entering and leaving a room to that room's members only", async () => {
+    const { join } = await start();
+    const [a] = await join();
+    const [c] = await join();
+    const [b, bWelcome] = await join();
+    const bId = bWelcome.data.clientId;
+    await joinRoom(a, 'lobby', 'Ann');
+    await joinRoom(c, 'other', 'Cid');
+    const notices = (envelopes: { event: string }[]) =>
+      envelopes.filter((e) => e.event === 'user.joined' || e.event === 'user.left');
+    await a.drain();
+    await c.drain();
+
+    await joinRoom(b, 'lobby', 'Bea');
+    expect(await a.next()).toEqual({
+      event: 'user.joined',
+      data: { clientId: bId, name: 'Bea', room: 'lobby' },
+    });
+    expect(notices(await c.drain())).toEqual([]);
+
+    await joinRoom(b, 'other');
+    expect(await a.next()).toEqual({
+      event: 'user.left',
+      data: { clientId: bId, name: 'Bea', room: 'lobby' },
+    });
+    expect(await c.next()).toEqual({
+      event: 'user.joined',
+      data: { clientId: bId, name: 'Bea', room: 'other' },
+    });
+    expect(notices(await b.drain())).toEqual([]);
+
+    // Joining the room one is in (here to change one's name) announces nothing.
+    await joinRoom(b, 'other', 'Bee');
+    expect(notices(await c.drain())).toEqual([]);
+
+    await b.close();
+    for (const client of [a, c]) {
+      expect((await client.waitFor('user.left')).data).toEqual({
+        clientId: bId,
+        name: 'Bee',
+        room: 'other',
+      });
+    }
   });
 
   it.each([

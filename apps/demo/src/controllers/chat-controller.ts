@@ -28,6 +28,10 @@ const unixSeconds = (): number => Math.floor(Date.now() / 1000);
 /**
  * The spec's sample controller: the status, clients and broadcast HTTP routes, and the chat's
  * WebSocket events (welcome, user.joined / user.left, chat.message, room.join).
+ *
+ * `user.joined` / `user.left` carry a `room`: `null` when a client connects, and on a
+ * disconnect the chat room the client was in (both go to every other client); the room's name
+ * when a client enters or leaves that chat room (these go to that room's members only).
  */
 export class ChatController extends SocketController {
   private user(clientId: string): DemoUser | undefined {
@@ -38,6 +42,11 @@ export class ChatController extends SocketController {
     const name = this.getServer().getClientData(clientId, NAME_KEY);
     if (typeof name === 'string') return name;
     return this.user(clientId)?.name ?? null;
+  }
+
+  private chatRoom(clientId: string): string | undefined {
+    const room = this.getServer().getClientData(clientId, ROOM_KEY);
+    return typeof room === 'string' ? room : undefined;
   }
 
   private fail(clientId: string, code: string, message: string): void {
@@ -83,12 +92,13 @@ export class ChatController extends SocketController {
       user: user ? { id: user.id, name: user.name, role: user.role } : null,
       clients: this.getClientCount(),
     });
-    this.broadcast('user.joined', { clientId, name }, null, null, { except: clientId });
+    this.broadcast('user.joined', { clientId, name, room: null }, null, null, { except: clientId });
   }
 
   @OnDisconnect()
   disconnected(clientId: string): void {
-    this.broadcast('user.left', { clientId, name: this.displayName(clientId) }, null, null, {
+    const room = this.chatRoom(clientId) ?? null;
+    this.broadcast('user.left', { clientId, name: this.displayName(clientId), room }, null, null, {
       except: clientId,
     });
   }
@@ -98,15 +108,15 @@ export class ChatController extends SocketController {
     const text = isRecord(data) ? data.message : undefined;
     const problem = checkMessage(text);
     if (problem !== undefined) return this.fail(clientId, 'invalid_payload', problem);
-    const room = this.getServer().getClientData(clientId, ROOM_KEY);
+    const room = this.chatRoom(clientId);
     const payload = {
       clientId,
       name: this.displayName(clientId),
       message: text as string,
-      room: typeof room === 'string' ? room : null,
+      room: room ?? null,
       timestamp: unixSeconds(),
     };
-    if (typeof room === 'string') this.broadcast('chat.message', payload, '/', room);
+    if (room !== undefined) this.broadcast('chat.message', payload, '/', room);
     else this.broadcast('chat.message', payload);
   }
 
@@ -124,11 +134,22 @@ export class ChatController extends SocketController {
       return this.fail(clientId, decision.code, decision.reason);
     }
     const server = this.getServer();
-    const previous = server.getClientData(clientId, ROOM_KEY);
-    if (typeof previous === 'string' && previous !== room) this.leaveRoom(clientId, previous);
+    const previous = this.chatRoom(clientId);
+    const before = this.displayName(clientId);
+    if (previous !== undefined && previous !== room) this.leaveRoom(clientId, previous);
     this.joinRoom(clientId, room);
     server.setClientData(clientId, ROOM_KEY, room);
     if (typeof name === 'string') server.setClientData(clientId, NAME_KEY, name.trim());
-    this.emit(clientId, 'room.joined', { room, clientId, name: this.displayName(clientId) });
+    const after = this.displayName(clientId);
+    this.emit(clientId, 'room.joined', { room, clientId, name: after });
+    // The members of the rooms concerned hear about the move; joining the room one is
+    // already in (to change one's name, say) announces nothing.
+    if (previous === room) return;
+    if (previous !== undefined) {
+      this.broadcast('user.left', { clientId, name: before, room: previous }, '/', previous);
+    }
+    this.broadcast('user.joined', { clientId, name: after, room }, '/', room, {
+      except: clientId,
+    });
   }
 }
