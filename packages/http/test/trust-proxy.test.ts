@@ -138,6 +138,24 @@ describe('trust proxy over a real socket (the peer is 127.0.0.1)', () => {
     expect(seen.scheme).toBe('https');
   });
 
+  it('never takes a lenient spelling of a trusted address for a trusted hop', async () => {
+    // Read leniently, each of these is 127.0.0.1, inside the trusted range: the walk would
+    // skip it and hand out the forged address on its left.
+    const { port } = await serve(['127.0.0.0/8']);
+    for (const forged of ['127.1', '0x7f.1', '0177.0.0.1', '2130706433']) {
+      const viaX = await ask(port, { 'x-forwarded-for': `203.0.113.9, ${forged}` });
+      expect(viaX.ip).toBe('127.0.0.1');
+      const viaForwarded = await ask(port, {
+        forwarded: `for=203.0.113.9, for="${forged}"`,
+      });
+      expect(viaForwarded.ip).toBe('127.0.0.1');
+    }
+    // The canonical spelling is skipped as a trusted hop, as it should be.
+    expect((await ask(port, { 'x-forwarded-for': '203.0.113.9, 127.0.0.2' })).ip).toBe(
+      '203.0.113.9',
+    );
+  });
+
   it('never takes a non-canonical address from a forwarded header', async () => {
     const { port } = await serve(true);
     for (const forged of ['127.1', '0x7f.1', '0177.0.0.1', '2130706433']) {
