@@ -20,7 +20,7 @@ const STYLE = `
   button { font: inherit; padding: 6px 14px; border: 0; border-radius: 6px; background: #1d4ed8; color: #fff; cursor: pointer; align-self: flex-end; }
   button:disabled { background: #9ca3af; cursor: default; }
   #state { font-size: 0.9rem; color: #374151; margin: 4px 0; }
-  #messages { list-style: none; margin: 0; padding: 8px; height: 320px; overflow-y: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; }
+  #messages { list-style: none; margin: 0; padding: 8px; height: 45vh; min-height: 180px; max-height: 480px; overflow-y: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; }
   #messages li { padding: 3px 4px; border-radius: 4px; overflow-wrap: anywhere; }
   #messages li.system { color: #6b7280; font-style: italic; }
   #messages li.mine { background: #dbeafe; }
@@ -48,6 +48,7 @@ const SCRIPT = `
     item.textContent = text;
     list.appendChild(item);
     list.scrollTop = list.scrollHeight;
+    return item;
   }
 
   function setState(text) { stateEl.textContent = text; }
@@ -75,6 +76,7 @@ const SCRIPT = `
         myRoom = data.room;
         setState('In room ' + data.room + ' as ' + (data.name || data.clientId));
         sendButton.disabled = false;
+        byId('message').focus();
         break;
       case 'user.joined':
         // room null: someone connected (only the count changes); a room: someone entered it.
@@ -92,7 +94,8 @@ const SCRIPT = `
         add('broadcast', '[broadcast] ' + data.message);
         break;
       case 'error':
-        add('error', 'Error (' + data.code + '): ' + data.message);
+        // The message is a sentence meant for people; the code stays in the tooltip.
+        add('error', data.message || 'Something went wrong.').title = 'code: ' + data.code;
         break;
       default:
         break;
@@ -124,7 +127,13 @@ const SCRIPT = `
       myId = null;
       myRoom = null;
       sendButton.disabled = true;
-      setState(refused ? 'Connection refused (is the token right?)' : 'Disconnected');
+      var why = !refused
+        ? 'Disconnected from the server. Press Join to connect again.'
+        : token
+          ? 'Could not connect: the server refused the token. Use a demo token (alice-token, bob-token, admin-token) or leave the field empty.'
+          : 'Could not connect to the server. Is it running?';
+      setState(refused ? 'Not connected' : 'Disconnected');
+      add('error', why);
       refreshCount();
     });
   }

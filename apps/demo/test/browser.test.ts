@@ -89,4 +89,35 @@ describe('chat page in Chromium', () => {
     mkdirSync(RESULTS, { recursive: true });
     await ada.screenshot({ path: path.join(RESULTS, 'demo-chat.png'), fullPage: true });
   }, 120_000);
+
+  it('explains a refused token and a refused room in words', async () => {
+    const { page: refused, problems } = await openPage();
+    await refused.fill('#name', 'Eve');
+    await refused.fill('#token', 'not-a-token');
+    await refused.click('#join');
+    await refused
+      .locator('#messages li.error', { hasText: 'the server refused the token' })
+      .waitFor();
+    expect(await refused.locator('#send').isDisabled()).toBe(true);
+    // The browser itself logs the failed handshake; nothing else may go wrong on the page.
+    expect(problems.filter((text) => !text.includes('WebSocket connection'))).toEqual([]);
+
+    const anon = await openChat('Finn', 'lobby');
+    await anon.fill('#room', 'private-team');
+    await anon.click('#join');
+    const error = anon.locator('#messages li.error', { hasText: 'is for signed-in users' });
+    await error.waitFor();
+    expect(await error.textContent()).toBe(
+      'Room "private-team" is for signed-in users; connect with a token.',
+    );
+    await anon.locator('#state', { hasText: 'In room lobby as Finn' }).waitFor();
+
+    const alice = await openChat('Alice', 'private-team', 'alice-token');
+    await alice
+      .locator('#messages li', { hasText: 'Connected as Alice, signed in as Alice' })
+      .waitFor();
+
+    mkdirSync(RESULTS, { recursive: true });
+    await anon.screenshot({ path: path.join(RESULTS, 'demo-errors.png'), fullPage: true });
+  }, 120_000);
 });
