@@ -283,6 +283,29 @@ describe('disconnects', () => {
     expect(gone.items).toEqual([1006]);
   });
 
+  it('reports a client that resets in the middle of a frame once, with 1006, and keeps serving', async () => {
+    const ts = await startServer();
+    const clients = collector<WsClient>();
+    const gone = collector<number>();
+    const messages = collector<Envelope>();
+    ts.handler.onConnect(clients.push);
+    ts.handler.onDisconnect((_c, code) => gone.push(code));
+    ts.handler.onMessage((_c, envelope) => messages.push(envelope));
+    const raw = await rawWsClient(ts.port);
+    await clients.next();
+    // A masked text frame announcing 64 bytes, of which only three arrive.
+    raw.socket.write(Buffer.from([0x81, 0x80 | 64, 1, 2, 3, 4, 0x7a, 0x27, 0x66]));
+    raw.socket.resetAndDestroy();
+    expect(await gone.next()).toBe(1006);
+    expect(gone.items).toEqual([1006]);
+    expect(messages.items).toHaveLength(0);
+    expect(ts.handler.size).toBe(0);
+
+    const ws = await openClient(ts.url);
+    ws.send('{"event":"after","data":{}}');
+    expect((await messages.next()).event).toBe('after');
+  });
+
   it('survives a protocol violation (an unmasked client frame): ws closes it with 1002', async () => {
     const ts = await startServer();
     const clients = collector<WsClient>();
