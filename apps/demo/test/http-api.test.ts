@@ -121,6 +121,24 @@ describe('POST /api/broadcast', () => {
     expect(await json(res)).toEqual({ error: expect.stringContaining('application/json') });
   });
 
+  it('answers 405 with Allow: POST for another method', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/api/broadcast`);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toMatch(/\bPOST\b/);
+    expect(await json(res)).toMatchObject({ error: expect.any(String) });
+  });
+
+  it('answers 413 for a body over 1 MiB and sends nothing', async () => {
+    const { http, join } = await start();
+    const [a] = await join();
+    const big = JSON.stringify({ message: 'x'.repeat(1024 * 1024) });
+    const res = await post(`${http}/api/broadcast`, big, 'application/json');
+    expect(res.status).toBe(413);
+    await res.arrayBuffer();
+    expect((await a.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
+  });
+
   it('answers 400 for malformed JSON sent as application/json', async () => {
     const { http } = await start();
     const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
