@@ -100,8 +100,13 @@ function methodOf(
   return fn as (...args: unknown[]) => unknown;
 }
 
+/** Text for a thrown value in debug mode; never throws (`String()` does for some objects). */
 function errorDetails(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  try {
+    return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  } catch {
+    return 'a value that cannot be shown as text';
+  }
 }
 
 /** `Allow` header value: methods in a fixed order, HEAD wherever GET is, OPTIONS always. */

@@ -403,6 +403,25 @@ describe('failing handlers', () => {
     expect(body['message']).toBe('sync failure');
   });
 
+  it('answers internal_error in debug mode also for a thrown value that cannot become text', async () => {
+    class OddThrows extends SocketController {
+      @SocketOn('odd')
+      odd(): void {
+        throw Object.create(null) as unknown;
+      }
+    }
+    const { wsUrl } = await startServer([new ApiController(), new OddThrows()], { debug: true });
+    const client = await TestClient.connect(wsUrl);
+    await client.next('hello');
+    client.send('odd');
+    expect((await client.next('error')).data).toEqual({
+      code: 'internal_error',
+      message: 'Handling "odd" failed: a value that cannot be shown as text',
+    });
+    client.send('echo', { n: 1 });
+    expect((await client.next('echo')).data).toEqual({ n: 1 });
+  });
+
   it('answers internal_error for a throwing or rejecting SocketOn handler, and keeps serving', async () => {
     const { base, wsUrl, logger } = await startServer([new ApiController()]);
     const a = await TestClient.connect(wsUrl);
