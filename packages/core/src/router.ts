@@ -465,6 +465,10 @@ export class Router {
       });
       return RateLimiter.tooManyRequests(result);
     }
+    // Every answer of a limited route carries the limit headers: set here on the handler's
+    // response (dispatchHttp may be used without an HttpHandler), and through the request's
+    // response hook on whatever HttpHandler answers instead (a 500 when the handler throws).
+    request.onResponse((response) => RateLimiter.applyHeaders(response, result));
     const response = (await methodOf(route.controller, route.handler).call(
       route.controller,
       request,

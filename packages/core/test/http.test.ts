@@ -67,6 +67,12 @@ class ApiController extends SocketController {
     return Response.json({ ok: true });
   }
 
+  @HttpRoute('GET', '/limited-throws')
+  @RateLimit(5, 60)
+  limitedThrows(): Response {
+    throw new Error('limited failure');
+  }
+
   @HttpRoute('GET', '/throws')
   throws(): Response {
     throw new Error('sync failure');
@@ -241,6 +247,16 @@ describe('rate limits', () => {
     expect(await third.json()).toMatchObject({ error: 'Too Many Requests' });
     // Other routes are not affected.
     expect((await fetch(`${base}/users/1`)).status).toBe(200);
+  });
+
+  it('puts the rate-limit headers on the 500 of a limited route whose handler throws', async () => {
+    const { base } = await startServer([new ApiController()]);
+    const res = await fetch(`${base}/limited-throws`);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'Internal Server Error' });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('4');
+    expect(res.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
   });
 
   it('counts per client IP, which trust proxy resolves from X-Forwarded-For', async () => {

@@ -77,6 +77,46 @@ describe('HttpHandler.parseHttpRequest', () => {
 });
 
 describe('HttpHandler.processRequest', () => {
+  it("runs the request's onResponse hooks on every outcome, a 500 included", async () => {
+    const seen: number[] = [];
+    const handler = new HttpHandler({
+      logger: recordingLogger([]),
+      dispatch: (request) => {
+        request.onResponse((response) => {
+          seen.push(response.getStatusCode());
+          response.setHeader('X-Hook', 'first');
+        });
+        request.onResponse((response) => response.setHeader('X-Second', 'yes'));
+        if (request.getPath() === '/boom') throw new Error('handler failed');
+        return Response.json({ ok: true }, 201);
+      },
+    });
+    const ok = await handler.processRequest(get('/ok'));
+    expect(ok.getStatusCode()).toBe(201);
+    expect(ok.getHeader('x-hook')).toBe('first');
+    expect(ok.getHeader('x-second')).toBe('yes');
+    const failed = await handler.processRequest(get('/boom'));
+    expect(failed.getStatusCode()).toBe(500);
+    expect(failed.getHeader('x-hook')).toBe('first');
+    expect(seen).toEqual([201, 500]);
+  });
+
+  it('answers 500 when an onResponse hook throws', async () => {
+    const lines: Line[] = [];
+    const handler = new HttpHandler({
+      logger: recordingLogger(lines),
+      dispatch: (request) => {
+        request.onResponse(() => {
+          throw new Error('hook failed');
+        });
+        return Response.json({ ok: true });
+      },
+    });
+    const response = await handler.processRequest(get('/x'));
+    expect(response.getStatusCode()).toBe(500);
+    expect(lines.map((l) => l.message)).toEqual(['hook failed']);
+  });
+
   it('answers 404 JSON without a dispatcher', async () => {
     const response = await new HttpHandler().processRequest(get());
     expect(response.getStatusCode()).toBe(404);

@@ -168,7 +168,8 @@ export class HttpHandler {
   /**
    * Answers a built request: a CORS preflight directly, anything else through the dispatch
    * function (404 without one). A dispatch function that throws gives a 500 (an `HttpError`
-   * its own status), logged; CORS headers are then added. Never rejects.
+   * its own status), logged; the request's `onResponse` hooks, then CORS headers, are
+   * applied to whichever response it is. Never rejects.
    */
   async processRequest(request: Request): Promise<Response> {
     if (isPreflightRequest(request)) return this.handlePreflightRequest(request);
@@ -206,6 +207,16 @@ export class HttpHandler {
         });
         response = this.#serverError(err);
       }
+    }
+    try {
+      response = request.applyResponseHooks(response);
+    } catch (err) {
+      this.#logException(err, {
+        code: 'PKG_ERR_HTTP_HANDLER_FAILED',
+        method: request.getMethod(),
+        path: request.getPath(),
+      });
+      response = this.#serverError(err);
     }
     return this.addCorsHeaders(response, request);
   }

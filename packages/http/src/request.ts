@@ -4,6 +4,7 @@ import { createHttpError, HttpError } from './errors';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
 import { defaultPort, parseHost, type ParsedHost } from './host';
 import { parseQueryString, parseRequestTarget } from './target';
+import type { Response } from './response';
 import { normalizeIp, type TrustPredicate } from './trust-proxy';
 
 /** What a {@link Request} is built from. `Request.fromIncomingMessage` fills it from Node. */
@@ -65,6 +66,7 @@ export class Request {
   readonly #trust: TrustPredicate;
   readonly #hostHeader: ParsedHost | undefined;
   readonly #attributes = new Map<string, unknown>();
+  #responseHooks: Array<(response: Response) => Response | void> | undefined;
   #params: Record<string, string> = Object.create(null) as Record<string, string>;
   #query: Record<string, QueryValue> | undefined;
   #body: unknown = kUnparsed;
@@ -314,6 +316,24 @@ export class Request {
   /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
   setAttribute(name: string, value: unknown): void {
     this.#attributes.set(name, value);
+  }
+
+  /**
+   * Registers a function that sees the final response of this request, whatever produced it
+   * (the handler, a middleware, or the 500 of a handler that threw), before CORS headers are
+   * added. `HttpHandler.processRequest` runs them in registration order; a hook may set
+   * headers on the response or return a replacement.
+   */
+  onResponse(hook: (response: Response) => Response | void): void {
+    (this.#responseHooks ??= []).push(hook);
+  }
+
+  /** Runs the `onResponse` hooks on `response` and returns the result (used by HttpHandler). */
+  applyResponseHooks(response: Response): Response {
+    if (this.#responseHooks === undefined) return response;
+    let current = response;
+    for (const hook of this.#responseHooks) current = hook(current) ?? current;
+    return current;
   }
 
   /** True when an attribute of that name was set. */
