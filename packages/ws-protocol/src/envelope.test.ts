@@ -114,6 +114,41 @@ describe('decodeMessage', () => {
   });
 });
 
+describe('decodeMessage and prototype keys', () => {
+  function mergeDeep(target: Record<string, unknown>, source: unknown): void {
+    if (source === null || typeof source !== 'object') return;
+    for (const [key, value] of Object.entries(source)) {
+      if (value !== null && typeof value === 'object') {
+        const next = (target[key] ??= {}) as Record<string, unknown>;
+        mergeDeep(next, value);
+      } else {
+        target[key] = value;
+      }
+    }
+  }
+
+  it.each([
+    ['__proto__', '{"event":"x","data":{"__proto__":{"polluted":"yes"}}}'],
+    ['an escaped __proto__', '{"event":"x","data":{"\\u005f_proto__":{"polluted":"yes"}}}'],
+    [
+      'constructor.prototype',
+      '{"event":"x","data":{"constructor":{"prototype":{"polluted":"yes"}}}}',
+    ],
+  ])('drops %s so a naive deep merge of data cannot pollute prototypes', (_name, text) => {
+    const { data } = decodeMessage(text);
+    expect(Object.keys(data)).toEqual([]);
+    mergeDeep({}, data);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('keeps ordinary keys next to a dropped one, and a string value "__proto__"', () => {
+    const { data } = decodeMessage(
+      '{"event":"x","data":{"__proto__":{"a":1},"name":"__proto__","nested":{"ok":true}}}',
+    );
+    expect(data).toEqual({ name: '__proto__', nested: { ok: true } });
+  });
+});
+
 describe('isValidEventName', () => {
   it('follows ^[A-Za-z0-9._-]+$', () => {
     expect(isValidEventName('room.join_2-x')).toBe(true);

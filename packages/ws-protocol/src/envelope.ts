@@ -88,6 +88,30 @@ export function prepareMessage(event: string, data: EventData): string {
 const EXAMPLE = 'send {"event": "name", "data": {}}';
 
 /**
+ * `__proto__` keys (and `constructor` objects with a `prototype`) are dropped from inbound
+ * data, as `@pkg/http` does for request bodies: an application that merges `data` into an
+ * object with a naive deep merge must not be able to reach `Object.prototype`. The reviver
+ * costs a call per key, so it runs only on text that could hold such a key (the names, or any
+ * `\\u` escape that could spell them).
+ */
+function mayCarryPrototypeKeys(text: string): boolean {
+  return text.includes('__proto__') || text.includes('prototype') || text.includes('\\u');
+}
+
+function dropPrototypeKeys(this: unknown, key: string, value: unknown): unknown {
+  if (key === '__proto__') return undefined;
+  if (
+    key === 'constructor' &&
+    value !== null &&
+    typeof value === 'object' &&
+    Object.hasOwn(value, 'prototype')
+  ) {
+    return undefined;
+  }
+  return value;
+}
+
+/**
  * Decodes an inbound text message into `{event, data}`. Throws a {@link MessageDecodeError}
  * naming the first problem found: not JSON, not an object, `event` missing / not a string /
  * not matching `^[A-Za-z0-9._-]+$`, `data` missing / not an object or array.
@@ -96,7 +120,7 @@ export function decodeMessage(raw: string | Buffer): Envelope {
   const text = typeof raw === 'string' ? raw : raw.toString('utf8');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = mayCarryPrototypeKeys(text) ? JSON.parse(text, dropPrototypeKeys) : JSON.parse(text);
   } catch {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_JSON,
