@@ -10,7 +10,8 @@ import { connect } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { ClientOptions } from 'ws';
-import type { LogContext, LoggerInterface } from '@pkg/logger';
+import { AbstractLogger } from '@pkg/logger';
+import type { LogContext } from '@pkg/logger';
 import { WebSocketHandler } from '../src/index';
 import type { WebSocketHandlerOptions } from '../src/index';
 
@@ -21,7 +22,7 @@ export interface LogLine {
 }
 
 /** A LoggerInterface that keeps every line for assertions. */
-export class RecordingLogger implements LoggerInterface {
+export class RecordingLogger extends AbstractLogger {
   readonly lines: LogLine[] = [];
   /** Resolvers waiting for a line with a given context code. */
   readonly #waiting: { code: string; resolve: (line: LogLine) => void }[] = [];
@@ -36,31 +37,8 @@ export class RecordingLogger implements LoggerInterface {
       }
     }
   }
-  emergency(message: string, context?: LogContext): void {
-    this.log('emergency', message, context);
-  }
-  alert(message: string, context?: LogContext): void {
-    this.log('alert', message, context);
-  }
-  critical(message: string, context?: LogContext): void {
-    this.log('critical', message, context);
-  }
-  error(message: string, context?: LogContext): void {
-    this.log('error', message, context);
-  }
-  warning(message: string, context?: LogContext): void {
-    this.log('warning', message, context);
-  }
-  notice(message: string, context?: LogContext): void {
-    this.log('notice', message, context);
-  }
-  info(message: string, context?: LogContext): void {
-    this.log('info', message, context);
-  }
-  debug(message: string, context?: LogContext): void {
-    this.log('debug', message, context);
-  }
-  exception(error: unknown, context?: LogContext): void {
+  // Keeps the thrown value itself, so tests can assert on it.
+  override exception(error: unknown, context?: LogContext): void {
     this.log('error', error instanceof Error ? error.message : String(error), {
       ...context,
       exception: error,
