@@ -28,7 +28,6 @@ describe('@pkg/core entry', () => {
       'RoomsController',
       'LocalAdapter',
       'coreErrorCodes',
-      'createClientIdGenerator',
       'buildHealthDocument',
     ]) {
       expect(typeof (core as Record<string, unknown>)[name]).not.toBe('undefined');

@@ -7,8 +7,6 @@ export * from '@pkg/decorators';
 
 export { coreErrorCodes, createCoreError, CoreEventErrorCode } from './errors';
 export type { CoreError, CoreErrorCode, CoreErrorInfo, CoreEventErrorCodeValue } from './errors';
-export { createClientIdGenerator } from './client-id';
-export type { ClientIdGenerator } from './client-id';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
 export type {
   ResolvedServerConfig,

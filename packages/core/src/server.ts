@@ -17,13 +17,14 @@ import {
 import { Logger, type LoggerInterface } from '@pkg/logger';
 import {
   WebSocketHandler,
+  createClientIdGenerator,
   prepareMessage,
+  type ClientIdGenerator,
   type EventData,
   type HandshakeHook,
   type WsClient,
 } from '@pkg/ws-protocol';
 import { LocalAdapter, type Adapter, type AdapterHost, type CountTarget } from './adapter';
-import { createClientIdGenerator, type ClientIdGenerator } from './client-id';
 import { ClientRegistry, type ClientType } from './client-registry';
 import { createCoreError } from './errors';
 import { buildHealthDocument, type HealthDocument } from './health';

@@ -1,4 +1,6 @@
 export { generateAcceptKey } from './accept-key';
+export { createClientIdGenerator } from './client-id';
+export type { ClientIdGenerator } from './client-id';
 export { WsCloseCode } from './close-codes';
 export type { WsClient } from './connection';
 export { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
