@@ -354,6 +354,13 @@ export class Server implements RouterHost {
       this.#clients.trackConnection(socket, this.#nextId()),
     );
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#onRequest(req, res));
+    // `Expect: 100-continue`: invite the body only when its declared size fits; otherwise the
+    // handler answers 413 at once and the client never sends it.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const declared = Number(req.headers['content-length']);
+      if (!(declared > this.#httpHandler.getMaxBodySize())) res.writeContinue();
+      this.#onRequest(req, res);
+    });
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.#onUpgrade(req, socket, head),
     );

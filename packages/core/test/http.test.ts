@@ -230,6 +230,33 @@ describe('request errors keep their status', () => {
     });
     expect(res.status).toBe(413);
   });
+
+  it('answers Expect: 100-continue with 413 and no invitation when the body is too large', async () => {
+    const { port } = await startServer([new ApiController()], { max_body_size: 16 });
+    const conn = await RawConnection.open(port);
+    conn.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 1000\r\nExpect: 100-continue\r\n\r\n',
+    );
+    const data = await conn.waitFor((d) => d.includes('\r\n\r\n'));
+    expect(data.startsWith('HTTP/1.1 413 ')).toBe(true);
+    expect(data).not.toContain('100 Continue');
+    await conn.ended;
+  });
+
+  it('invites a body that fits with 100 Continue, then answers the request', async () => {
+    const { port } = await startServer([new ApiController()], { max_body_size: 1024 });
+    const conn = await RawConnection.open(port);
+    const body = JSON.stringify({ text: 'hi' });
+    conn.write(
+      'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await conn.waitFor((d) => d.includes('100 Continue'));
+    conn.write(body);
+    const data = await conn.waitFor((d) => /HTTP\/1\.1 200 [\s\S]*\r\n\r\n[\s\S]*hi/.test(d));
+    expect(data.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 ')).toBe(true);
+  });
 });
 
 describe('rate limits', () => {
