@@ -129,23 +129,30 @@ async function measure(name, fn) {
 }
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// Servers take turns within each round, so drift in the machine's load spreads over all of
+// them; each figure is the median of the rounds.
+async function series(kinds, fn) {
+  const samples = Object.fromEntries(kinds.map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const k of kinds) samples[k].push(await measure(k, (p) => fn(k, p)));
+  }
+  return Object.fromEntries(kinds.map((k) => [k, median(samples[k])]));
+}
 const rows = [];
 const wsKinds = ['ws', 'pkg', 'socket.io'];
-const echoRes = {};
-const fanRes = {};
-for (const k of wsKinds)
-  echoRes[k] = await measure(k, (p) => echo(k === 'socket.io' ? k : 'ws', p));
-for (const k of wsKinds)
-  fanRes[k] = await measure(k, (p) => fanout(k === 'socket.io' ? k : 'ws', p));
-const httpRes = {};
-for (const k of ['node:http', 'pkg', 'fastify']) httpRes[k] = await measure(k, httpLoad);
+const client = (k) => (k === 'socket.io' ? k : 'ws');
+const echoRes = await series(wsKinds, (k, p) => echo(client(k), p));
+const fanRes = await series(wsKinds, (k, p) => fanout(client(k), p));
+const httpRes = await series(['node:http', 'pkg', 'fastify'], (_k, p) => httpLoad(p));
 
 rows.push(['WS echo, round trips/s', echoRes, 'ws', 'socket.io']);
 rows.push(['WS broadcast, deliveries/s', fanRes, 'ws', 'socket.io']);
 rows.push(['HTTP GET JSON, requests/s', httpRes, 'node:http', 'fastify']);
 
 console.log(
-  `\nBenchmarks (${seconds}s per workload, ${echoClients} echo clients, ${fanoutClients} broadcast clients, node ${process.version})\n`,
+  `\nBenchmarks (median of ${rounds} rounds of ${seconds}s per workload, ${echoClients} echo clients, ${fanoutClients} broadcast clients, node ${process.version})\n`,
 );
 console.log('| workload | @pkg/core | baseline | peer | pkg / baseline | pkg / peer |');
 console.log('|---|---|---|---|---|---|');
