@@ -1,8 +1,11 @@
 // Membership through a running server: many real clients in rooms of several namespaces,
 // disconnected in the three ways a client can go (it closes, disconnectClient, close()),
 // leave nothing behind in the namespace manager nor in the client tables. The 10,000-client
-// version of this check runs on the NamespaceManager itself (namespace-manager.test.ts):
-// 10,000 real sockets here would need 20,000 file descriptors in one process.
+// run keeps its client sockets in a child process: both ends in one process would need
+// 20,000 file descriptors, the usual per-process limit.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { OnConnect, OnDisconnect, SocketController } from '../src/index';
 import { TestClient, cleanup, deferred, startServer } from './helpers';
@@ -84,4 +87,76 @@ describe('membership over real sockets', () => {
     expect(server.clientData.size).toBe(0);
     for (const { id } of clients) expect(server.getClientData(id)).toBeUndefined();
   });
+
+  it('registers 10,000 clients in rooms and leaves nothing once they all disconnect', async () => {
+    const count = 10_000;
+    const controller = new MemberController(count);
+    const { server, wsUrl } = await startServer(
+      [controller],
+      { max_connections: count + 100 },
+      (s) =>
+        s.addHandshakeMiddleware((ctx) => {
+          ctx.data['n'] = Number(ctx.query.get('n'));
+        }),
+    );
+    // The clients: plain `ws` in a child process, 250 handshakes at a time, each waiting for
+    // the server's `ready` (sent once OnConnect has joined its rooms). A line on stdin closes
+    // them all.
+    const script = `
+      const WebSocket = require(process.env.WS_PATH);
+      const sockets = [];
+      function open(n) {
+        return new Promise((resolve, reject) => {
+          const s = new WebSocket(process.env.WS_URL + '/?n=' + n, { perMessageDeflate: false });
+          sockets.push(s);
+          s.on('message', (raw) => { if (JSON.parse(raw).event === 'ready') resolve(); });
+          s.on('error', reject);
+        });
+      }
+      (async () => {
+        const count = Number(process.env.COUNT);
+        for (let i = 0; i < count; i += 250) {
+          await Promise.all(Array.from({ length: Math.min(250, count - i) }, (_, k) => open(i + k)));
+        }
+        console.log('connected ' + sockets.length);
+        process.stdin.once('data', () => {
+          let closed = 0;
+          for (const s of sockets) {
+            s.on('close', () => { if (++closed === sockets.length) process.exit(0); });
+            s.close();
+          }
+        });
+      })().catch((err) => { console.error(err); process.exit(1); });`;
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { ...process.env, WS_PATH: require.resolve('ws'), WS_URL: wsUrl, COUNT: String(count) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    try {
+      const lines = createInterface({ input: child.stdout! });
+      const [first] = (await once(lines, 'line')) as [string];
+      expect(first).toBe(`connected ${count}`);
+
+      const nm = server.getNamespaceManager();
+      expect(nm.getStats()).toEqual({ namespaces: 2, rooms: 14, clients: count });
+      expect(server.getClientCount()).toBe(count);
+      expect(nm.getClientsInRoom('even')).toHaveLength(count / 2);
+      expect(nm.getClientsInNamespace('/teams')).toHaveLength(count);
+
+      child.stdin!.write('close\n');
+      await controller.allGone;
+      const [code] = (await exited) as [number | null];
+      expect(code).toBe(0);
+
+      expect(nm.getStats()).toEqual({ namespaces: 0, rooms: 0, clients: 0 });
+      expect(nm.namespaces.size).toBe(0);
+      expect(nm.rooms.size).toBe(0);
+      expect(nm.clientNamespaces.size).toBe(0);
+      expect(nm.clientRooms.size).toBe(0);
+      expect(server.getClientCount()).toBe(0);
+      expect(server.clientData.size).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
+  }, 180_000);
 });
