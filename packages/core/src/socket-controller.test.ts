@@ -28,7 +28,7 @@ describe('SocketController', () => {
     expect(controller.emit('nobody', 'e', {})).toBe(false);
     expect(() => controller.broadcast('e', {})).not.toThrow();
     expect(() => controller.broadcastToRoomClients('e', {}, 'room', '/', 'nobody')).not.toThrow();
-    expect(() => controller.joinRoom('nobody', 'r')).not.toThrow();
+    expect(controller.joinRoom('nobody', 'r')).toBe(false);
     expect(() => controller.leaveRoom('nobody', 'r')).not.toThrow();
     expect(() => controller.disconnectClient('nobody')).not.toThrow();
   });

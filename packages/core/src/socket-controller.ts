@@ -67,8 +67,9 @@ export abstract class SocketController {
     );
   }
 
-  joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
-    this.getServer().joinRoom(clientId, room, namespace);
+  /** Puts a connected WebSocket client in a room; false (and nothing done) for an unknown client. */
+  joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
+    return this.getServer().joinRoom(clientId, room, namespace);
   }
 
   leaveRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {

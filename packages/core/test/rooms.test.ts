@@ -32,10 +32,12 @@ class MemberController extends SocketController {
   @OnConnect()
   joined(clientId: string): void {
     const n = Number(this.getServer().getClientData(clientId, 'n'));
-    this.joinRoom(clientId, `room-${n % 10}`);
-    this.joinRoom(clientId, `team-${n % 3}`, '/teams');
-    if (n % 2 === 0) this.joinRoom(clientId, 'even');
-    this.emit(clientId, 'ready', { clientId });
+    const joined = [
+      this.joinRoom(clientId, `room-${n % 10}`),
+      this.joinRoom(clientId, `team-${n % 3}`, '/teams'),
+      ...(n % 2 === 0 ? [this.joinRoom(clientId, 'even')] : []),
+    ];
+    this.emit(clientId, 'ready', { clientId, joined });
   }
 
   @OnDisconnect()
@@ -56,7 +58,9 @@ describe('membership over real sockets', () => {
     const clients = await Promise.all(
       Array.from({ length: CLIENTS }, async (_, n) => {
         const client = await TestClient.connect(`${wsUrl}/?n=${n}`);
-        const id = (await client.next('ready')).data['clientId'] as string;
+        const ready = (await client.next('ready')).data;
+        expect(ready['joined']).toEqual(n % 2 === 0 ? [true, true, true] : [true, true]);
+        const id = ready['clientId'] as string;
         return { client, id };
       }),
     );
