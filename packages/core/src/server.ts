@@ -665,6 +665,11 @@ export class Server implements RouterHost {
     this.#settle(this.#adapter.joinNamespace(id, DEFAULT_NAMESPACE), 'adapter.joinNamespace');
     const phase = this.#router.dispatchSpecialEvent(id, 'connect');
     this.#connectPhase.set(id, phase);
+    // Once OnConnect has finished, messages go straight to the router. Messages that came
+    // meanwhile are queued on the phase; this reaction runs before theirs, so order holds.
+    void phase.then(() => {
+      if (this.#connectPhase.get(id) === phase) this.#connectPhase.delete(id);
+    });
     this.#track(phase);
   }
 
@@ -748,11 +753,16 @@ export class Server implements RouterHost {
   }
 
   #track(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) =>
-      this.#logger.exception(err, { phase: 'dispatch' }),
+    const tracked: Promise<void> = work.then(
+      () => {
+        this.#pendingWork.delete(tracked);
+      },
+      (err: unknown) => {
+        this.#pendingWork.delete(tracked);
+        this.#logger.exception(err, { phase: 'dispatch' });
+      },
     );
     this.#pendingWork.add(tracked);
-    void tracked.finally(() => this.#pendingWork.delete(tracked));
   }
 
   /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */

@@ -144,6 +144,48 @@ describe('connection lifecycle', () => {
     expect(server.clientTypes.get(id)).toBe('ws');
   });
 
+  it("holds a client's messages until its OnConnect handlers finish, then handles all in order", async () => {
+    const gate = deferred();
+    const threeArrived = deferred();
+    const seen: string[] = [];
+    class Slow extends SocketController {
+      @OnConnect()
+      async connected(): Promise<void> {
+        seen.push('connect:start');
+        await gate.promise;
+        seen.push('connect:end');
+      }
+
+      @SocketOn('step')
+      step(clientId: string, data: { n: number }): void {
+        seen.push(`step ${data.n}`);
+        if (data.n === 5) this.emit(clientId, 'done', {});
+      }
+    }
+    let arrived = 0;
+    const { wsUrl } = await startServer([new Slow()], {}, (server) =>
+      server.getWebSocketHandler().onMessage(() => {
+        if (++arrived === 3) threeArrived.resolve();
+      }),
+    );
+    const client = await TestClient.connect(wsUrl);
+    for (const n of [1, 2, 3]) client.send('step', { n });
+    await threeArrived.promise;
+    expect(seen).toEqual(['connect:start']);
+    gate.resolve();
+    for (const n of [4, 5]) client.send('step', { n });
+    await client.next('done');
+    expect(seen).toEqual([
+      'connect:start',
+      'connect:end',
+      'step 1',
+      'step 2',
+      'step 3',
+      'step 4',
+      'step 5',
+    ]);
+  });
+
   it('answers a ping frame with a pong', async () => {
     const { wsUrl } = await startServer([]);
     const client = await TestClient.connect(wsUrl);
