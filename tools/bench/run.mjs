@@ -27,14 +27,36 @@ const servers = {
 };
 
 async function start(name) {
-  const child = spawn(process.execPath, [servers[name]], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [servers[name]], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = [];
+  const waiters = [];
   let buf = '';
-  for await (const chunk of child.stdout) {
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
     buf += chunk;
-    const m = /PORT (\d+)/.exec(buf);
-    if (m) return { child, port: Number(m[1]) };
-  }
-  throw new Error(`${name} server exited before listening`);
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const waiter = waiters.findIndex((w) => line.startsWith(w.prefix));
+      if (waiter >= 0) waiters.splice(waiter, 1)[0].resolve(line);
+      else lines.push(line);
+    }
+  });
+  const next = (prefix) =>
+    new Promise((resolve, reject) => {
+      const i = lines.findIndex((l) => l.startsWith(prefix));
+      if (i >= 0) return resolve(lines.splice(i, 1)[0]);
+      waiters.push({ prefix, resolve });
+      child.once('exit', () => reject(new Error(`${name} server exited`)));
+    });
+  const port = Number((await next('PORT ')).slice(5));
+  // The server's own CPU time so far, in µs.
+  const cpu = async () => {
+    child.stdin.write('cpu\n');
+    return Number((await next('CPU ')).slice(4));
+  };
+  return { child, port, cpu };
 }
 
 async function stop({ child }) {
@@ -86,7 +108,7 @@ async function echo(kind, port) {
   const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
   await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2000))]);
   clients.forEach((c) => c.close());
-  return count / elapsed;
+  return { rate: count / elapsed, ops: count };
 }
 
 // Deliveries per second: one sender triggers `fanoutRounds` broadcasts to every client.
@@ -106,7 +128,7 @@ async function fanout(kind, port) {
   const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
   clients.forEach((c) => c.close());
   if (received < expected) throw new Error(`${kind}: only ${received}/${expected} deliveries`);
-  return received / elapsed;
+  return { rate: received / elapsed, ops: received };
 }
 
 async function httpLoad(port) {
@@ -116,13 +138,18 @@ async function httpLoad(port) {
     duration: seconds,
   });
   if (result.non2xx || result.errors) throw new Error('HTTP benchmark saw errors');
-  return result.requests.average;
+  return { rate: result.requests.average, ops: result.requests.total };
 }
 
+// Throughput, and the server's CPU time per operation (µs): the second does not depend on
+// how the two cores were shared with the load generator.
 async function measure(name, fn) {
   const server = await start(name);
   try {
-    return await fn(server.port);
+    const before = await server.cpu();
+    const { rate, ops } = await fn(server.port);
+    const after = await server.cpu();
+    return { rate, cpu: (after - before) / ops };
   } finally {
     await stop(server);
   }
@@ -138,27 +165,54 @@ async function series(kinds, fn) {
   for (let r = 0; r < rounds; r++) {
     for (const k of kinds) samples[k].push(await measure(k, (p) => fn(k, p)));
   }
-  return Object.fromEntries(kinds.map((k) => [k, median(samples[k])]));
+  return Object.fromEntries(
+    kinds.map((k) => [
+      k,
+      { rate: median(samples[k].map((x) => x.rate)), cpu: median(samples[k].map((x) => x.cpu)) },
+    ]),
+  );
 }
-const rows = [];
 const wsKinds = ['ws', 'pkg', 'socket.io'];
 const client = (k) => (k === 'socket.io' ? k : 'ws');
-const echoRes = await series(wsKinds, (k, p) => echo(client(k), p));
-const fanRes = await series(wsKinds, (k, p) => fanout(client(k), p));
-const httpRes = await series(['node:http', 'pkg', 'fastify'], (_k, p) => httpLoad(p));
+const rows = [
+  [
+    'WS echo, round trips/s',
+    await series(wsKinds, (k, p) => echo(client(k), p)),
+    'ws',
+    'socket.io',
+  ],
+  [
+    'WS broadcast, deliveries/s',
+    await series(wsKinds, (k, p) => fanout(client(k), p)),
+    'ws',
+    'socket.io',
+  ],
+  [
+    'HTTP GET JSON, requests/s',
+    await series(['node:http', 'pkg', 'fastify'], (_k, p) => httpLoad(p)),
+    'node:http',
+    'fastify',
+  ],
+];
 
-rows.push(['WS echo, round trips/s', echoRes, 'ws', 'socket.io']);
-rows.push(['WS broadcast, deliveries/s', fanRes, 'ws', 'socket.io']);
-rows.push(['HTTP GET JSON, requests/s', httpRes, 'node:http', 'fastify']);
-
+const us = (n) => `${n.toFixed(2)} µs`;
 console.log(
   `\nBenchmarks (median of ${rounds} rounds of ${seconds}s per workload, ${echoClients} echo clients, ${fanoutClients} broadcast clients, node ${process.version})\n`,
 );
+console.log('Throughput (higher is better):\n');
 console.log('| workload | @pkg/core | baseline | peer | pkg / baseline | pkg / peer |');
 console.log('|---|---|---|---|---|---|');
 for (const [label, res, base, peer] of rows) {
   console.log(
-    `| ${label} | ${fmt(res.pkg)} | ${base} ${fmt(res[base])} | ${peer} ${fmt(res[peer])} | ${(res.pkg / res[base]).toFixed(2)} | ${(res.pkg / res[peer]).toFixed(2)} |`,
+    `| ${label} | ${fmt(res.pkg.rate)} | ${base} ${fmt(res[base].rate)} | ${peer} ${fmt(res[peer].rate)} | ${(res.pkg.rate / res[base].rate).toFixed(2)} | ${(res.pkg.rate / res[peer].rate).toFixed(2)} |`,
+  );
+}
+console.log('\nServer CPU time per operation (lower is better):\n');
+console.log('| workload | @pkg/core | baseline | peer | pkg / baseline | pkg / peer |');
+console.log('|---|---|---|---|---|---|');
+for (const [label, res, base, peer] of rows) {
+  console.log(
+    `| ${label.split(',')[0]} | ${us(res.pkg.cpu)} | ${base} ${us(res[base].cpu)} | ${peer} ${us(res[peer].cpu)} | ${(res.pkg.cpu / res[base].cpu).toFixed(2)} | ${(res.pkg.cpu / res[peer].cpu).toFixed(2)} |`,
   );
 }
 process.exit(0);

@@ -14,3 +14,9 @@ const server = http.createServer((req, res) => {
   }
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${server.address().port}\n`));
+
+// The runner asks for this process's CPU time (user + system, µs) with a line on stdin.
+process.stdin.on('data', () => {
+  const { user, system } = process.cpuUsage();
+  process.stdout.write(`CPU ${user + system}\n`);
+});
