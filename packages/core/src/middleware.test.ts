@@ -31,6 +31,27 @@ describe('Middleware: WebSocket chains', () => {
     expect(order).toEqual(['g1>', 'g3>', 'r1>', 'r2>', 'handler', '<r2', '<r1', '<g3', '<g1']);
   });
 
+  it('applies a global middleware added after a route has already run (chains are cached per route)', async () => {
+    const order: string[] = [];
+    const m = new Middleware();
+    const route = { middlewares: [], excludeGlobalMiddlewares: [] };
+    const target = (): void => void order.push('handler');
+    await m.runWebSocketStack('c1', 'e', {}, target, route);
+    m.addWebSocketMiddleware(async (_ctx, next) => {
+      order.push('late');
+      await next();
+    });
+    await m.runWebSocketStack('c1', 'e', {}, target, route);
+    const httpRoute = { middlewares: [], excludeGlobalMiddlewares: [] };
+    await m.runHttpStack(request(), () => Response.text('a'), httpRoute);
+    m.addHttpMiddleware(async (_req, next) => {
+      order.push('late http');
+      return next();
+    });
+    await m.runHttpStack(request(), () => Response.text('b'), httpRoute);
+    expect(order).toEqual(['handler', 'late', 'handler', 'late http']);
+  });
+
   it('stops when a middleware does not call next', async () => {
     const m = new Middleware();
     let ran = false;

@@ -91,6 +91,10 @@ export class Middleware {
   readonly #wsStack: WsMiddleware[] = [];
   readonly #httpStack: HttpMiddleware[] = [];
   readonly #instances = new WeakMap<object, { handle: (...args: never[]) => unknown }>();
+  /** Chains already worked out per route options object, valid while `#version` holds. */
+  readonly #chains = new WeakMap<object, { version: number; chain: readonly unknown[] }>();
+  /** Bumped whenever a global stack changes, so cached chains are recomputed. */
+  #version = 0;
 
   /** The global WebSocket middleware, in the order added. */
   get wsStack(): readonly WsMiddleware[] {
@@ -105,11 +109,13 @@ export class Middleware {
   addWebSocketMiddleware(middleware: WsMiddleware): void {
     checkMiddleware(middleware, 'addWebSocketMiddleware');
     this.#wsStack.push(middleware);
+    this.#version += 1;
   }
 
   addHttpMiddleware(middleware: HttpMiddleware): void {
     checkMiddleware(middleware, 'addHttpMiddleware');
     this.#httpStack.push(middleware);
+    this.#version += 1;
   }
 
   /**
@@ -127,6 +133,10 @@ export class Middleware {
     context: WsContext = new SocketContext(clientId, event, data),
   ): Promise<void> {
     const chain = this.#chain(this.#wsStack, route);
+    if (chain.length === 0) {
+      await target(context);
+      return;
+    }
     const run = async (index: number): Promise<void> => {
       if (index === chain.length) {
         await target(context);
@@ -152,6 +162,7 @@ export class Middleware {
     route: RouteMiddlewareOptions<HttpMiddleware> = {},
   ): Promise<Response> {
     const chain = this.#chain(this.#httpStack, route);
+    if (chain.length === 0) return expectResponse(await target(request), 'the route handler');
     const run = async (index: number): Promise<Response> => {
       if (index === chain.length) {
         return expectResponse(await target(request), 'the route handler');
@@ -167,7 +178,15 @@ export class Middleware {
     return run(0);
   }
 
-  #chain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): M[] {
+  #chain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): readonly M[] {
+    const cached = this.#chains.get(route);
+    if (cached !== undefined && cached.version === this.#version) return cached.chain as M[];
+    const chain = this.#buildChain(global, route);
+    this.#chains.set(route, { version: this.#version, chain });
+    return chain;
+  }
+
+  #buildChain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): M[] {
     const excluded = route.excludeGlobalMiddlewares;
     const kept =
       excluded && excluded.length > 0 ? global.filter((m) => !excluded.includes(m)) : [...global];
