@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
+import { AbstractLogger } from '@pkg/logger';
 import type { LoggerInterface } from '@pkg/logger';
 import { CorsConfig } from './cors';
 import { HttpError } from './errors';
@@ -14,24 +15,15 @@ interface Line {
 }
 
 function recordingLogger(lines: Line[]): LoggerInterface {
-  const at =
-    (level: string) =>
-    (message: string, context?: Record<string, unknown>): void => {
+  class Recording extends AbstractLogger {
+    log(level: string, message: string, context?: Record<string, unknown>): void {
       lines.push({ level, message, context });
-    };
-  return {
-    emergency: at('emergency'),
-    alert: at('alert'),
-    critical: at('critical'),
-    error: at('error'),
-    warning: at('warning'),
-    notice: at('notice'),
-    info: at('info'),
-    debug: at('debug'),
-    log: (level, message, context) => at(String(level))(message, context),
-    exception: (error, context) =>
-      lines.push({ level: 'exception', message: (error as Error).message, context }),
-  };
+    }
+    override exception(error: unknown, context?: Record<string, unknown>): void {
+      lines.push({ level: 'exception', message: (error as Error).message, context });
+    }
+  }
+  return new Recording();
 }
 
 function get(path = '/', headers: Record<string, string> = {}): Request {

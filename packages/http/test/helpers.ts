@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import { AbstractLogger } from '@pkg/logger';
 import type { LoggerInterface } from '@pkg/logger';
 import type { HttpHandler } from '../src/index';
 
@@ -114,29 +115,19 @@ export interface LogLine {
 
 /** A logger that keeps every line, for assertions. */
 export function recordingLogger(lines: LogLine[] = []): LoggerInterface & { lines: LogLine[] } {
-  const at =
-    (level: string) =>
-    (message: string, context?: Record<string, unknown>): void => {
+  class Recording extends AbstractLogger {
+    readonly lines = lines;
+    log(level: string, message: string, context?: Record<string, unknown>): void {
       lines.push({ level, message, context });
-    };
-  return {
-    lines,
-    emergency: at('emergency'),
-    alert: at('alert'),
-    critical: at('critical'),
-    error: at('error'),
-    warning: at('warning'),
-    notice: at('notice'),
-    info: at('info'),
-    debug: at('debug'),
-    log: (level, message, context) => at(String(level))(message, context),
-    exception: (error, context) => {
+    }
+    override exception(error: unknown, context?: Record<string, unknown>): void {
       lines.push({
         level: 'exception',
         message: String((error as Error)?.message),
         context,
         error,
       });
-    },
-  };
+    }
+  }
+  return new Recording();
 }
