@@ -1,20 +1,7 @@
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { startTestDemo, type RunningDemo } from './helpers/app';
+import { describe, expect, it } from '@jest/globals';
+import { useDemo } from './helpers/app';
 
-// The root jest run uses projects, where a preset's testTimeout does not apply.
-jest.setTimeout(20_000);
-
-let demo: RunningDemo | undefined;
-
-async function start(config: Parameters<typeof startTestDemo>[0] = {}): Promise<RunningDemo> {
-  demo = await startTestDemo(config);
-  return demo;
-}
-
-afterEach(async () => {
-  await demo?.stop();
-  demo = undefined;
-});
+const start = useDemo();
 
 async function json(res: globalThis.Response): Promise<Record<string, unknown>> {
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);

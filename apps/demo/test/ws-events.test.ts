@@ -1,21 +1,8 @@
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { startTestDemo, type RunningDemo } from './helpers/app';
+import { describe, expect, it } from '@jest/globals';
+import { useDemo, type RunningDemo } from './helpers/app';
 import { HandshakeRefused, type TestClient } from './helpers/ws-client';
 
-// The root jest run uses projects, where a preset's testTimeout does not apply.
-jest.setTimeout(20_000);
-
-let demo: RunningDemo | undefined;
-
-async function start(config: Parameters<typeof startTestDemo>[0] = {}): Promise<RunningDemo> {
-  demo = await startTestDemo(config);
-  return demo;
-}
-
-afterEach(async () => {
-  await demo?.stop();
-  demo = undefined;
-});
+const start = useDemo();
 
 async function joinRoom(client: TestClient, room: string, name?: string) {
   client.send('room.join', name === undefined ? { room } : { room, name });

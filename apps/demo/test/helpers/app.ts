@@ -1,3 +1,4 @@
+import { afterEach } from '@jest/globals';
 import { NullLogger } from '@pkg/core';
 import { startDemo, type DemoApp } from '../../src/app';
 import type { DemoConfig } from '../../src/config';
@@ -45,5 +46,21 @@ export async function startTestDemo(config: Partial<DemoConfig> = {}): Promise<R
       await Promise.all(clients.map((c) => c.close()));
       await app.close();
     },
+  };
+}
+
+/**
+ * For a test file: returns `start(config)`, which starts a demo on a free port, and stops
+ * whatever it started after each test.
+ */
+export function useDemo(): (config?: Partial<DemoConfig>) => Promise<RunningDemo> {
+  let demo: RunningDemo | undefined;
+  afterEach(async () => {
+    await demo?.stop();
+    demo = undefined;
+  });
+  return async (config = {}) => {
+    demo = await startTestDemo(config);
+    return demo;
   };
 }
