@@ -1,13 +1,11 @@
-// Fastify with its defaults and no logger.
+// Fastify with its defaults and no logger, the same three routes as servers/http.mjs.
+// Limits: Fastify's defaults (bodyLimit 1 MiB).
 import Fastify from 'fastify';
+import { serve } from './control.mjs';
 
 const app = Fastify({ logger: false });
 app.get('/json', async () => ({ hello: 'world' }));
+app.get('/users/:id', async (request) => ({ id: request.params.id }));
+app.post('/echo', async (request) => request.body);
 await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`PORT ${app.server.address().port}\n`);
-
-// The runner asks for this process's CPU time (user + system, µs) with a line on stdin.
-process.stdin.on('data', () => {
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`CPU ${user + system}\n`);
-});
+serve({ port: app.server.address().port, count: () => 0, close: () => app.close() });

@@ -1,13 +1,16 @@
-// @pkg/core under test: the same three workloads as the peers.
+// @pkg/core under test: the same routes and events as the peers. Options come from the
+// runner as JSON in BENCH_PKG_CONFIG (each workload says which), over host 127.0.0.1 and
+// port 0; everything else is the library's default.
 import {
   HttpRoute,
-  NullLogger,
+  Request,
   Response,
   Server,
   ServerConfig,
   SocketController,
   SocketOn,
 } from '@pkg/core';
+import { serve } from './control.mjs';
 
 class BenchController extends SocketController {
   @SocketOn('echo')
@@ -24,21 +27,48 @@ class BenchController extends SocketController {
   json(): Response {
     return Response.json({ hello: 'world' });
   }
+
+  @HttpRoute('GET', '/users/{id}')
+  user(request: Request): Response {
+    return Response.json({ id: request.getParam('id') });
+  }
+
+  @HttpRoute('POST', '/echo')
+  echoBody(request: Request): Response {
+    return Response.json(request.getBody());
+  }
 }
 
+const options = JSON.parse(process.env.BENCH_PKG_CONFIG ?? '{}') as ConstructorParameters<
+  typeof ServerConfig
+>[0];
+const silent = (): void => {};
+// A logger that drops everything (structurally the library's logger interface), so that
+// logging is not part of what is measured and stdout stays free for the runner.
+const logger = {
+  emergency: silent,
+  alert: silent,
+  critical: silent,
+  error: silent,
+  warning: silent,
+  notice: silent,
+  info: silent,
+  debug: silent,
+  log: silent,
+  exception: silent,
+};
+
 const server = new Server(
-  new ServerConfig({ host: '127.0.0.1', port: 0, heartbeat_interval: 0 }),
+  new ServerConfig({ ...options, host: '127.0.0.1', port: 0 }),
   undefined,
   undefined,
   undefined,
-  new NullLogger(),
+  logger,
 );
 server.registerController(new BenchController());
 await server.run();
-process.stdout.write(`PORT ${server.getPort()}\n`);
-
-// The runner asks for this process's CPU time (user + system, µs) with a line on stdin.
-process.stdin.on('data', () => {
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`CPU ${user + system}\n`);
+serve({
+  port: server.getPort(),
+  count: () => server.getClientCount(),
+  close: () => server.close(),
 });

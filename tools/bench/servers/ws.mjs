@@ -1,6 +1,9 @@
-// Raw `ws` with the same envelope work (JSON parse, JSON stringify once per broadcast).
+// Raw `ws` with the same envelope work as the library (one JSON.parse per message, one
+// JSON.stringify per broadcast, sent to every client in a plain loop).
+// Limits: maxPayload 1 MiB; no heartbeat, no connection cap. An invalid message throws.
 import http from 'node:http';
 import { WebSocketServer } from 'ws';
+import { serve } from './control.mjs';
 
 const server = http.createServer((_req, res) => res.end());
 const wss = new WebSocketServer({ server, maxPayload: 1024 * 1024 });
@@ -14,10 +17,15 @@ wss.on('connection', (socket) => {
     }
   });
 });
-server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${server.address().port}\n`));
-
-// The runner asks for this process's CPU time (user + system, µs) with a line on stdin.
-process.stdin.on('data', () => {
-  const { user, system } = process.cpuUsage();
-  process.stdout.write(`CPU ${user + system}\n`);
-});
+server.listen(0, '127.0.0.1', () =>
+  serve({
+    port: server.address().port,
+    count: () => wss.clients.size,
+    close: () =>
+      new Promise((resolve) => {
+        for (const client of wss.clients) client.close(1001);
+        wss.close();
+        server.close(() => resolve());
+      }),
+  }),
+);

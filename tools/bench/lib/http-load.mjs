@@ -1,0 +1,56 @@
+// HTTP workloads from autocannon against the three HTTP servers, which all define the same
+// routes (GET /json, GET /users/{id}, POST /echo).
+import autocannon from 'autocannon';
+
+const LIMITS =
+  '@pkg/core with heartbeat_interval 0, other settings default (max_body_size 1 MiB, keep_alive_timeout 5 s, max_connections 10,000); node:http with Node defaults; Fastify defaults (bodyLimit 1 MiB).';
+
+/**
+ * One route, as two workloads: `name` (one request at a time per connection) and
+ * `name-pipelined` (BENCH_PIPELINING requests in flight per connection).
+ */
+export function httpWorkloads({ name, title, order, about, request }) {
+  const make = (pipelined) => ({
+    name: pipelined ? `${name}-pipelined` : name,
+    title: pipelined ? `${title}, pipelined` : title,
+    order: order + (pipelined ? 1 : 0),
+    about: `${about} Requests/s from autocannon over BENCH_HTTP_CONNECTIONS keep-alive connections${pipelined ? ', BENCH_PIPELINING requests pipelined on each' : ', one request at a time on each'}.`,
+    limits: LIMITS,
+    async run(ctx) {
+      const connections = ctx.param('BENCH_HTTP_CONNECTIONS', 50);
+      const pipelining = pipelined ? ctx.param('BENCH_PIPELINING', 10) : 1;
+      const res = await ctx.series(
+        ['node:http', 'pkg', 'fastify'],
+        async (_k, server) => {
+          const before = await server.cpu();
+          const result = await autocannon({
+            url: `http://127.0.0.1:${server.port}${request.path}`,
+            method: request.method ?? 'GET',
+            headers: request.body ? { 'content-type': 'application/json' } : undefined,
+            body: request.body,
+            connections,
+            pipelining,
+            duration: ctx.seconds,
+          });
+          const after = await server.cpu();
+          if (result.non2xx || result.errors || result.timeouts) {
+            throw new Error(
+              `${server.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`,
+            );
+          }
+          return { rate: result.requests.average, cpu: (after - before) / result.requests.total };
+        },
+        { pkgConfig: { heartbeat_interval: 0 } },
+      );
+      return {
+        rows: ctx.rateAndCpuRows(res, {
+          rate: 'requests/s',
+          op: 'request',
+          baseline: 'node:http',
+          peer: 'fastify',
+        }),
+      };
+    },
+  });
+  return [make(false), make(true)];
+}
