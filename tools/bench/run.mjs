@@ -85,14 +85,15 @@ function makeContext(workload, pinning) {
     /**
      * Servers take turns within each round (a fresh process per measurement), so drift in
      * the machine's load spreads over all of them; `fn(kind, server)` returns an object of
-     * numbers and each comes back as the median over the rounds.
+     * numbers and each comes back as the median over the rounds. Other options
+     * ({pkgConfig, env, args}) go to startServer.
      */
-    async series(kinds, fn, { rounds: n = rounds, pkgConfig } = {}) {
+    async series(kinds, fn, { rounds: n = rounds, ...serverOptions } = {}) {
       const samples = Object.fromEntries(kinds.map((k) => [k, []]));
       for (let r = 0; r < n; r++) {
         for (const k of kinds) {
           ctx.log(`round ${r + 1}/${n}: ${k}`);
-          const server = await startServer(k, { pkgConfig });
+          const server = await startServer(k, serverOptions);
           try {
             samples[k].push(await fn(k, server));
           } finally {

@@ -15,7 +15,7 @@ async function idle(kind, server, { connections }) {
     await sleep(500);
     const after = await server.mem();
     const per1k = (key) => (((after[key] - before[key]) / connections) * 1000) / MiB;
-    return { heap: per1k('heapUsed'), rss: per1k('rss'), external: per1k('external') };
+    return { heap: per1k('heapUsed'), rss: per1k('rss') };
   } finally {
     await closeAll(clients);
   }
@@ -47,7 +47,6 @@ export default {
       rows: [
         row('JS heap per 1,000 connections, MiB', 'heap'),
         row('RSS per 1,000 connections, MiB', 'rss'),
-        row('external (buffers) per 1,000 connections, MiB', 'external'),
       ],
       notes: [
         'RSS also holds kernel-independent socket buffers of Node and freed heap pages not returned to the system; the heap row is the steadier of the two.',
