@@ -34,7 +34,15 @@ async function loadWorkloads() {
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith('.mjs'))
     .sort()) {
-    const mod = await import(pathToFileURL(path.join(dir, file)).href);
+    let mod;
+    try {
+      mod = await import(pathToFileURL(path.join(dir, file)).href);
+    } catch (err) {
+      // A module that cannot load (say, a package it needs is not built) fails alone.
+      const name = file.replace(/\.mjs$/, '');
+      all.push({ name, title: name, order: 100, file, run: () => Promise.reject(err) });
+      continue;
+    }
     for (const w of [mod.default].flat()) {
       if (!w || typeof w.name !== 'string' || typeof w.run !== 'function') {
         throw new TypeError(

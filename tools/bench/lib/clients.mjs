@@ -32,8 +32,9 @@ export async function connect(kind, port) {
     };
   }
   const s = new WebSocket(`ws://127.0.0.1:${port}/`);
-  const closed = once(s, 'close').then(() => undefined);
-  await once(s, 'open');
+  const closed = new Promise((resolve) => s.once('close', () => resolve()));
+  await once(s, 'open'); // rejects on a failed handshake
+  s.on('error', () => {}); // a reset after the handshake ends in 'close'
   const handlers = new Map();
   s.on('message', (raw) => {
     const msg = JSON.parse(raw.toString());
