@@ -182,7 +182,13 @@ function printWorkload(w, result, params) {
 }
 
 const all = await loadWorkloads();
-const chosen = select(all);
+let chosen;
+try {
+  chosen = select(all);
+} catch (err) {
+  console.error(err.message);
+  process.exit(2);
+}
 const pinning = setUpPinning();
 usePinning(pinning);
 console.log(
