@@ -6,5 +6,7 @@ export default defineConfig({
   target: 'node20',
   sourcemap: true,
   clean: true,
-  dts: { compilerOptions: { composite: false, customConditions: [] } },
+  // @pkg/logger is used for its types alone: its interfaces are copied into this package's
+  // declarations, so a consumer needs neither @pkg/logger nor winston installed.
+  dts: { resolve: ['@pkg/logger'], compilerOptions: { composite: false, customConditions: [] } },
 });

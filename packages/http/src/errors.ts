@@ -91,7 +91,9 @@ export class HttpError extends Error {
   readonly code: HttpErrorCode;
   readonly status: number;
 
-  constructor(code: HttpErrorCode, message: string, options?: ErrorOptions) {
+  // `{ cause?: unknown }` rather than `ErrorOptions`: the declarations must also compile for
+  // a consumer whose `lib` predates ES2022, where `ErrorOptions` does not exist.
+  constructor(code: HttpErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'HttpError';
     this.code = code;
@@ -103,7 +105,7 @@ export class HttpError extends Error {
 /** An error of the given class whose `code` is one of {@link httpErrorCodes}. */
 export type CodedHttpError<E extends Error = Error> = E & { readonly code: HttpErrorCode };
 
-type ErrorCtor = new (message: string, options?: ErrorOptions) => Error;
+type ErrorCtor = new (message: string, options?: { cause?: unknown }) => Error;
 
 /**
  * Builds a `TypeError`, `RangeError` (or other error class) whose `code` is one of

@@ -38,7 +38,8 @@ export type LogErrorCode = keyof typeof logErrorCodes;
 /** An error with a machine-readable `code` from {@link logErrorCodes}. */
 export type LogError<E extends Error = Error> = E & { readonly code: LogErrorCode };
 
-type ErrorCtor = new (message: string, options?: ErrorOptions) => Error;
+// Not `ErrorOptions`: that type is missing from a consumer's `lib` before ES2022.
+type ErrorCtor = new (message: string, options?: { cause?: unknown }) => Error;
 
 /** Builds an error of the given class whose `code` is one of {@link logErrorCodes}. */
 export function createLogError<C extends ErrorCtor>(
