@@ -1,6 +1,6 @@
 /** Runs every package's tests from the root in one command. */
 module.exports = {
-  projects: ['<rootDir>/packages/*', '<rootDir>/apps/*'],
+  projects: ['<rootDir>/packages/*', '<rootDir>/apps/*', '<rootDir>/tools/pack'],
   // A global option: the per-project presets cannot set it when run through `projects`.
   testTimeout: 20000,
 };
