@@ -1,37 +1,46 @@
-import type { LoggerInterface } from '@pkg/logger';
+import type { LogContext, LoggerInterface } from '@pkg/logger';
 
-function toConsole(level: string) {
-  return (message: string, context?: Record<string, unknown>): void => {
-    if (context === undefined) console.error(`[${level}] ${message}`);
-    else console.error(`[${level}] ${message}`, context);
-  };
+// The same default as @pkg/ws-protocol's (src/noop-logger.ts there): the two packages do
+// not depend on each other or on @pkg/logger at run time, so each keeps its own copy of these
+// few lines. Change both together.
+
+const SEVERE: ReadonlySet<string> = new Set(['emergency', 'alert', 'critical', 'error']);
+
+function write(level: string, message: string, context: LogContext | undefined): void {
+  if (context === undefined) console.error(`[${level}] ${message}`);
+  else console.error(`[${level}] ${message}`, context);
+}
+
+function severe(level: string) {
+  return (message: string, context?: LogContext): void => write(level, message, context);
 }
 
 function ignore(): void {}
 
 /**
- * The logger used when none is given: error and more severe lines (and exceptions) go to
- * `console.error`, the rest is dropped. A handler that throws is therefore never silent, and
- * the package needs no logging runtime of its own; pass a `Logger` from `@pkg/logger` (or any
- * `LoggerInterface`) for levels, files and formatting.
+ * The logger used when none is given: `error` and more severe lines, and exceptions with
+ * their stack, go to `console.error`; `warning`, `notice`, `info` and `debug` are dropped.
+ * A handler that throws is therefore never silent, and the package needs no logging runtime
+ * of its own. Pass a `Logger` from `@pkg/logger` (or any `LoggerInterface`) for levels,
+ * files and formatting.
  */
 export function createFallbackLogger(): LoggerInterface {
-  const severe = new Set(['emergency', 'alert', 'critical', 'error']);
   return {
-    emergency: toConsole('emergency'),
-    alert: toConsole('alert'),
-    critical: toConsole('critical'),
-    error: toConsole('error'),
+    emergency: severe('emergency'),
+    alert: severe('alert'),
+    critical: severe('critical'),
+    error: severe('error'),
     warning: ignore,
     notice: ignore,
     info: ignore,
     debug: ignore,
     log(level, message, context) {
-      if (severe.has(String(level))) toConsole(String(level))(message, context);
+      if (SEVERE.has(level)) write(level, message, context);
     },
     exception(error, context) {
-      const err = error instanceof Error ? error : new Error(String(error));
-      console.error(`[error] ${err.stack ?? err.message}`, context ?? '');
+      const text =
+        error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+      write('error', text, context);
     },
   };
 }

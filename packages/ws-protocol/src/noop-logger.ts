@@ -1,20 +1,52 @@
+import type { LogContext, LoggerInterface } from '@pkg/logger';
+
+// The same default as @pkg/http's (src/logger.ts there): the two packages do not depend on
+// each other or on @pkg/logger at run time, so each keeps its own copy of these few lines.
+// Change both together.
+
+const SEVERE: ReadonlySet<string> = new Set(['emergency', 'alert', 'critical', 'error']);
+
+function write(level: string, message: string, context: LogContext | undefined): void {
+  if (context === undefined) console.error(`[${level}] ${message}`);
+  else console.error(`[${level}] ${message}`, context);
+}
+
+function severe(level: string) {
+  return (message: string, context?: LogContext): void => write(level, message, context);
+}
+
+function ignore(): void {}
+
 /**
- * The default logger: discards everything. Only the type comes from @pkg/logger, so this
- * package has no runtime dependency on it; pass any LoggerInterface to see the log lines.
+ * The logger used when none is given: `error` and more severe lines, and exceptions with
+ * their stack, go to `console.error`; `warning`, `notice`, `info` and `debug` are dropped.
+ * A handler that throws is therefore never silent, and the package needs no logging runtime
+ * of its own. Pass a `Logger` from `@pkg/logger` (or any `LoggerInterface`) for levels,
+ * files and formatting.
  */
-import type { LoggerInterface } from '@pkg/logger';
+export function createFallbackLogger(): LoggerInterface {
+  return {
+    emergency: severe('emergency'),
+    alert: severe('alert'),
+    critical: severe('critical'),
+    error: severe('error'),
+    warning: ignore,
+    notice: ignore,
+    info: ignore,
+    debug: ignore,
+    log(level, message, context) {
+      if (SEVERE.has(level)) write(level, message, context);
+    },
+    exception(error, context) {
+      const text =
+        error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+      write('error', text, context);
+    },
+  };
+}
 
-const discard = (): void => {};
-
-export const noopLogger: LoggerInterface = {
-  emergency: discard,
-  alert: discard,
-  critical: discard,
-  error: discard,
-  warning: discard,
-  notice: discard,
-  info: discard,
-  debug: discard,
-  log: discard,
-  exception: discard,
-};
+/**
+ * The default logger of the WebSocket handler (see {@link createFallbackLogger}); the name
+ * stays for the modules that import it, although it does not discard everything.
+ */
+export const noopLogger: LoggerInterface = createFallbackLogger();
