@@ -1,5 +1,9 @@
+import winston from 'winston';
 import type { LogLevelName } from './log-level';
 import { isError, safeJson, stringify } from './serialize';
+
+/** Where logform and winston keep the finished text of a line (triple-beam's MESSAGE). */
+export const MESSAGE = Symbol.for('message');
 
 /** A placeholder: `{name}` where name is letters, digits, `_` and `.` (as PSR-3 has it). */
 const PLACEHOLDER = /\{([A-Za-z0-9_.]+)\}/g;
@@ -64,18 +68,46 @@ export function remainingContext(
 }
 
 /**
+ * The PSR-3 step that logform has no format for (its `splat` fills `%s`, not `{name}`):
+ * fills the placeholders from `info.context`, escapes line breaks, and writes the context
+ * keys no placeholder used as JSON.
+ */
+const placeholders = winston.format((info) => {
+  const context = info['context'] as Readonly<Record<string, unknown>>;
+  const { message, used } = interpolate(String(info.message), context);
+  const rest = remainingContext(context, used);
+  info['text'] = message.replace(LINE_BREAK, '\\n');
+  info['contextJson'] = rest === undefined ? '' : ` ${safeJson(rest, [context])}`;
+  return info;
+});
+
+/**
+ * The line as a logform pipeline: logform's `timestamp` (ISO 8601 UTC, kept when the info
+ * already has one), the placeholders, then `printf` for the layout. It runs once per line,
+ * before winston: the console and the files get the same text with the same time.
+ */
+const lineFormat = winston.format.combine(
+  winston.format.timestamp(),
+  placeholders(),
+  winston.format.printf(
+    (info) =>
+      `[${String(info['timestamp'])}] [${info.level.toUpperCase()}] ${String(info['text'])}${String(info['contextJson'])}`,
+  ),
+);
+
+/**
  * One log line: `[<ISO 8601 UTC time>] [<LEVEL>] <message> <context JSON>`. Line breaks in
- * the message are written as `\n` so that every entry stays on one line.
+ * the message are written as `\n` so that every entry stays on one line. `time` undefined
+ * means now.
  */
 export function formatLine(
-  time: Date,
+  time: Date | undefined,
   level: LogLevelName,
   message: string,
   context: Readonly<Record<string, unknown>>,
 ): string {
-  const { message: filled, used } = interpolate(message, context);
-  const rest = remainingContext(context, used);
-  const text = filled.replace(LINE_BREAK, '\\n');
-  const suffix = rest === undefined ? '' : ` ${safeJson(rest, [context])}`;
-  return `[${time.toISOString()}] [${level.toUpperCase()}] ${text}${suffix}`;
+  const info: winston.Logform.TransformableInfo = { level, message, context };
+  if (time !== undefined) info['timestamp'] = time.toISOString();
+  const done = lineFormat.transform(info);
+  return typeof done === 'object' ? String(done[MESSAGE]) : '';
 }

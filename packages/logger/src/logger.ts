@@ -83,7 +83,7 @@ export class Logger extends AbstractLogger {
     const name = assertLevel(level);
     if (LogLevel.toInt(name) > LogLevel.toInt(this.options.minLogLevel)) return;
     try {
-      this.sink.write(name, formatLine(new Date(), name, toMessage(message), toContext(context)));
+      this.sink.write(name, formatLine(undefined, name, toMessage(message), toContext(context)));
     } catch (err) {
       this.reportError(
         createLogError(
@@ -108,7 +108,7 @@ export class Logger extends AbstractLogger {
    * keys not used by a placeholder appended as JSON.
    */
   formatMessage(level: LogLevelName | string, message: string, context: LogContext = {}): string {
-    return formatLine(new Date(), assertLevel(level), toMessage(message), toContext(context));
+    return formatLine(undefined, assertLevel(level), toMessage(message), toContext(context));
   }
 
   /** True when lines at `level` are written: `level` is at or above the minimum severity. */

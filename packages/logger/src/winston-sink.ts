@@ -5,13 +5,11 @@ import { colorize } from './colors';
 import type { LogLevelColors } from './colors';
 import { probeLogFile } from './directory';
 import { createLogError } from './errors';
+import { MESSAGE } from './format';
 import type { LogError } from './errors';
 import { LogLevel } from './log-level';
 import type { LogLevelName } from './log-level';
 import { isError } from './serialize';
-
-/** Where winston reads the finished text of a line (triple-beam's MESSAGE symbol). */
-const MESSAGE = Symbol.for('message');
 
 /**
  * How long `close()` waits for winston to flush before giving up and reporting it. Only
