@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Keeps the published packages honest: each built package loads with both `require` and
-// `import`, both module formats expose the same names, and publint plus
-// @arethetypeswrong/cli find nothing wrong with the exports map. Run after the build.
+// `import`, both module formats expose the same names, the published exports map is the
+// workspace's without the `source` condition, and publint plus @arethetypeswrong/cli find
+// nothing wrong with the exports map. Run after the build.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,12 +14,31 @@ const require = createRequire(import.meta.url);
 // publint and attw pack the package with the workspace's pnpm: make the bootstrapped one visible.
 process.env.PATH = `${path.join(root, '.tools', 'pnpm', 'bin')}${path.delimiter}${process.env.PATH ?? ''}`;
 const problems = [];
+
+/** An exports map with every `source` condition removed. */
+function withoutSource(map) {
+  if (map === null || typeof map !== 'object') return map;
+  return Object.fromEntries(
+    Object.entries(map)
+      .filter(([key]) => key !== 'source')
+      .map(([key, value]) => [key, withoutSource(value)]),
+  );
+}
 const only = process.argv.slice(2);
 
 for (const name of readdirSync(path.join(root, 'packages'))) {
   if (only.length && !only.includes(name)) continue;
   const dir = path.join(root, 'packages', name);
   const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  // The published manifest (publishConfig.exports, which pnpm pack puts in place of
+  // exports) is the workspace's exports map without the `source` condition: src/ is not
+  // packed, and a subpath added to one map and not the other would be missing or broken.
+  const published = JSON.stringify(withoutSource(pkg.exports));
+  if (JSON.stringify(pkg.publishConfig?.exports) !== published) {
+    problems.push(
+      `${pkg.name}: publishConfig.exports must be exports without the "source" condition: ${published}`,
+    );
+  }
   const cjsFile = path.join(dir, 'dist', 'index.cjs');
   const esmFile = path.join(dir, 'dist', 'index.js');
   if (!existsSync(cjsFile) || !existsSync(esmFile)) {
