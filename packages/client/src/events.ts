@@ -1,0 +1,95 @@
+/**
+ * Typed event maps. One interface per direction, written once and shared with the server:
+ *
+ *     interface ClientEvents { 'chat.message': (data: { text: string }) => { delivered: boolean } }
+ *     interface ServerEvents { 'chat.message': (data: { from: string; text: string }) => void }
+ *
+ * The parameter is the event's `data`; the return type is the answer (`emitWithAck` on the
+ * client side, a handler's return value for a request from the server).
+ */
+import type { ClientError } from './errors';
+
+/** Any interface whose members are `(data) => answer` functions. */
+export type EventsMap<T> = { [K in keyof T]: (data: never) => unknown };
+
+/** The map used when none is given: every event, data and answer `unknown`. */
+export type DefaultEvents = Record<string, (data: unknown) => unknown>;
+
+/** The event names of a map. */
+export type EventName<M> = Extract<keyof M, string>;
+
+/** The `data` type of an event. */
+export type EventData<M, E extends keyof M> = M[E] extends (data: infer D) => unknown ? D : never;
+
+/** The answer type of an event. */
+export type EventAnswer<M, E extends keyof M> = M[E] extends (...args: never[]) => infer R
+  ? Awaited<R>
+  : never;
+
+/** What `connect` reports. */
+export interface ConnectInfo {
+  /** Protocol version the server speaks: 1, or 0 for a server without `$hello`. */
+  protocol: 0 | 1;
+  /** The client id the server gave in `$welcome` (version 1 only). */
+  clientId: string | undefined;
+  /** True when the previous session was resumed: same id, rooms and missed messages. */
+  resumed: boolean;
+  /** Why a resume was refused (`expired`, `unknown`, `overflow`): the client started fresh. */
+  freshReason?: string;
+}
+
+/** What `disconnect` reports. */
+export interface DisconnectInfo {
+  /** The close code (1006 when the connection was lost without a close frame). */
+  code: number;
+  reason: string;
+  /** Whether the client is going to reconnect on its own. */
+  willReconnect: boolean;
+}
+
+/** The `data` of an `error` event sent by the server (`code`, `message`, extra fields). */
+export interface ServerErrorData {
+  code: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Events of the client itself. Their names are reserved: a server message with one of
+ * these names (other than `error`) is not delivered.
+ */
+export interface LifecycleEvents {
+  connect: (info: ConnectInfo) => void;
+  disconnect: (info: DisconnectInfo) => void;
+  /** A connection attempt failed, or the server refused the client (then no retry). */
+  connect_error: (error: ClientError) => void;
+  reconnecting: (info: { attempt: number; delay: number }) => void;
+  reconnect: (info: { attempt: number }) => void;
+  reconnect_failed: (info: { attempts: number }) => void;
+  /** An `error` event from the server that answers no request. */
+  error: (data: ServerErrorData) => void;
+}
+
+export type LifecycleEventName = keyof LifecycleEvents;
+
+/** Names `on` accepts: the lifecycle events and the server's events. */
+export type ListenName<Listen> = LifecycleEventName | EventName<Listen>;
+
+/** The handler type of a name `on` accepts. */
+export type Listener<Listen, E> = E extends LifecycleEventName
+  ? LifecycleEvents[E]
+  : E extends keyof Listen
+    ? (data: EventData<Listen, E>) => EventAnswer<Listen, E> | Promise<EventAnswer<Listen, E>>
+    : never;
+
+/** Options of one `emitWithAck` call. */
+export interface AckOptions {
+  /** Milliseconds before the promise rejects with PKG_ERR_CLIENT_ACK_TIMEOUT. */
+  timeout?: number;
+}
+
+/** A room as the built-in room events name it. */
+export interface RoomRef {
+  room: string;
+  namespace: string;
+}

@@ -1,0 +1,100 @@
+/**
+ * Requests of the client that wait for an answer (`emitWithAck`): ids, timeouts, the
+ * requests that wait for a connection, and the answers that settle them.
+ */
+import { ClientError, createClientError } from './errors';
+
+interface Pending {
+  readonly id: number;
+  readonly event: string;
+  readonly text: string;
+  sent: boolean;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+export class PendingRequests {
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** Registers a request; `encode` gets the id and returns the text to send. */
+  add(
+    event: string,
+    encode: (id: number) => string,
+    timeout: number,
+    max: number,
+  ): { id: number; promise: Promise<unknown> } {
+    if (this.#pending.size >= max) {
+      throw createClientError(
+        RangeError,
+        'PKG_ERR_CLIENT_TOO_MANY_PENDING',
+        `emitWithAck("${event}"): ${max} requests are already waiting for an answer; await some first or raise maxPendingAcks.`,
+      );
+    }
+    const id = this.#nextId++;
+    const text = encode(id);
+    let resolve!: (value: unknown) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const timer = setTimeout(() => {
+      this.#pending.delete(id);
+      reject(
+        new ClientError(
+          'PKG_ERR_CLIENT_ACK_TIMEOUT',
+          `No answer to "${event}" within ${timeout} ms: check that the server handles it and answers requests with an id.`,
+          { event },
+        ),
+      );
+    }, timeout);
+    this.#pending.set(id, { id, event, text, sent: false, resolve, reject, timer });
+    return { id, promise };
+  }
+
+  /** Marks a request as sent and returns its text. */
+  take(id: number): string | undefined {
+    const p = this.#pending.get(id);
+    if (!p) return undefined;
+    p.sent = true;
+    return p.text;
+  }
+
+  /** The ids of requests not sent yet, oldest first. */
+  unsent(): number[] {
+    return [...this.#pending.values()].filter((p) => !p.sent).map((p) => p.id);
+  }
+
+  /** Settles the request with this id; false when it is unknown (late or never made). */
+  settle(id: unknown, outcome: { data: unknown } | { error: ClientError }): boolean {
+    if (typeof id !== 'number') return false;
+    const p = this.#pending.get(id);
+    if (!p) return false;
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    if ('error' in outcome) p.reject(outcome.error);
+    else p.resolve(outcome.data);
+    return true;
+  }
+
+  /** The event of a pending request. */
+  eventOf(id: number): string | undefined {
+    return this.#pending.get(id)?.event;
+  }
+
+  /** Rejects the requests already sent (or all of them) with the error `make` builds. */
+  rejectAll(make: (event: string) => Error, onlySent: boolean): void {
+    for (const p of [...this.#pending.values()]) {
+      if (onlySent && !p.sent) continue;
+      this.#pending.delete(p.id);
+      clearTimeout(p.timer);
+      p.reject(make(p.event));
+    }
+  }
+}

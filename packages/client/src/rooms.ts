@@ -1,0 +1,129 @@
+/**
+ * The rooms a client wants to be in and the ones the server confirmed, so that they can be
+ * joined again after a reconnect that did not resume the session.
+ */
+import type { RoomRef } from './events';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+function key(room: string, namespace: string): string {
+  return `${namespace}\u0000${room}`;
+}
+
+export class RoomSet {
+  /** Joined or being joined: what a fresh connection must join again. */
+  readonly #wanted = new Map<string, RoomRef>();
+  /** Confirmed by `room_joined` on the current session. */
+  readonly #joined = new Map<string, RoomRef>();
+  /** Left while disconnected: to leave on the server after a resume. */
+  readonly #leaveLater = new Map<string, RoomRef>();
+  readonly #joinWaiters = new Map<string, Waiter[]>();
+  readonly #leaveWaiters = new Map<string, Waiter[]>();
+
+  isJoined(room: string, namespace: string): boolean {
+    return this.#joined.has(key(room, namespace));
+  }
+
+  want(room: string, namespace: string, waiter: Waiter): void {
+    const k = key(room, namespace);
+    this.#wanted.set(k, { room, namespace });
+    this.#leaveLater.delete(k);
+    this.#push(this.#joinWaiters, k, waiter);
+  }
+
+  unwant(room: string, namespace: string, connected: boolean, waiter?: Waiter): void {
+    const k = key(room, namespace);
+    const wasJoined = this.#joined.has(k);
+    this.#wanted.delete(k);
+    this.#joined.delete(k);
+    if (!connected && wasJoined) this.#leaveLater.set(k, { room, namespace });
+    if (waiter) this.#push(this.#leaveWaiters, k, waiter);
+  }
+
+  /** A `room_joined` arrived. */
+  joined(room: string, namespace: string): void {
+    const k = key(room, namespace);
+    this.#joined.set(k, { room, namespace });
+    this.#wanted.set(k, { room, namespace });
+    for (const w of this.#joinWaiters.get(k) ?? []) w.resolve();
+    this.#joinWaiters.delete(k);
+  }
+
+  /** A `room_left` arrived. */
+  left(room: string, namespace: string): void {
+    const k = key(room, namespace);
+    for (const w of this.#leaveWaiters.get(k) ?? []) w.resolve();
+    this.#leaveWaiters.delete(k);
+  }
+
+  /** The server refused a join: forget the room and reject whoever waits for it. */
+  refused(room: string, namespace: string, error: Error): boolean {
+    const k = key(room, namespace);
+    const waiters = this.#joinWaiters.get(k);
+    const known = this.#wanted.delete(k) || waiters !== undefined;
+    this.#joined.delete(k);
+    for (const w of waiters ?? []) w.reject(error);
+    this.#joinWaiters.delete(k);
+    return known;
+  }
+
+  /** Removes one waiter (its timeout fired); a join nobody waits for any more is dropped. */
+  dropJoinWaiter(room: string, namespace: string, waiter: Waiter): void {
+    const k = key(room, namespace);
+    const list = (this.#joinWaiters.get(k) ?? []).filter((w) => w !== waiter);
+    if (list.length) this.#joinWaiters.set(k, list);
+    else {
+      this.#joinWaiters.delete(k);
+      if (!this.#joined.has(k)) this.#wanted.delete(k);
+    }
+  }
+
+  dropLeaveWaiter(room: string, namespace: string, waiter: Waiter): void {
+    const k = key(room, namespace);
+    const list = (this.#leaveWaiters.get(k) ?? []).filter((w) => w !== waiter);
+    if (list.length) this.#leaveWaiters.set(k, list);
+    else this.#leaveWaiters.delete(k);
+  }
+
+  /**
+   * A new connection is established. Resumed: the server kept the rooms; returns the joins
+   * still unconfirmed and the leaves made while away. Fresh: every wanted room is joined
+   * again.
+   */
+  onConnected(resumed: boolean): { join: RoomRef[]; leave: RoomRef[] } {
+    if (!resumed) this.#joined.clear();
+    const join = [...this.#wanted.entries()]
+      .filter(([k]) => !this.#joined.has(k))
+      .map(([, r]) => r);
+    const leave = resumed ? [...this.#leaveLater.values()] : [];
+    this.#leaveLater.clear();
+    // Leaves waiting for `room_left` from a lost connection are done: the room is not rejoined.
+    for (const list of this.#leaveWaiters.values()) for (const w of list) w.resolve();
+    this.#leaveWaiters.clear();
+    return { join, leave };
+  }
+
+  /** Forgets everything (disconnect()), rejecting the waiting joins. */
+  clear(error: Error): void {
+    for (const list of this.#joinWaiters.values()) for (const w of list) w.reject(error);
+    for (const list of this.#leaveWaiters.values()) for (const w of list) w.resolve();
+    this.#joinWaiters.clear();
+    this.#leaveWaiters.clear();
+    this.#wanted.clear();
+    this.#joined.clear();
+    this.#leaveLater.clear();
+  }
+
+  #push(map: Map<string, Waiter[]>, k: string, waiter: Waiter): void {
+    const list = map.get(k) ?? [];
+    list.push(waiter);
+    map.set(k, list);
+  }
+
+  list(): RoomRef[] {
+    return [...this.#joined.values()].map((r) => ({ ...r }));
+  }
+}
