@@ -13,6 +13,7 @@ const areas = [
   ['@pkg/ws-protocol', 'ws-protocol', 'wsErrorCodes'],
   ['@pkg/decorators', 'decorators', 'decErrorCodes'],
   ['@pkg/core', 'core', 'coreErrorCodes'],
+  ['@pkg/client', 'client', 'clientErrorCodes'],
 ];
 
 const lines = [
