@@ -53,6 +53,20 @@ const MAX_EARLY = 1000;
 
 type AnyListener = (data: never) => unknown;
 
+function unsupported(event: string): ClientError {
+  return new ClientError(
+    'PKG_ERR_CLIENT_REMOTE',
+    `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`,
+    { event, remoteCode: 'unsupported' },
+  );
+}
+
+function report(err: unknown): void {
+  setTimeout(() => {
+    throw err;
+  }, 0);
+}
+
 function isData(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }
@@ -208,14 +222,21 @@ export class Client<
     event: E,
     payload: Parameters<LifecycleEvents[E]>[0],
   ): void {
+    this.#call(event, payload);
+  }
+
+  /**
+   * Calls every listener of an event. A listener that throws (or rejects) does not stop the
+   * others nor the connection logic; its error is rethrown asynchronously, so it reaches
+   * `window.onerror` / `uncaughtException` like an EventEmitter listener's would.
+   */
+  #call(event: string, payload: unknown): void {
     for (const listener of [...(this.#listeners.get(event) ?? [])]) {
       try {
-        (listener as (p: unknown) => unknown)(payload);
+        const result = (listener as (p: unknown) => unknown)(payload);
+        if (result instanceof Promise) result.catch(report);
       } catch (err) {
-        // A failing listener must not break the connection logic; surface it asynchronously.
-        setTimeout(() => {
-          throw err;
-        }, 0);
+        report(err);
       }
     }
   }
@@ -271,11 +292,7 @@ export class Client<
       this.#encode(event, data, undefined);
       const connected = this.#status === 'connected';
       if (connected && this.#protocol === 0) {
-        throw new ClientError(
-          'PKG_ERR_CLIENT_REMOTE',
-          `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`,
-          { event, remoteCode: 'unsupported' },
-        );
+        throw unsupported(event);
       }
       if (!connected && this.#options.ackWhenDisconnected === 'reject') {
         throw new ClientError(
@@ -574,6 +591,9 @@ export class Client<
     const buffered = this.#buffer;
     this.#buffer = [];
     for (const text of buffered) this.#connection?.send(text);
+    if (protocol === 0) {
+      this.#requests.rejectAll((event) => unsupported(event), false);
+    }
     for (const id of this.#requests.unsent()) this.#connection?.send(this.#requests.take(id)!);
 
     const info: ConnectInfo = { protocol, clientId: this.#clientId, resumed };
@@ -665,19 +685,25 @@ export class Client<
         }
       }
     }
+    if (event === 'error' && isData(data)) {
+      const remote = readErrorData(data);
+      const named = (data as Record<string, unknown>)['event'];
+      if (remote.code === 'unknown_event' && named === 'join_room') {
+        this.#rooms.refuseAll(
+          new ClientError(
+            'PKG_ERR_CLIENT_REMOTE',
+            'The server has no handler for join_room: register RoomsController on the server.',
+            { remoteCode: remote.code, data, event: 'join_room' },
+          ),
+        );
+      }
+    }
     if (event === 'error') {
       this.#emitLocal('error', { ...(isData(data) ? data : {}), ...readErrorData(data) });
       return;
     }
     if (LIFECYCLE.has(event) || event.startsWith('$')) return;
-    for (const listener of [...(this.#listeners.get(event) ?? [])]) {
-      try {
-        const result = (listener as (d: unknown) => unknown)(data);
-        if (result instanceof Promise) result.catch(() => undefined);
-      } catch {
-        // A listener's failure stays in the listener; the next one still runs.
-      }
-    }
+    this.#call(event, data);
   }
 
   /** An answer (`id`) to one of our requests. */

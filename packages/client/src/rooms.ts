@@ -70,6 +70,15 @@ export class RoomSet {
     return known;
   }
 
+  /** The server cannot join rooms at all: reject every waiting join and forget those rooms. */
+  refuseAll(error: Error): void {
+    for (const [k, list] of this.#joinWaiters) {
+      if (!this.#joined.has(k)) this.#wanted.delete(k);
+      for (const w of list) w.reject(error);
+    }
+    this.#joinWaiters.clear();
+  }
+
   /** Removes one waiter (its timeout fired); a join nobody waits for any more is dropped. */
   dropJoinWaiter(room: string, namespace: string, waiter: Waiter): void {
     const k = key(room, namespace);

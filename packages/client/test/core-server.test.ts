@@ -81,6 +81,25 @@ describe('the client with the current server (protocol version 0)', () => {
     });
   });
 
+  it('rejects a request waiting for the connection once the server turns out to speak version 0', async () => {
+    const { url } = await startCoreServer(controllers);
+    const client = makeClient(url);
+    const waiting = client.emitWithAck('echo', {});
+    await client.connect();
+    await expect(waiting).rejects.toMatchObject({ remoteCode: 'unsupported' });
+  });
+
+  it('rejects joinRoom at once when the server has no RoomsController', async () => {
+    const { url } = await startCoreServer(() => [new ChatController()]);
+    const client = makeClient(url);
+    await client.connect();
+    await expect(client.joinRoom('lobby')).rejects.toMatchObject({
+      code: 'PKG_ERR_CLIENT_REMOTE',
+      remoteCode: 'unknown_event',
+    });
+    expect(client.rooms()).toEqual([]);
+  });
+
   it('joins and leaves rooms through join_room / leave_room and reports a refused room', async () => {
     const { url } = await startCoreServer(controllers);
     const alice = makeClient(url);
