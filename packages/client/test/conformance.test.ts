@@ -227,6 +227,20 @@ describe('connection state recovery', () => {
     expect(client.rooms()).toEqual([{ room: 'lobby', namespace: '/' }]);
   });
 
+  it('starts fresh with reason "overflow" when the missed messages no longer fit the buffer', async () => {
+    const server = await start({ bufferSize: 2 });
+    const client = makeClient(server.url);
+    await client.connect();
+    await client.joinRoom('lobby');
+    const fresh = next<ConnectInfo>(client, 'connect');
+    const rejoined = next(client, 'room_joined');
+    server.dropTcp(client.id!);
+    for (let n = 1; n <= 3; n++) server.broadcast('lobby', 'news', { n });
+    expect(await fresh).toMatchObject({ resumed: false, freshReason: 'overflow' });
+    await rejoined;
+    expect(client.rooms()).toEqual([{ room: 'lobby', namespace: '/' }]);
+  });
+
   it('ends the session with disconnect(): the next connect does not resume', async () => {
     const server = await start();
     const client = makeClient(server.url);

@@ -11,7 +11,8 @@ interface Session {
   clientId: string;
   token: string;
   rooms: Set<string>;
-  seq: number;
+  /** Highest seq dropped from the buffer. */
+  dropped: number;
   buffer: Array<{ seq: number; text: string }>;
   socket: WebSocket | null;
   tcp: Socket | null;
@@ -43,6 +44,8 @@ export class ProtocolServer {
   /** When true, the server reads but never answers anything (a dead peer). */
   silent = false;
   #counter = 0;
+  /** One seq counter for the whole server, as docs/protocol.md says. */
+  #seq = 0;
 
   private constructor(wss: WebSocketServer, options: ProtocolServerOptions) {
     this.#wss = wss;
@@ -67,10 +70,12 @@ export class ProtocolServer {
   /** Sends an event to a session; buffered (with `seq`) when the session has one. */
   send(clientId: string, event: string, data: unknown): void {
     const session = this.#byClient(clientId);
-    session.seq += 1;
-    const text = JSON.stringify({ event, data, seq: session.seq });
-    session.buffer.push({ seq: session.seq, text });
-    if (session.buffer.length > (this.#options.bufferSize ?? 1000)) session.buffer.shift();
+    const seq = ++this.#seq;
+    const text = JSON.stringify({ event, data, seq });
+    session.buffer.push({ seq, text });
+    if (session.buffer.length > (this.#options.bufferSize ?? 1000)) {
+      session.dropped = session.buffer.shift()!.seq;
+    }
     if (session.socket?.readyState === WebSocket.OPEN) session.socket.send(text);
   }
 
@@ -176,8 +181,7 @@ export class ProtocolServer {
     let reason: string | undefined;
     if (previous && !previous.expired) {
       const from = resume?.seq ?? 0;
-      const oldest = previous.buffer[0]?.seq ?? previous.seq + 1;
-      if (oldest <= from + 1) {
+      if (previous.dropped <= from) {
         previous.socket = socket;
         previous.tcp = tcp;
         write({
@@ -201,7 +205,7 @@ export class ProtocolServer {
       clientId: `c${++this.#counter}`,
       token: randomUUID(),
       rooms: new Set(),
-      seq: 0,
+      dropped: 0,
       buffer: [],
       socket,
       tcp,
