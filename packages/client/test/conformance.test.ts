@@ -48,6 +48,22 @@ describe('hello and welcome', () => {
   });
 });
 
+describe('no welcome', () => {
+  it('gives up on a connection that answers $hello with nothing, reports it and tries again', async () => {
+    const server = await start();
+    server.silent = true;
+    const client = makeClient(server.url, { helloTimeout: 30 });
+    const failed = next<ClientError>(client, 'connect_error');
+    const retry = next(client, 'reconnecting');
+    void client.connect().catch(() => undefined);
+    expect(await failed).toMatchObject({ code: 'PKG_ERR_CLIENT_HELLO_TIMEOUT' });
+    await retry;
+    server.silent = false;
+    await client.connect();
+    expect(client.protocol).toBe(1);
+  });
+});
+
 describe('requests from the client (id)', () => {
   it('resolves emitWithAck with the handler result, and rejects with the error event that carries the id', async () => {
     const server = await start({
