@@ -19,20 +19,24 @@ import type {
   RoomRef,
   ServerErrorData,
 } from './events';
+import { Heartbeat } from './heartbeat';
+import { LIFECYCLE_EVENTS, Listeners, type AnyListener } from './listeners';
 import { resolveOptions, type ClientOptions, type ResolvedClientOptions } from './options';
 import {
   ControlEvent,
   PROTOCOL_VERSION,
   decodeInbound,
-  isValidEventName,
+  encodeMessage,
   readErrorData,
   readWelcome,
   type InboundMessage,
   type Welcome,
 } from './protocol';
-import { RoomSet } from './rooms';
+import { attemptFailure, credentialRefusal } from './refusal';
+import { RoomSet, checkRoom } from './rooms';
 import { PendingRequests } from './requests';
 import { Connection, resolveWebSocket, type UpgradeRefusal } from './transport';
+import { buildUrl } from './url';
 
 /** Where the client is: not connecting, opening a connection, connected, or waiting to retry. */
 export type ClientStatus = 'idle' | 'connecting' | 'connected' | 'waiting';
@@ -40,18 +44,7 @@ export type ClientStatus = 'idle' | 'connecting' | 'connected' | 'waiting';
 /** Close code the client uses when it gives up on a connection but keeps the session. */
 export const CLOSE_LOST = 4000;
 
-const LIFECYCLE = new Set<string>([
-  'connect',
-  'disconnect',
-  'connect_error',
-  'reconnecting',
-  'reconnect',
-  'reconnect_failed',
-  'error',
-]);
 const MAX_EARLY = 1000;
-
-type AnyListener = (data: never) => unknown;
 
 function unsupported(event: string): ClientError {
   return new ClientError(
@@ -59,12 +52,6 @@ function unsupported(event: string): ClientError {
     `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`,
     { event, remoteCode: 'unsupported' },
   );
-}
-
-function report(err: unknown): void {
-  setTimeout(() => {
-    throw err;
-  }, 0);
 }
 
 function isData(value: unknown): value is object {
@@ -87,7 +74,8 @@ export class Client<
 > {
   readonly #url: string;
   readonly #options: ResolvedClientOptions;
-  readonly #listeners = new Map<string, AnyListener[]>();
+  readonly #listeners = new Listeners();
+  readonly #heartbeat = new Heartbeat();
   readonly #requests = new PendingRequests();
   readonly #rooms = new RoomSet();
   /** Messages emitted while disconnected (text to send), oldest first. */
@@ -106,8 +94,6 @@ export class Client<
   /** Why the client itself closed a connection that was not established yet. */
   #closeError: ClientError | undefined;
   #helloTimer: ReturnType<typeof setTimeout> | undefined;
-  #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
-  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #connectWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   #generation = 0;
@@ -128,7 +114,7 @@ export class Client<
     }
     this.#url = url;
     this.#options = resolveOptions(options);
-    this.#parseUrl({});
+    buildUrl(url, {});
   }
 
   // ------------------------------------------------------------------ state
@@ -163,82 +149,27 @@ export class Client<
    * with `rid`) the first listener's return value, awaited, is the answer.
    */
   on<E extends ListenName<Listen>>(event: E, listener: Listener<Listen, E>): this {
-    this.#checkListener(event, listener);
-    const list = this.#listeners.get(event) ?? [];
-    list.push(listener as AnyListener);
-    this.#listeners.set(event, list);
+    this.#listeners.add(event, listener, false);
     return this;
   }
 
   /** Like `on`, removed after the first call. */
   once<E extends ListenName<Listen>>(event: E, listener: Listener<Listen, E>): this {
-    this.#checkListener(event, listener);
-    const wrapper = (data: never): unknown => {
-      this.#remove(event, wrapper);
-      return (listener as AnyListener)(data);
-    };
-    (wrapper as { original?: unknown }).original = listener;
-    const list = this.#listeners.get(event) ?? [];
-    list.push(wrapper);
-    this.#listeners.set(event, list);
+    this.#listeners.add(event, listener, true);
     return this;
   }
 
   /** Removes one listener, or every listener of the event when none is given. */
   off<E extends ListenName<Listen>>(event: E, listener?: Listener<Listen, E>): this {
-    if (listener === undefined) this.#listeners.delete(event);
-    else this.#remove(event, listener as AnyListener);
+    this.#listeners.remove(event, listener as AnyListener | undefined);
     return this;
-  }
-
-  #checkListener(event: unknown, listener: unknown): void {
-    if (typeof event !== 'string' || (!LIFECYCLE.has(event) && !isValidEventName(event))) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `on(${JSON.stringify(event)}): the event name must use letters, digits, ".", "_" or "-".`,
-      );
-    }
-    if (typeof listener !== 'function') {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `on("${event}"): the listener must be a function.`,
-      );
-    }
-  }
-
-  #remove(event: string, listener: AnyListener): void {
-    const list = this.#listeners.get(event);
-    if (!list) return;
-    const index = list.findIndex(
-      (l) => l === listener || (l as { original?: unknown }).original === listener,
-    );
-    if (index >= 0) list.splice(index, 1);
-    if (list.length === 0) this.#listeners.delete(event);
   }
 
   #emitLocal<E extends LifecycleEventName>(
     event: E,
     payload: Parameters<LifecycleEvents[E]>[0],
   ): void {
-    this.#call(event, payload);
-  }
-
-  /**
-   * Calls every listener of an event. A listener that throws (or rejects) does not stop the
-   * others nor the connection logic; its error is rethrown asynchronously, so it reaches
-   * `window.onerror` / `uncaughtException` like an EventEmitter listener's would.
-   */
-  #call(event: string, payload: unknown): void {
-    for (const listener of [...(this.#listeners.get(event) ?? [])]) {
-      try {
-        const result = (listener as (p: unknown) => unknown)(payload);
-        if (result instanceof Promise) result.catch(report);
-      } catch (err) {
-        report(err);
-      }
-    }
+    this.#listeners.call(event, payload);
   }
 
   // ------------------------------------------------------------- sending
@@ -248,7 +179,7 @@ export class Client<
    * after reconnecting) or, with `whenDisconnected: 'reject'`, throws PKG_ERR_CLIENT_NOT_CONNECTED.
    */
   emit<E extends EventName<Emit>>(event: E, data: EventData<Emit, E>): void {
-    const text = this.#encode(event, data, undefined);
+    const text = encodeMessage(event, data);
     if (this.#connection?.isOpen && this.#status === 'connected') {
       this.#connection.send(text);
       return;
@@ -289,7 +220,7 @@ export class Client<
           `emitWithAck("${event}"): timeout must be a positive number of milliseconds.`,
         );
       }
-      this.#encode(event, data, undefined);
+      encodeMessage(event, data);
       const connected = this.#status === 'connected';
       if (connected && this.#protocol === 0) {
         throw unsupported(event);
@@ -303,7 +234,7 @@ export class Client<
       }
       const { id, promise } = this.#requests.add(
         event,
-        (id) => this.#encode(event, data, id),
+        (id) => encodeMessage(event, data, id),
         timeout,
         this.#options.maxPendingAcks,
       );
@@ -311,32 +242,6 @@ export class Client<
       return promise as Promise<EventAnswer<Emit, E>>;
     } catch (err) {
       return Promise.reject(err as Error);
-    }
-  }
-
-  #encode(event: string, data: unknown, id: number | undefined): string {
-    if (!isValidEventName(event)) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `Event name ${JSON.stringify(event) ?? String(event)} is not valid: use letters, digits, ".", "_" or "-" (for example "chat.message").`,
-      );
-    }
-    if (!isData(data)) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `The data of "${event}" must be an object or an array (for example { text: "hi" }).`,
-      );
-    }
-    try {
-      return JSON.stringify(id === undefined ? { event, data } : { event, data, id });
-    } catch (cause) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `The data of "${event}" cannot be serialised to JSON (${cause instanceof Error ? cause.message : String(cause)}).`,
-      );
     }
   }
 
@@ -353,88 +258,27 @@ export class Client<
    */
   joinRoom(room: string, namespace = '/', options: AckOptions = {}): Promise<void> {
     try {
-      this.#checkRoom('joinRoom', room, namespace);
+      checkRoom('joinRoom', room, namespace);
     } catch (err) {
       return Promise.reject(err as Error);
     }
     if (this.#rooms.isJoined(room, namespace)) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const timeout = options.timeout ?? this.#options.ackTimeout;
-      const waiter = {
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        reject: (error: Error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
-      const timer = setTimeout(() => {
-        this.#rooms.dropJoinWaiter(room, namespace, waiter);
-        reject(
-          new ClientError(
-            'PKG_ERR_CLIENT_ACK_TIMEOUT',
-            `No room_joined for room "${room}" in "${namespace}" within ${timeout} ms: is RoomsController registered on the server?`,
-            { event: 'join_room' },
-          ),
-        );
-      }, timeout);
-      this.#rooms.want(room, namespace, waiter);
-      if (this.connected) this.#sendControl('join_room', { data: { room, namespace } });
-    });
+    const joined = this.#rooms.join(room, namespace, options.timeout ?? this.#options.ackTimeout);
+    if (this.connected) this.#sendControl('join_room', { data: { room, namespace } });
+    return joined;
   }
 
   /** Leaves a room through `leave_room`; resolves on `room_left` (at once when disconnected). */
   leaveRoom(room: string, namespace = '/', options: AckOptions = {}): Promise<void> {
     try {
-      this.#checkRoom('leaveRoom', room, namespace);
+      checkRoom('leaveRoom', room, namespace);
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    if (!this.connected) {
-      this.#rooms.unwant(room, namespace, false);
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const timeout = options.timeout ?? this.#options.ackTimeout;
-      const waiter = {
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        reject,
-      };
-      const timer = setTimeout(() => {
-        this.#rooms.dropLeaveWaiter(room, namespace, waiter);
-        reject(
-          new ClientError(
-            'PKG_ERR_CLIENT_ACK_TIMEOUT',
-            `No room_left for room "${room}" in "${namespace}" within ${timeout} ms.`,
-            { event: 'leave_room' },
-          ),
-        );
-      }, timeout);
-      this.#rooms.unwant(room, namespace, true, waiter);
-      this.#sendControl('leave_room', { data: { room, namespace } });
-    });
-  }
-
-  #checkRoom(method: string, room: unknown, namespace: unknown): void {
-    if (typeof room !== 'string' || room.length === 0) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `${method}: room must be a non-empty string such as "lobby".`,
-      );
-    }
-    if (typeof namespace !== 'string' || !namespace.startsWith('/')) {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `${method}: namespace must be a string starting with "/" (default "/").`,
-      );
-    }
+    const timeout = options.timeout ?? this.#options.ackTimeout;
+    const left = this.#rooms.leave(room, namespace, this.connected, timeout);
+    if (this.connected) this.#sendControl('leave_room', { data: { room, namespace } });
+    return left;
   }
 
   // ----------------------------------------------------------- connecting
@@ -493,31 +337,6 @@ export class Client<
     }
   }
 
-  #parseUrl(query: Record<string, string>): string {
-    const base = (globalThis as { location?: { href?: string } }).location?.href;
-    let url: URL;
-    try {
-      url = new URL(this.#url, base);
-    } catch {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `Client: "${this.#url}" is not a URL; use one such as "ws://localhost:6001".`,
-      );
-    }
-    if (url.protocol === 'http:') url.protocol = 'ws:';
-    else if (url.protocol === 'https:') url.protocol = 'wss:';
-    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-      throw createClientError(
-        TypeError,
-        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-        `Client: "${this.#url}" must use ws:, wss:, http: or https:.`,
-      );
-    }
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    return url.toString();
-  }
-
   async #open(): Promise<void> {
     const generation = ++this.#generation;
     this.#status = 'connecting';
@@ -528,7 +347,7 @@ export class Client<
     let Ctor;
     try {
       Ctor = await resolveWebSocket(this.#options.WebSocket);
-      url = this.#parseUrl((await resolveSource(this.#options.query)) ?? {});
+      url = buildUrl(this.#url, (await resolveSource(this.#options.query)) ?? {});
       auth = await resolveSource(this.#options.auth);
     } catch (err) {
       if (generation !== this.#generation) return;
@@ -583,7 +402,13 @@ export class Client<
     if (!resumed) this.#lastSeq = 0;
     this.#session = this.#options.recovery ? welcome?.session : undefined;
     this.#status = 'connected';
-    if (welcome?.heartbeat) this.#startHeartbeat(welcome.heartbeat);
+    if (welcome?.heartbeat) {
+      this.#heartbeat.start(
+        welcome.heartbeat,
+        () => this.#sendControl(ControlEvent.PING, { data: {} }),
+        () => this.#connection?.close(CLOSE_LOST, 'heartbeat timeout'),
+      );
+    }
 
     const { join, leave } = this.#rooms.onConnected(resumed);
     for (const r of leave) this.#sendControl('leave_room', { data: r });
@@ -614,8 +439,7 @@ export class Client<
     if (generation !== this.#generation) return;
     const message = decodeInbound(text);
     if (!message) return;
-    clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimer = undefined;
+    this.#heartbeat.alive();
     if (this.#early !== null) {
       this.#beforeWelcome(message);
       return;
@@ -702,8 +526,8 @@ export class Client<
       this.#emitLocal('error', { ...(isData(data) ? data : {}), ...readErrorData(data) });
       return;
     }
-    if (LIFECYCLE.has(event) || event.startsWith('$')) return;
-    this.#call(event, data);
+    if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
+    this.#listeners.call(event, data);
   }
 
   /** An answer (`id`) to one of our requests. */
@@ -731,11 +555,11 @@ export class Client<
   /** A request of the server (`rid`): the first listener's result is the answer. */
   async #serveRequest(rid: string | number, event: string, data: unknown): Promise<void> {
     const connection = this.#connection;
-    const listener = this.#listeners.get(event)?.[0];
+    const listener = this.#listeners.first(event);
     const reply = (name: string, payload: unknown): void => {
       if (connection === this.#connection) this.#sendControl(name, { rid, data: payload });
     };
-    if (!listener || LIFECYCLE.has(event)) {
+    if (!listener || LIFECYCLE_EVENTS.has(event)) {
       reply(ControlEvent.NACK, {
         code: 'unknown_event',
         message: `The client has no handler for "${event}".`,
@@ -755,22 +579,11 @@ export class Client<
 
   // ------------------------------------------------------------- liveness
 
-  #startHeartbeat(granted: { interval: number; timeout: number }): void {
-    this.#heartbeatTimer = setInterval(() => {
-      this.#sendControl(ControlEvent.PING, { data: {} });
-      this.#deadlineTimer ??= setTimeout(() => {
-        this.#deadlineTimer = undefined;
-        this.#connection?.close(CLOSE_LOST, 'heartbeat timeout');
-      }, granted.timeout);
-    }, granted.interval);
-  }
-
   #clearTimers(): void {
     clearTimeout(this.#helloTimer);
-    clearInterval(this.#heartbeatTimer);
-    clearTimeout(this.#deadlineTimer);
     clearTimeout(this.#retryTimer);
-    this.#helloTimer = this.#heartbeatTimer = this.#deadlineTimer = this.#retryTimer = undefined;
+    this.#heartbeat.stop();
+    this.#helloTimer = this.#retryTimer = undefined;
   }
 
   // ------------------------------------------------------------- closing
@@ -795,7 +608,7 @@ export class Client<
         ),
       true,
     );
-    const fatal = this.#refusalError(code, reason, refusal);
+    const fatal = credentialRefusal(code, reason, refusal, this.#authRefusal);
     const willReconnect = fatal === undefined && this.#options.reconnection;
     if (wasConnected) this.#emitLocal('disconnect', { code, reason, willReconnect });
     if (fatal) {
@@ -803,27 +616,7 @@ export class Client<
       return;
     }
     if (!wasConnected) {
-      this.#emitLocal(
-        'connect_error',
-        this.#closeError ??
-          (refusal
-            ? new ClientError(
-                'PKG_ERR_CLIENT_HANDSHAKE_REFUSED',
-                `The server refused the upgrade with ${refusal.status}${refusal.body ? `: ${refusal.body}` : ''}.`,
-                {
-                  status: refusal.status,
-                  reason: refusal.body,
-                },
-              )
-            : new ClientError(
-                'PKG_ERR_CLIENT_CONNECTION_FAILED',
-                `The connection closed (code ${code}) before it was established.`,
-                {
-                  closeCode: code,
-                  reason,
-                },
-              )),
-      );
+      this.#emitLocal('connect_error', this.#closeError ?? attemptFailure(code, reason, refusal));
     }
     if (!this.#options.reconnection) {
       this.#status = 'idle';
@@ -838,28 +631,6 @@ export class Client<
       return;
     }
     this.#scheduleRetry();
-  }
-
-  /** A refusal that reconnecting would not fix: 4401/4403, or 401/403 to the upgrade. */
-  #refusalError(
-    code: number,
-    reason: string,
-    refusal: UpgradeRefusal | undefined,
-  ): ClientError | undefined {
-    const status = code === 4401 || code === 4403 ? code - 4000 : refusal?.status;
-    if (status !== 401 && status !== 403) return undefined;
-    const text = reason || this.#authRefusal?.message || refusal?.body || '';
-    const remote = this.#authRefusal;
-    return new ClientError(
-      status === 401 ? 'PKG_ERR_CLIENT_UNAUTHORIZED' : 'PKG_ERR_CLIENT_FORBIDDEN',
-      `The server refused the connection with ${status}${text ? ` "${text}"` : ''}; check the credentials (auth or query), then call connect() again.`,
-      {
-        status: typeof remote?.['status'] === 'number' ? remote['status'] : status,
-        ...(code >= 4000 ? { closeCode: code } : {}),
-        reason: text,
-        ...(remote ? { remoteCode: remote.code, data: remote } : {}),
-      },
-    );
   }
 
   /** Gives up: reports the error, stops retrying, rejects connect(). */

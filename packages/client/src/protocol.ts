@@ -1,7 +1,9 @@
 /**
  * The wire format of docs/protocol.md as the client speaks it: the control events of
- * version 1, the id rules, and the decoding of one inbound text message.
+ * version 1, the id rules, the encoding of an outbound event and the decoding of one
+ * inbound text message.
  */
+import { createClientError } from './errors';
 
 /** The version of the protocol this client speaks in `$hello`. */
 export const PROTOCOL_VERSION = 1;
@@ -32,6 +34,36 @@ export type RequestId = string | number;
 export function isValidId(id: unknown): id is RequestId {
   if (typeof id === 'string') return id.length >= 1 && id.length <= MAX_ID_LENGTH;
   return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0;
+}
+
+/**
+ * Serialises `{event, data}` (plus `id` for a request). Throws a TypeError for a bad event
+ * name, data that is not an object or array, or data JSON cannot represent.
+ */
+export function encodeMessage(event: string, data: unknown, id?: RequestId): string {
+  if (!isValidEventName(event)) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `Event name ${JSON.stringify(event) ?? String(event)} is not valid: use letters, digits, ".", "_" or "-" (for example "chat.message").`,
+    );
+  }
+  if (typeof data !== 'object' || data === null) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `The data of "${event}" must be an object or an array (for example { text: "hi" }).`,
+    );
+  }
+  try {
+    return JSON.stringify(id === undefined ? { event, data } : { event, data, id });
+  } catch (cause) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `The data of "${event}" cannot be serialised to JSON (${cause instanceof Error ? cause.message : String(cause)}).`,
+    );
+  }
 }
 
 /** A decoded inbound message. Members other than these are ignored. */

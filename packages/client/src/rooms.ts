@@ -2,6 +2,7 @@
  * The rooms a client wants to be in and the ones the server confirmed, so that they can be
  * joined again after a reconnect that did not resume the session.
  */
+import { ClientError, createClientError } from './errors';
 import type { RoomRef } from './events';
 
 interface Waiter {
@@ -11,6 +12,24 @@ interface Waiter {
 
 function key(room: string, namespace: string): string {
   return `${namespace}\u0000${room}`;
+}
+
+/** Throws a TypeError unless `room` is a non-empty string and `namespace` starts with "/". */
+export function checkRoom(method: string, room: unknown, namespace: unknown): void {
+  if (typeof room !== 'string' || room.length === 0) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `${method}: room must be a non-empty string such as "lobby".`,
+    );
+  }
+  if (typeof namespace !== 'string' || !namespace.startsWith('/')) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `${method}: namespace must be a string starting with "/" (default "/").`,
+    );
+  }
 }
 
 export class RoomSet {
@@ -27,14 +46,77 @@ export class RoomSet {
     return this.#joined.has(key(room, namespace));
   }
 
-  want(room: string, namespace: string, waiter: Waiter): void {
+  /**
+   * Records a wanted room; resolves on `room_joined`, rejects when the server refuses it or
+   * with PKG_ERR_CLIENT_ACK_TIMEOUT (and forgets the room) after `timeout` ms.
+   */
+  join(room: string, namespace: string, timeout: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#dropWaiter(this.#joinWaiters, room, namespace, waiter);
+        const k = key(room, namespace);
+        if (!this.#joinWaiters.has(k) && !this.#joined.has(k)) this.#wanted.delete(k);
+        reject(
+          new ClientError(
+            'PKG_ERR_CLIENT_ACK_TIMEOUT',
+            `No room_joined for room "${room}" in "${namespace}" within ${timeout} ms: is RoomsController registered on the server?`,
+            { event: 'join_room' },
+          ),
+        );
+      }, timeout);
+      this.#want(room, namespace, waiter);
+    });
+  }
+
+  /**
+   * Forgets a room; while connected resolves on `room_left` (or rejects after `timeout`),
+   * while disconnected at once (a resumed session leaves it on the server later).
+   */
+  leave(room: string, namespace: string, connected: boolean, timeout: number): Promise<void> {
+    if (!connected) {
+      this.#unwant(room, namespace, false);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject,
+      };
+      const timer = setTimeout(() => {
+        this.#dropWaiter(this.#leaveWaiters, room, namespace, waiter);
+        reject(
+          new ClientError(
+            'PKG_ERR_CLIENT_ACK_TIMEOUT',
+            `No room_left for room "${room}" in "${namespace}" within ${timeout} ms.`,
+            { event: 'leave_room' },
+          ),
+        );
+      }, timeout);
+      this.#unwant(room, namespace, true, waiter);
+    });
+  }
+
+  #want(room: string, namespace: string, waiter: Waiter): void {
     const k = key(room, namespace);
     this.#wanted.set(k, { room, namespace });
     this.#leaveLater.delete(k);
     this.#push(this.#joinWaiters, k, waiter);
   }
 
-  unwant(room: string, namespace: string, connected: boolean, waiter?: Waiter): void {
+  #unwant(room: string, namespace: string, connected: boolean, waiter?: Waiter): void {
     const k = key(room, namespace);
     const wasJoined = this.#joined.has(k);
     this.#wanted.delete(k);
@@ -79,22 +161,11 @@ export class RoomSet {
     this.#joinWaiters.clear();
   }
 
-  /** Removes one waiter (its timeout fired); a join nobody waits for any more is dropped. */
-  dropJoinWaiter(room: string, namespace: string, waiter: Waiter): void {
+  #dropWaiter(map: Map<string, Waiter[]>, room: string, namespace: string, waiter: Waiter): void {
     const k = key(room, namespace);
-    const list = (this.#joinWaiters.get(k) ?? []).filter((w) => w !== waiter);
-    if (list.length) this.#joinWaiters.set(k, list);
-    else {
-      this.#joinWaiters.delete(k);
-      if (!this.#joined.has(k)) this.#wanted.delete(k);
-    }
-  }
-
-  dropLeaveWaiter(room: string, namespace: string, waiter: Waiter): void {
-    const k = key(room, namespace);
-    const list = (this.#leaveWaiters.get(k) ?? []).filter((w) => w !== waiter);
-    if (list.length) this.#leaveWaiters.set(k, list);
-    else this.#leaveWaiters.delete(k);
+    const list = (map.get(k) ?? []).filter((w) => w !== waiter);
+    if (list.length) map.set(k, list);
+    else map.delete(k);
   }
 
   /**
