@@ -472,7 +472,7 @@ export class Client<
     const { event } = message;
     if (event === ControlEvent.PONG || event === ControlEvent.WELCOME) return;
     if (message.id !== undefined) {
-      this.#answer(message);
+      this.#requests.answer(message);
       return;
     }
     if (message.seq !== undefined) {
@@ -484,72 +484,13 @@ export class Client<
       return;
     }
     const data = message.data;
-    if (isData(data)) {
-      const { room, namespace } = data as Record<string, unknown>;
-      if (typeof room === 'string' && typeof namespace === 'string') {
-        if (event === 'room_joined') this.#rooms.joined(room, namespace);
-        else if (event === 'room_left') this.#rooms.left(room, namespace);
-        else if (event === 'error') {
-          const remote = readErrorData(data);
-          if (remote.code === 'forbidden') {
-            this.#rooms.refused(
-              room,
-              namespace,
-              new ClientError(
-                'PKG_ERR_CLIENT_REMOTE',
-                remote.message || `The server refused room "${room}".`,
-                {
-                  remoteCode: remote.code,
-                  data,
-                  event: 'join_room',
-                },
-              ),
-            );
-          }
-        }
-      }
-    }
-    if (event === 'error' && isData(data)) {
-      const remote = readErrorData(data);
-      const named = (data as Record<string, unknown>)['event'];
-      if (remote.code === 'unknown_event' && named === 'join_room') {
-        this.#rooms.refuseAll(
-          new ClientError(
-            'PKG_ERR_CLIENT_REMOTE',
-            'The server has no handler for join_room: register RoomsController on the server.',
-            { remoteCode: remote.code, data, event: 'join_room' },
-          ),
-        );
-      }
-    }
+    this.#rooms.observe(event, data);
     if (event === 'error') {
       this.#emitLocal('error', { ...(isData(data) ? data : {}), ...readErrorData(data) });
       return;
     }
     if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
     this.#listeners.call(event, data);
-  }
-
-  /** An answer (`id`) to one of our requests. */
-  #answer(message: InboundMessage): void {
-    if (message.event === 'error') {
-      const remote = readErrorData(message.data);
-      const event = typeof message.id === 'number' ? this.#requests.eventOf(message.id) : undefined;
-      this.#requests.settle(message.id, {
-        error: new ClientError(
-          'PKG_ERR_CLIENT_REMOTE',
-          `The server refused "${event ?? message.event}": ${remote.code}${remote.message ? ` (${remote.message})` : ''}.`,
-          {
-            remoteCode: remote.code,
-            data: message.data,
-            event,
-            ...(remote.status ? { status: remote.status } : {}),
-          },
-        ),
-      });
-      return;
-    }
-    this.#requests.settle(message.id, { data: message.data });
   }
 
   /** A request of the server (`rid`): the first listener's result is the answer. */

@@ -3,6 +3,7 @@
  * requests that wait for a connection, and the answers that settle them.
  */
 import { ClientError, createClientError } from './errors';
+import { readErrorData, type InboundMessage } from './protocol';
 
 interface Pending {
   readonly id: number;
@@ -83,9 +84,29 @@ export class PendingRequests {
     return true;
   }
 
-  /** The event of a pending request. */
-  eventOf(id: number): string | undefined {
-    return this.#pending.get(id)?.event;
+  /**
+   * An answer from the server (a message with `id`): its data resolves the request; an
+   * `error` event rejects it with PKG_ERR_CLIENT_REMOTE carrying the server's code.
+   */
+  answer(message: InboundMessage): void {
+    if (message.event !== 'error') {
+      this.settle(message.id, { data: message.data });
+      return;
+    }
+    const remote = readErrorData(message.data);
+    const event = typeof message.id === 'number' ? this.#pending.get(message.id)?.event : undefined;
+    this.settle(message.id, {
+      error: new ClientError(
+        'PKG_ERR_CLIENT_REMOTE',
+        `The server refused "${event ?? message.event}": ${remote.code}${remote.message ? ` (${remote.message})` : ''}.`,
+        {
+          remoteCode: remote.code,
+          data: message.data,
+          event,
+          ...(remote.status ? { status: remote.status } : {}),
+        },
+      ),
+    });
   }
 
   /** Rejects the requests already sent (or all of them) with the error `make` builds. */

@@ -4,6 +4,7 @@
  */
 import { ClientError, createClientError } from './errors';
 import type { RoomRef } from './events';
+import { readErrorData } from './protocol';
 
 interface Waiter {
   resolve: () => void;
@@ -123,6 +124,41 @@ export class RoomSet {
     this.#joined.delete(k);
     if (!connected && wasJoined) this.#leaveLater.set(k, { room, namespace });
     if (waiter) this.#push(this.#leaveWaiters, k, waiter);
+  }
+
+  /**
+   * Reads the server events that concern rooms: `room_joined`, `room_left`, an `error`
+   * `forbidden` for a room, and `unknown_event` for `join_room` (no RoomsController).
+   */
+  observe(event: string, data: unknown): void {
+    if (typeof data !== 'object' || data === null) return;
+    const record = data as Record<string, unknown>;
+    const { room, namespace } = record;
+    const named = typeof room === 'string' && typeof namespace === 'string';
+    if (event === 'room_joined' && named) this.joined(room, namespace);
+    else if (event === 'room_left' && named) this.left(room, namespace);
+    else if (event === 'error') {
+      const remote = readErrorData(data);
+      const refusal = (message: string): ClientError =>
+        new ClientError('PKG_ERR_CLIENT_REMOTE', message, {
+          remoteCode: remote.code,
+          data,
+          event: 'join_room',
+        });
+      if (remote.code === 'forbidden' && named) {
+        this.refused(
+          room,
+          namespace,
+          refusal(remote.message || `The server refused room "${room}".`),
+        );
+      } else if (remote.code === 'unknown_event' && record['event'] === 'join_room') {
+        this.refuseAll(
+          refusal(
+            'The server has no handler for join_room: register RoomsController on the server.',
+          ),
+        );
+      }
+    }
   }
 
   /** A `room_joined` arrived. */
