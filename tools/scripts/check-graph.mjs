@@ -9,6 +9,7 @@
 //              `devDependencies` (or is an optional peer), so that installing this package
 //              does not install it. Its types reach consumers through the declarations.
 // - 'any':     either of the above, for a package that decides for itself.
+// - 'tests':   only the package's tests use it (a devDependency); its sources never import it.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,7 @@ const allowed = {
     '@pkg/ws-protocol': 'runtime',
   },
   '@pkg/redis-adapter': { '@pkg/core': 'any' },
-  '@pkg/client': {},
+  '@pkg/client': { '@pkg/core': 'tests' },
   '@pkg/demo': { '@pkg/core': 'any', '@pkg/decorators': 'any', '@pkg/client': 'any' },
   '@pkg/bench': { '@pkg/core': 'any' },
 };
@@ -75,6 +76,13 @@ for (const group of ['packages', 'apps', 'tools']) {
     for (const d of new Set([...runtimeDeps, ...peers, ...devDeps])) {
       if (!(d in ok)) problems.push(`${pkg.name} depends on ${d}, which the graph forbids`);
     }
+    for (const d of [...runtimeDeps, ...peers]) {
+      if (ok[d] === 'tests') {
+        problems.push(
+          `${pkg.name} lists ${d} in dependencies or peers, but only its tests may use it: move it to devDependencies`,
+        );
+      }
+    }
     for (const d of runtimeDeps) {
       if (ok[d] === 'types') {
         problems.push(
@@ -99,6 +107,8 @@ for (const group of ['packages', 'apps', 'tools']) {
         if (target === pkg.name || isTest || group !== 'packages') continue;
         if (!(target in ok)) {
           problems.push(`${rel}: imports ${target}, which ${pkg.name} may not use`);
+        } else if (ok[target] === 'tests') {
+          problems.push(`${rel}: imports ${target}, which only ${pkg.name}'s tests may use`);
         } else if (ok[target] === 'types' && !typeOnly) {
           problems.push(
             `${rel}: imports ${target} at run time, but ${pkg.name} may take only types from it (use \`import type\`)`,
