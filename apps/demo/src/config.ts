@@ -1,4 +1,4 @@
-import { LogLevel, compileTrustProxy, type LogLevelName } from '@pkg/core';
+import { LogLevel, ServerConfig, type LogLevelName } from '@pkg/core';
 
 /** Everything the demo reads from its environment, already checked. */
 export interface DemoConfig {
@@ -79,7 +79,7 @@ function parseTrustProxy(value: string, problems: string[]): boolean | string[] 
     .filter((entry) => entry !== '');
   for (const entry of entries) {
     try {
-      compileTrustProxy([entry]);
+      new ServerConfig({ trust_proxy: [entry] });
     } catch {
       problems.push(
         `TRUST_PROXY must be "true", "false" or a comma-separated list of IP addresses and CIDR ranges; "${entry}" is neither.`,

@@ -1,3 +1,5 @@
+import { Response, type Request } from '@pkg/http';
+
 /** The health-check document (spec: "Health-check document"). */
 export interface HealthDocument {
   /** `healthy` while serving, `draining` while `close()` is shutting the server down. */
@@ -36,5 +38,37 @@ export function buildHealthDocument(
     status,
     timestamp: Math.floor(now / 1000),
     server: { clients, uptime, uptime_human: formatUptime(uptime) },
+  };
+}
+
+function trimTrailingSlash(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/**
+ * The health check as a step before routing: a GET or HEAD request for `path` (one trailing
+ * slash ignored) is answered with the document (200 while healthy, 503 while draining,
+ * `Cache-Control: no-store`); every other request goes to `next`. With `path` null the step
+ * is left out and `next` itself is returned.
+ */
+export function withHealthCheck(
+  path: string | null,
+  document: () => HealthDocument,
+  next: (request: Request) => Response | Promise<Response>,
+): (request: Request) => Response | Promise<Response> {
+  if (path === null) return next;
+  const healthPath = trimTrailingSlash(path);
+  return (request) => {
+    const method = request.getMethod();
+    if (
+      (method === 'GET' || method === 'HEAD' || method === 'get' || method === 'head') &&
+      trimTrailingSlash(request.getPath()) === healthPath
+    ) {
+      const doc = document();
+      return Response.json(doc, doc.status === 'healthy' ? 200 : 503, {
+        'Cache-Control': 'no-store',
+      });
+    }
+    return next(request);
   };
 }

@@ -1,12 +1,85 @@
-// The public API of @pkg/core, plus the public API of the four packages it is built on, so
-// that an application needs one import. Names are unique across the five packages.
-export * from '@pkg/logger';
-export * from '@pkg/http';
-export * from '@pkg/ws-protocol';
-export * from '@pkg/decorators';
+// The public API of @pkg/core, plus what an application needs of the four packages it is
+// built on, so that one import is enough: the names users call and the interfaces they
+// implement. Internal helpers stay in their modules (tests import those files directly).
+// index.test.ts pins the runtime list: a new export is a deliberate change.
 
-export { coreErrorCodes, createCoreError, CoreEventErrorCode } from './errors';
+// @pkg/logger
+export { AbstractLogger, LogLevel, Logger, NullLogger } from '@pkg/logger';
+export type { LogContext, LoggerInterface, LoggerOptions, LogLevelName } from '@pkg/logger';
+
+// @pkg/http
+export {
+  CorsConfig,
+  HttpError,
+  MemoryRateLimitStore,
+  RateLimiter,
+  Request,
+  Response,
+} from '@pkg/http';
+export type {
+  CorsOptions,
+  HttpHandler,
+  MemoryRateLimitStoreOptions,
+  RateLimitResult,
+  RateLimitRule,
+  RateLimitStore,
+  RequestInit,
+  ResponseBody,
+  TrustPredicate,
+  TrustProxySetting,
+} from '@pkg/http';
+
+// @pkg/ws-protocol
+export { WsCloseCode, WsEventErrorCode } from '@pkg/ws-protocol';
+export type {
+  EventData,
+  HandshakeContext,
+  HandshakeHook,
+  HandshakeRefusal,
+  WebSocketHandler,
+  WsClient,
+} from '@pkg/ws-protocol';
+
+// @pkg/decorators
+export { HttpRoute, OnConnect, OnDisconnect, RateLimit, SocketOn } from '@pkg/decorators';
+export type {
+  HttpMethod,
+  HttpMiddleware,
+  HttpMiddlewareFn,
+  HttpNext,
+  MiddlewareClass,
+  RouteOptions,
+  WsContext,
+  WsMiddleware,
+  WsMiddlewareFn,
+  WsNext,
+} from '@pkg/decorators';
+
+// @pkg/core
+export { LocalAdapter } from './adapter';
+export type { Adapter, AdapterHost, BroadcastTarget, CountTarget } from './adapter';
+export type { ClientType } from './client-registry';
+export type {
+  HttpRouteMatch,
+  RegisteredHttpRoute,
+  RegisteredSocketRoute,
+  RouteHandler,
+  SpecialEvent,
+} from './controller-registry';
+export { CoreEventErrorCode, coreErrorCodes } from './errors';
 export type { CoreError, CoreErrorCode, CoreErrorInfo, CoreEventErrorCodeValue } from './errors';
+export type { HealthDocument, HealthStatus } from './health';
+export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
+export type { ServerState } from './lifecycle';
+export { Middleware } from './middleware';
+export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './middleware';
+export { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
+export type { ClientMembership, NamespaceStats } from './namespace-manager';
+export { RoomsController } from './rooms-controller';
+export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
+export { Router } from './router';
+export type { RouterDependencies } from './router';
+export { Server } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
 export type {
   ResolvedServerConfig,
@@ -15,27 +88,5 @@ export type {
   ServerTlsOptions,
   UnknownEventPolicy,
 } from './server-config';
-export { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
-export type { ClientMembership, NamespaceStats } from './namespace-manager';
-export { LocalAdapter } from './adapter';
-export type { Adapter, AdapterHost, BroadcastTarget, CountTarget } from './adapter';
-export { Middleware, SocketContext } from './middleware';
-export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './middleware';
-export { Router, allowHeader } from './router';
-export type {
-  HttpRouteMatch,
-  RegisteredHttpRoute,
-  RegisteredSocketRoute,
-  RouteHandler,
-  RouterHost,
-  SpecialEvent,
-} from './router';
-export { RouteTable, extractPathParameters, parseRoutePath, splitRequestPath } from './route-table';
-export type { PathSegment, RouteTableMatch } from './route-table';
 export { SocketController } from './socket-controller';
-export { RoomsController } from './rooms-controller';
-export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
-export { buildHealthDocument, formatUptime } from './health';
-export type { HealthDocument, HealthStatus } from './health';
-export { CLIENT_ID_ATTRIBUTE, Server } from './server';
-export type { BroadcastOptions, ClientType, ServerState } from './server';
+export type { BroadcastOptions, ControllerHost } from './socket-controller';

@@ -1,12 +1,12 @@
 import type {
   HttpMiddleware,
   HttpMiddlewareFn,
-  SocketEventData,
   WsContext,
   WsMiddleware,
   WsMiddlewareFn,
 } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
+import type { EventData } from '@pkg/ws-protocol';
 import { createCoreError } from './errors';
 
 /** The per-route part of a chain: the route's own middleware and the globals it skips. */
@@ -20,37 +20,56 @@ export type WsTarget = (context: WsContext) => unknown;
 /** The handler at the end of an HTTP chain. */
 export type HttpTarget = (request: Request) => Response | Promise<Response>;
 
+/** A compiled WebSocket chain: returns a promise only when some step is asynchronous. */
+export type CompiledWsChain = (context: WsContext) => unknown;
+/**
+ * A compiled HTTP chain: returns the `Response` itself when every step answered
+ * synchronously, else a promise of it. Throws (or rejects) with the first error of a step.
+ */
+export type CompiledHttpChain = (request: Request) => Response | Promise<Response>;
+
 /** The context of one inbound WebSocket message, shared by its middleware and handler. */
 export class SocketContext implements WsContext {
   readonly clientId: string;
   readonly event: string;
-  readonly data: SocketEventData;
-  readonly #attributes = new Map<string, unknown>();
+  readonly data: EventData;
+  /** Created on the first `setAttribute`: most messages never carry attributes. */
+  #attributes: Map<string, unknown> | undefined;
 
-  constructor(clientId: string, event: string, data: SocketEventData) {
+  constructor(clientId: string, event: string, data: EventData) {
     this.clientId = clientId;
     this.event = event;
     this.data = data;
   }
 
   getAttribute<T = unknown>(name: string): T | undefined {
-    return this.#attributes.get(name) as T | undefined;
+    return this.#attributes?.get(name) as T | undefined;
   }
 
   setAttribute(name: string, value: unknown): void {
-    this.#attributes.set(name, value);
+    (this.#attributes ??= new Map()).set(name, value);
   }
 
   /** Whether a middleware stored a value under the name. */
   hasAttribute(name: string): boolean {
-    return this.#attributes.has(name);
+    return this.#attributes?.has(name) ?? false;
   }
 }
 
-function describe(value: unknown): string {
+/** Names a value for an error message. */
+export function describeValue(value: unknown): string {
   if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`;
   if (value === null) return 'null';
   return Array.isArray(value) ? 'an array' : typeof value;
+}
+
+/** True for a promise or any other object with a `then` method. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 /** True for a class (or constructor function) whose prototype has a `handle` method. */
@@ -72,13 +91,48 @@ function checkMiddleware(value: unknown, where: string): void {
     throw createCoreError(
       TypeError,
       'PKG_ERR_CORE_INVALID_MIDDLEWARE',
-      `${where}: expected a middleware function (context, next) or a class with a handle method, got ${describe(value)}.`,
+      `${where}: expected a middleware function (context, next) or a class with a handle method, got ${describeValue(value)}.`,
     );
   }
 }
 
+function expectResponse(value: unknown, from: string): Response {
+  if (value instanceof Response) return value;
+  throw createCoreError(
+    TypeError,
+    'PKG_ERR_CORE_INVALID_RESPONSE',
+    `${from} resolved to ${describeValue(value)} instead of a Response: return a Response (for example Response.json(...)) or return next().`,
+  );
+}
+
+/** The response of a step, checked now when it is one, or when its promise settles. */
+function checkedResponse(value: unknown, from: string): Response | Promise<Response> {
+  if (value instanceof Response) return value;
+  if (isThenable(value)) {
+    return Promise.resolve(value).then((resolved) => expectResponse(resolved, from));
+  }
+  return expectResponse(value, from);
+}
+
+function nextCalledTwice(): Error {
+  return createCoreError(
+    Error,
+    'PKG_ERR_CORE_NEXT_CALLED_TWICE',
+    'A middleware called next() more than once; call it at most once per message or request.',
+  );
+}
+
+/** Runs `step` and always gives a promise: a synchronous throw becomes a rejection. */
+function asPromise<T>(step: () => T | PromiseLike<T>): Promise<T> {
+  try {
+    return Promise.resolve(step());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 /**
- * The two middleware stacks (WebSocket and HTTP) and the code that runs a chain.
+ * The two middleware stacks (WebSocket and HTTP) and the code that builds a chain.
  *
  * A chain is: the global stack minus the route's `excludeGlobalMiddlewares`, then the route's
  * `middlewares` in listed order, then the target. Middleware may be async. To continue it
@@ -86,14 +140,19 @@ function checkMiddleware(value: unknown, where: string): void {
  * middleware returns without calling `next()`. A class middleware is instantiated once (on
  * first use) and its `handle` method is called with `this` bound to the instance.
  * Exclusion compares references: the same function or the same class.
+ *
+ * The router compiles each route's chain once (`compileHttpChain`, `compileWebSocketChain`)
+ * and compiles again when a global middleware is added (`onChange`). A compiled chain adds
+ * no promise when every step is synchronous.
  */
 export class Middleware {
   readonly #wsStack: WsMiddleware[] = [];
   readonly #httpStack: HttpMiddleware[] = [];
   readonly #instances = new WeakMap<object, { handle: (...args: never[]) => unknown }>();
-  /** Chains already worked out per route options object, valid while `#version` holds. */
-  readonly #chains = new WeakMap<object, { version: number; chain: readonly unknown[] }>();
-  /** Bumped whenever a global stack changes, so cached chains are recomputed. */
+  /** Chains compiled by runWebSocketStack / runHttpStack per route options object. */
+  readonly #compiled = new WeakMap<object, { version: number; target: unknown; run: unknown }>();
+  readonly #listeners: Array<() => void> = [];
+  /** Bumped whenever a global stack changes, so compiled chains are rebuilt. */
   #version = 0;
 
   /** The global WebSocket middleware, in the order added. */
@@ -109,13 +168,18 @@ export class Middleware {
   addWebSocketMiddleware(middleware: WsMiddleware): void {
     checkMiddleware(middleware, 'addWebSocketMiddleware');
     this.#wsStack.push(middleware);
-    this.#version += 1;
+    this.#changed();
   }
 
   addHttpMiddleware(middleware: HttpMiddleware): void {
     checkMiddleware(middleware, 'addHttpMiddleware');
     this.#httpStack.push(middleware);
-    this.#version += 1;
+    this.#changed();
+  }
+
+  /** Calls `listener` whenever a global middleware is added (compiled chains are stale then). */
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
   }
 
   /**
@@ -127,28 +191,13 @@ export class Middleware {
   async runWebSocketStack(
     clientId: string,
     event: string,
-    data: SocketEventData,
+    data: EventData,
     target: WsTarget,
     route: RouteMiddlewareOptions<WsMiddleware> = {},
     context: WsContext = new SocketContext(clientId, event, data),
   ): Promise<void> {
-    const chain = this.#chain(this.#wsStack, route);
-    if (chain.length === 0) {
-      await target(context);
-      return;
-    }
-    const run = async (index: number): Promise<void> => {
-      if (index === chain.length) {
-        await target(context);
-        return;
-      }
-      const fn = this.#resolve<WsMiddlewareFn>(chain[index]!);
-      await fn(
-        context,
-        this.#once(() => run(index + 1)),
-      );
-    };
-    await run(0);
+    const run = this.#cached(route, target, () => this.compileWebSocketChain(route, target));
+    await run(context);
   }
 
   /**
@@ -161,32 +210,84 @@ export class Middleware {
     target: HttpTarget,
     route: RouteMiddlewareOptions<HttpMiddleware> = {},
   ): Promise<Response> {
+    const run = this.#cached(route, target, () => this.compileHttpChain(route, target));
+    return run(request);
+  }
+
+  /**
+   * Builds a route's WebSocket chain once: a function that runs the middleware in order and
+   * then `target`, returning whatever the last step returned (a promise only when some step
+   * is asynchronous). Throws synchronously for invalid route middleware.
+   */
+  compileWebSocketChain(
+    route: RouteMiddlewareOptions<WsMiddleware>,
+    target: WsTarget,
+  ): CompiledWsChain {
+    const chain = this.#chain(this.#wsStack, route);
+    let run: CompiledWsChain = target;
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const middleware = chain[i]!;
+      const next = run;
+      let fn: WsMiddlewareFn | undefined;
+      run = (context) => {
+        fn ??= this.#resolve<WsMiddlewareFn>(middleware);
+        let called = false;
+        return fn(context, () => {
+          if (called) return Promise.reject(nextCalledTwice());
+          called = true;
+          return asPromise(() => next(context)).then(() => undefined);
+        });
+      };
+    }
+    return run;
+  }
+
+  /**
+   * Builds a route's HTTP chain once: a function that runs the middleware in order and then
+   * `target`, and gives the `Response` (synchronously when every step was synchronous).
+   * Throws synchronously for invalid route middleware.
+   */
+  compileHttpChain(
+    route: RouteMiddlewareOptions<HttpMiddleware>,
+    target: (request: Request) => unknown,
+  ): CompiledHttpChain {
     const chain = this.#chain(this.#httpStack, route);
-    if (chain.length === 0) return expectResponse(await target(request), 'the route handler');
-    const run = async (index: number): Promise<Response> => {
-      if (index === chain.length) {
-        return expectResponse(await target(request), 'the route handler');
-      }
-      const middleware = chain[index]!;
-      const fn = this.#resolve<HttpMiddlewareFn>(middleware);
-      const result = await fn(
-        request,
-        this.#once(() => run(index + 1)),
-      );
-      return expectResponse(result, `HTTP middleware ${describe(middleware)}`);
-    };
-    return run(0);
+    let run: CompiledHttpChain = (request) => checkedResponse(target(request), 'the route handler');
+    for (let i = chain.length - 1; i >= 0; i -= 1) {
+      const middleware = chain[i]!;
+      const label = `HTTP middleware ${describeValue(middleware)}`;
+      const next = run;
+      let fn: HttpMiddlewareFn | undefined;
+      run = (request) => {
+        fn ??= this.#resolve<HttpMiddlewareFn>(middleware);
+        let called = false;
+        const result = fn(request, () => {
+          if (called) return Promise.reject(nextCalledTwice());
+          called = true;
+          return asPromise(() => next(request));
+        });
+        return checkedResponse(result, label);
+      };
+    }
+    return run;
   }
 
-  #chain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): readonly M[] {
-    const cached = this.#chains.get(route);
-    if (cached !== undefined && cached.version === this.#version) return cached.chain as M[];
-    const chain = this.#buildChain(global, route);
-    this.#chains.set(route, { version: this.#version, chain });
-    return chain;
+  #changed(): void {
+    this.#version += 1;
+    for (const listener of this.#listeners) listener();
   }
 
-  #buildChain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): M[] {
+  #cached<R>(route: object, target: unknown, compile: () => R): R {
+    const cached = this.#compiled.get(route);
+    if (cached !== undefined && cached.version === this.#version && cached.target === target) {
+      return cached.run as R;
+    }
+    const run = compile();
+    this.#compiled.set(route, { version: this.#version, target, run });
+    return run;
+  }
+
+  #chain<M>(global: readonly M[], route: RouteMiddlewareOptions<M>): M[] {
     const excluded = route.excludeGlobalMiddlewares;
     const kept =
       excluded && excluded.length > 0 ? global.filter((m) => !excluded.includes(m)) : [...global];
@@ -212,30 +313,4 @@ export class Middleware {
     }
     return instance.handle.bind(instance) as F;
   }
-
-  #once<T>(next: () => Promise<T>): () => Promise<T> {
-    let called = false;
-    return () => {
-      if (called) {
-        return Promise.reject(
-          createCoreError(
-            Error,
-            'PKG_ERR_CORE_NEXT_CALLED_TWICE',
-            'A middleware called next() more than once; call it at most once per message or request.',
-          ),
-        );
-      }
-      called = true;
-      return next();
-    };
-  }
-}
-
-function expectResponse(value: unknown, from: string): Response {
-  if (value instanceof Response) return value;
-  throw createCoreError(
-    TypeError,
-    'PKG_ERR_CORE_INVALID_RESPONSE',
-    `${from} resolved to ${describe(value)} instead of a Response: return a Response (for example Response.json(...)) or return next().`,
-  );
 }

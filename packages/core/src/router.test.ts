@@ -10,7 +10,8 @@ import {
 import { RateLimiter, Request, Response } from '@pkg/http';
 import { NullLogger } from '@pkg/logger';
 import { Middleware } from './middleware';
-import { Router, allowHeader, type RouterHost } from './router';
+import { allowHeader } from './http-dispatch';
+import { Router, type RouterDependencies } from './router';
 import type { UnknownEventPolicy } from './server-config';
 import { SocketController } from './socket-controller';
 
@@ -33,12 +34,12 @@ function host(policy: UnknownEventPolicy = 'error') {
   const logger = new RecordingLogger();
   const middleware = new Middleware();
   const limiter = new RateLimiter();
-  const h: RouterHost = {
-    getMiddleware: () => middleware,
-    getLogger: () => logger,
-    getRateLimiter: () => limiter,
-    isDebug: () => false,
-    getUnknownEventPolicy: () => policy,
+  const h: RouterDependencies = {
+    middleware,
+    logger,
+    rateLimiter: limiter,
+    debug: false,
+    unknownEvent: policy,
     sendEventError: (clientId, code, message, extra) =>
       void errors.push({ clientId, code, message, ...(extra ? { extra } : {}) }),
   };

@@ -1,4 +1,12 @@
-import { CorsConfig, compileTrustProxy, type CorsOptions } from '@pkg/http';
+import {
+  CorsConfig,
+  compileTrustProxy,
+  httpHandlerDefaults,
+  type CorsOptions,
+  type TrustPredicate,
+  type TrustProxySetting,
+} from '@pkg/http';
+import { wsHandlerDefaults } from '@pkg/ws-protocol';
 import { createCoreError } from './errors';
 
 /** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
@@ -28,8 +36,12 @@ export interface ServerConfigOptions {
   debug?: boolean;
   /** CORS for HTTP answers; its `allowed_origins` is also the WebSocket origin list. */
   cors?: ServerCorsOptions;
-  /** Which peers may set X-Forwarded-* / Forwarded: `true`, or IPs and CIDR ranges. Default `false`. */
-  trust_proxy?: boolean | string[];
+  /**
+   * Which peers may set X-Forwarded-* / Forwarded: `true`, a list of IPs, CIDR ranges and
+   * the names `loopback` / `linklocal` / `uniquelocal`, or a predicate `(address) => boolean`.
+   * Default `false`.
+   */
+  trust_proxy?: TrustProxySetting | TrustPredicate;
   /** Path answered with the health document; `null` turns it off. Default `null`. */
   health_check_path?: string | null;
   /** WebSocket origin allow-list; `null` uses `cors.allowed_origins`. Default `null`. */
@@ -62,8 +74,12 @@ export interface ServerConfigOptions {
   shutdown_timeout?: number;
   /** Unknown WebSocket events: `'error'` answers an `error` event, `'ignore'` only logs. */
   unknown_event?: UnknownEventPolicy;
-  /** permessage-deflate on WebSocket connections. Default `false`. */
-  per_message_deflate?: boolean;
+  /** permessage-deflate on WebSocket connections: `true` (threshold 1024 bytes) or `{ threshold }`. Default `false`. */
+  per_message_deflate?: boolean | { threshold?: number };
+  /** Time a started WebSocket close handshake may take before the socket is destroyed. Default 5000. */
+  ws_close_timeout?: number;
+  /** What a binary WebSocket message gets: an `error` event (`'error'`) or close 1003 (`'close'`). Default `'error'`. */
+  ws_binary_messages?: 'error' | 'close';
   /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
   tls?: ServerTlsOptions | null;
 }
@@ -73,24 +89,25 @@ export type ResolvedServerConfig = {
   readonly [K in keyof ServerConfigOptions]-?: Exclude<ServerConfigOptions[K], undefined>;
 };
 
-const MiB = 1024 * 1024;
-
-/** Defaults of every configuration key. */
+/**
+ * Defaults of every configuration key. The limits of the WebSocket and HTTP layers are
+ * their packages' own defaults (`wsHandlerDefaults`, `httpHandlerDefaults`), never restated.
+ */
 export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   host: '0.0.0.0',
   port: 6001,
-  debug: false,
+  debug: httpHandlerDefaults.debug,
   cors: {},
-  trust_proxy: false,
+  trust_proxy: httpHandlerDefaults.trustProxy,
   health_check_path: null,
   ws_allowed_origins: null,
-  allow_missing_origin: true,
-  max_body_size: MiB,
-  max_message_size: MiB,
-  max_buffered_amount: 4 * MiB,
-  heartbeat_interval: 25_000,
-  heartbeat_timeout: 20_000,
-  handshake_timeout: 10_000,
+  allow_missing_origin: wsHandlerDefaults.allowMissingOrigin,
+  max_body_size: httpHandlerDefaults.maxBodySize,
+  max_message_size: wsHandlerDefaults.maxPayload,
+  max_buffered_amount: wsHandlerDefaults.maxBufferedAmount,
+  heartbeat_interval: wsHandlerDefaults.heartbeatInterval,
+  heartbeat_timeout: wsHandlerDefaults.heartbeatTimeout,
+  handshake_timeout: wsHandlerDefaults.handshakeTimeout,
   headers_timeout: 30_000,
   request_timeout: 60_000,
   keep_alive_timeout: 5_000,
@@ -98,7 +115,9 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   shutdown_delay: 0,
   shutdown_timeout: 10_000,
   unknown_event: 'error',
-  per_message_deflate: false,
+  per_message_deflate: wsHandlerDefaults.perMessageDeflate,
+  ws_close_timeout: wsHandlerDefaults.closeTimeout,
+  ws_binary_messages: wsHandlerDefaults.binaryMessages,
   tls: null,
 });
 
@@ -155,9 +174,9 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   debug: bool,
   cors: (v) => (isPlainObject(v) ? null : 'an object with allowed_origins, allowed_methods, ...'),
   trust_proxy: (v) =>
-    typeof v === 'boolean' || isStringArray(v)
+    typeof v === 'boolean' || isStringArray(v) || typeof v === 'function'
       ? null
-      : 'true, false, or an array of IP addresses / CIDR ranges',
+      : 'true, false, or an array of IP addresses / CIDR ranges (or a function (address) => boolean)',
   health_check_path: (v) =>
     v === null || (typeof v === 'string' && v.startsWith('/'))
       ? null
@@ -178,7 +197,18 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   shutdown_delay: nonNegativeInt('a number of milliseconds'),
   shutdown_timeout: nonNegativeInt('a number of milliseconds'),
   unknown_event: (v) => (v === 'error' || v === 'ignore' ? null : '"error" or "ignore"'),
-  per_message_deflate: bool,
+  per_message_deflate: (v) =>
+    typeof v === 'boolean' ||
+    (isPlainObject(v) &&
+      Object.keys(v).every((k) => k === 'threshold') &&
+      (v['threshold'] === undefined ||
+        (typeof v['threshold'] === 'number' &&
+          Number.isSafeInteger(v['threshold']) &&
+          v['threshold'] >= 0)))
+      ? null
+      : 'true, false, or { threshold: bytes }',
+  ws_close_timeout: positiveInt('a positive number of milliseconds'),
+  ws_binary_messages: (v) => (v === 'error' || v === 'close' ? null : '"error" or "close"'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
 };
 
@@ -231,9 +261,7 @@ function checkKey(key: keyof ServerConfigOptions, value: unknown): void {
   // CORS and trust-proxy values are checked by the code that uses them (@pkg/http), here,
   // so that a bad origin or CIDR range fails at construction with the key named.
   if (key === 'cors') delegate('cors', () => new CorsConfig(value as CorsOptions));
-  if (key === 'trust_proxy' && Array.isArray(value)) {
-    delegate('trust_proxy', () => compileTrustProxy(value as string[]));
-  }
+  // trust_proxy is compiled where it is set (see ServerConfig), which checks it too.
   if (key === 'tls' && value !== null) {
     const tls = value as Record<string, unknown>;
     checkNested('tls', tls, TLS_CHECKS);
@@ -247,6 +275,15 @@ function checkKey(key: keyof ServerConfigOptions, value: unknown): void {
       }
     }
   }
+}
+
+function compileTrust(setting: TrustProxySetting | TrustPredicate): TrustPredicate {
+  if (typeof setting === 'function') return setting;
+  let predicate: TrustPredicate = () => false;
+  delegate('trust_proxy', () => {
+    predicate = compileTrustProxy(setting);
+  });
+  return predicate;
 }
 
 function copy<T>(value: T): T {
@@ -272,6 +309,8 @@ function copy<T>(value: T): T {
 export class ServerConfig {
   readonly #values: { -readonly [K in keyof ResolvedServerConfig]: ResolvedServerConfig[K] };
   #lockedBy: string | null = null;
+  /** `trust_proxy` compiled once, when it is set: the one predicate the server uses. */
+  #trust: TrustPredicate;
 
   constructor(config: ServerConfigOptions = {}) {
     if (!isPlainObject(config)) {
@@ -297,6 +336,7 @@ export class ServerConfig {
       checkKey(key, value);
       (this.#values as Record<string, unknown>)[key] = copy(value);
     }
+    this.#trust = compileTrust(this.#values.trust_proxy);
     this.#checkCombination();
   }
 
@@ -318,6 +358,7 @@ export class ServerConfig {
     }
     const next = value === undefined ? SERVER_CONFIG_DEFAULTS[key] : value;
     checkKey(key, next);
+    if (key === 'trust_proxy') this.#trust = compileTrust(next as TrustProxySetting);
     const previous = this.#values[key];
     (this.#values as Record<string, unknown>)[key] = copy(next);
     try {
@@ -346,7 +387,7 @@ export class ServerConfig {
   setCors(cors: ServerCorsOptions): this {
     return this.set('cors', cors);
   }
-  setTrustProxy(trustProxy: boolean | string[]): this {
+  setTrustProxy(trustProxy: TrustProxySetting | TrustPredicate): this {
     return this.set('trust_proxy', trustProxy);
   }
   setHealthCheckPath(path: string | null): this {
@@ -371,8 +412,13 @@ export class ServerConfig {
   getCors(): ServerCorsOptions {
     return copy(this.#values.cors);
   }
-  getTrustProxy(): boolean | string[] {
+  /** The `trust_proxy` setting as given. */
+  getTrustProxy(): TrustProxySetting | TrustPredicate {
     return copy(this.#values.trust_proxy);
+  }
+  /** The `trust_proxy` setting compiled to the predicate HTTP and WebSocket both use. */
+  getTrustPredicate(): TrustPredicate {
+    return this.#trust;
   }
   getHealthCheckPath(): string | null {
     return this.#values.health_check_path;
@@ -423,8 +469,14 @@ export class ServerConfig {
   getUnknownEventPolicy(): UnknownEventPolicy {
     return this.#values.unknown_event;
   }
-  getPerMessageDeflate(): boolean {
-    return this.#values.per_message_deflate;
+  getPerMessageDeflate(): boolean | { threshold?: number } {
+    return copy(this.#values.per_message_deflate);
+  }
+  getWebSocketCloseTimeout(): number {
+    return this.#values.ws_close_timeout;
+  }
+  getWebSocketBinaryMessages(): 'error' | 'close' {
+    return this.#values.ws_binary_messages;
   }
   getTls(): ServerTlsOptions | null {
     return this.#values.tls;

@@ -1,55 +1,48 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
 import {
-  HttpError,
   HttpHandler,
   MemoryRateLimitStore,
   RateLimiter,
-  Response,
-  compileTrustProxy,
   resolveClientAddress,
   type RateLimitStore,
-  type Request,
-  type TrustPredicate,
 } from '@pkg/http';
 import { Logger, type LoggerInterface } from '@pkg/logger';
 import {
   WebSocketHandler,
   createClientIdGenerator,
   prepareMessage,
-  type ClientIdGenerator,
   type EventData,
   type HandshakeHook,
   type WsClient,
 } from '@pkg/ws-protocol';
 import { LocalAdapter, type Adapter, type AdapterHost, type CountTarget } from './adapter';
 import { ClientRegistry, type ClientType } from './client-registry';
+import { ControllerRegistry } from './controller-registry';
 import { createCoreError } from './errors';
-import { buildHealthDocument, type HealthDocument } from './health';
+import { buildHealthDocument, withHealthCheck, type HealthDocument } from './health';
+import { HttpDispatcher } from './http-dispatch';
+import { Lifecycle, type ServerState } from './lifecycle';
 import { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
-import { createNodeServer, delay, listen, waitAtMost, type NodeServer } from './node-server';
-import { Router, type RouterHost } from './router';
+import type { NodeServer } from './node-server';
+import { Router, type RouterDependencies } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
-import type { SocketController } from './socket-controller';
+import type { BroadcastOptions, ControllerHost, SocketController } from './socket-controller';
+import { WsDispatcher } from './ws-dispatch';
 
 export type { ClientType } from './client-registry';
+export type { ServerState } from './lifecycle';
+export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
+export type { BroadcastOptions } from './socket-controller';
 
-/** Options of `broadcast` beyond the spec's arguments. */
-export interface BroadcastOptions {
-  /** Client id(s) that do not receive the message, typically the sender. */
-  except?: string | readonly string[];
-}
-
-/** Lifecycle of a Server. */
-export type ServerState = 'idle' | 'starting' | 'running' | 'draining' | 'closed';
-
-/** The request attribute under which the server stores the connection's client id. */
-export const CLIENT_ID_ATTRIBUTE = 'clientId';
-
-const GOING_AWAY = 1001;
+const ADAPTER_METHODS = [
+  'attach',
+  'joinRoom',
+  'leaveRoom',
+  'broadcast',
+  'removeClient',
+  'clientCount',
+];
 
 function isLogger(value: unknown): value is LoggerInterface {
   if (typeof value !== 'object' || value === null) return false;
@@ -59,14 +52,23 @@ function isLogger(value: unknown): value is LoggerInterface {
   );
 }
 
-function trimTrailingSlash(path: string): string {
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+function invalidArgument(message: string): TypeError {
+  return createCoreError(TypeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', message);
+}
+
+/** A rate-limit store whose backing store can be replaced before the server runs. */
+class ReplaceableStore implements RateLimitStore {
+  constructor(public store: RateLimitStore) {}
+  increment(key: string, windowMs: number): ReturnType<RateLimitStore['increment']> {
+    return this.store.increment(key, windowMs);
+  }
 }
 
 /**
  * One server on one port: HTTP requests and WebSocket connections routed to the decorated
  * methods of registered controllers, with namespaces, rooms, broadcast, middleware, CORS,
- * trust proxy, rate limits and a health check.
+ * trust proxy, rate limits and a health check. A facade: the work is done by the controller
+ * registry, the WebSocket and HTTP dispatchers and the lifecycle, wired here once.
  *
  * ```ts
  * const server = new Server(new ServerConfig({ port: 6001, health_check_path: '/health' }));
@@ -76,33 +78,19 @@ function trimTrailingSlash(path: string): string {
  * await server.close();
  * ```
  */
-export class Server implements RouterHost {
+export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
-  readonly #router = new Router();
   readonly #middleware = new Middleware();
   readonly #namespaces = new NamespaceManager();
+  readonly #clients = new ClientRegistry();
+  readonly #router: Router;
   readonly #httpHandler: HttpHandler;
   readonly #wsHandler: WebSocketHandler;
-  readonly #trust: TrustPredicate;
-  readonly #nextId: ClientIdGenerator;
+  readonly #lifecycle: Lifecycle;
+  readonly #rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
+  readonly #rateLimiter = new RateLimiter(this.#rateLimitStore);
   #adapter: Adapter = new LocalAdapter();
-  #rateLimiter = new RateLimiter(new MemoryRateLimitStore());
-  #socket: NodeServer | null = null;
-  #state: ServerState = 'idle';
-  #startedAt = 0;
-  #boundPort: number | null = null;
-  #closing: Promise<void> | null = null;
-  /** Settles when a run() in progress has bound the port (or failed to). */
-  #listening: Promise<void> | null = null;
-
-  readonly #clients = new ClientRegistry();
-  /** Completion of each WebSocket client's OnConnect handlers; messages wait for it. */
-  readonly #connectPhase = new Map<string, Promise<void>>();
-  /** Work that close() waits for: disconnect handlers, message dispatches. */
-  readonly #pendingWork = new Set<Promise<void>>();
-  #inflightHttp = 0;
-  #httpIdle: (() => void) | null = null;
 
   /**
    * `new Server(host = '0.0.0.0', port = 6001, debug = false, corsConfig = {}, logger?)`, or
@@ -118,9 +106,7 @@ export class Server implements RouterHost {
   ) {
     if (host instanceof ServerConfig) {
       if (port !== undefined || debug !== undefined || corsConfig !== undefined) {
-        throw createCoreError(
-          TypeError,
-          'PKG_ERR_CORE_INVALID_ARGUMENT',
+        throw invalidArgument(
           'new Server(config, ...): with a ServerConfig, put port, debug and cors in the configuration and pass undefined for them (the logger is the fifth argument).',
         );
       }
@@ -134,27 +120,17 @@ export class Server implements RouterHost {
       });
     }
     if (logger !== undefined && !isLogger(logger)) {
-      throw createCoreError(
-        TypeError,
-        'PKG_ERR_CORE_INVALID_ARGUMENT',
+      throw invalidArgument(
         'new Server(...): the fifth argument must be a LoggerInterface (debug, info, error, log, exception, ...).',
       );
     }
     const config = this.#config;
-    this.#logger = logger ?? new Logger(config.isDebug() ? 'debug' : 'info', true, false);
-    this.#nextId = createClientIdGenerator();
-    this.#trust = compileTrustProxy(config.getTrustProxy());
+    const log = (this.#logger =
+      logger ?? new Logger(config.isDebug() ? 'debug' : 'info', true, false));
+    const nextId = createClientIdGenerator();
+    const trust = config.getTrustPredicate();
 
-    this.#httpHandler = new HttpHandler({
-      cors: config.getCors(),
-      trustProxy: this.#trust,
-      maxBodySize: config.getMaxBodySize(),
-      logger: this.#logger,
-      debug: config.isDebug(),
-      dispatch: (request) => this.#dispatchHttp(request),
-    });
-
-    this.#wsHandler = new WebSocketHandler({
+    const ws = (this.#wsHandler = new WebSocketHandler({
       allowedOrigins: config.getWebSocketAllowedOrigins(),
       allowMissingOrigin: config.getAllowMissingOrigin(),
       maxPayload: config.getMaxMessageSize(),
@@ -163,17 +139,62 @@ export class Server implements RouterHost {
       maxBufferedAmount: config.getMaxBufferedAmount(),
       perMessageDeflate: config.getPerMessageDeflate(),
       handshakeTimeout: config.getHandshakeTimeout(),
-      logger: this.#logger,
-      clientIp: (req) => this.#clientIp(req),
-      generateId: this.#nextId,
-    });
-    this.#wsHandler.onConnect((client) => this.#onWsConnect(client));
-    this.#wsHandler.onMessage((client, envelope) =>
-      this.#onWsMessage(client.id, envelope.event, envelope.data),
-    );
-    this.#wsHandler.onDisconnect((client) => this.#onWsDisconnect(client.id));
+      closeTimeout: config.getWebSocketCloseTimeout(),
+      binaryMessages: config.getWebSocketBinaryMessages(),
+      logger: log,
+      clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
+      generateId: nextId,
+    }));
+    const http = (this.#httpHandler = new HttpHandler({
+      cors: config.getCors(),
+      trustProxy: trust,
+      maxBodySize: config.getMaxBodySize(),
+      logger: log,
+      debug: config.isDebug(),
+    }));
+    const lifecycle = (this.#lifecycle = new Lifecycle({
+      config,
+      logger: log,
+      clients: this.#clients,
+      httpHandler: http,
+      wsHandler: ws,
+      nextId,
+      closeAdapter: async () => this.#adapter.close(),
+    }));
 
-    this.#router.setServer(this);
+    const deps: RouterDependencies = {
+      middleware: this.#middleware,
+      rateLimiter: this.#rateLimiter,
+      logger: log,
+      debug: config.isDebug(),
+      unknownEvent: config.getUnknownEventPolicy(),
+      sendEventError: (id, code, message, extra) => this.sendEventError(id, code, message, extra),
+      track: lifecycle.track,
+    };
+    const registry = new ControllerRegistry();
+    const wsDispatch = new WsDispatcher(registry, deps);
+    const httpDispatch = new HttpDispatcher(registry, deps);
+    this.#router = new Router(registry, { ws: wsDispatch, http: httpDispatch });
+
+    http.setDispatcher(
+      lifecycle.closeWhileDraining(
+        withHealthCheck(config.getHealthCheckPath(), () => this.getHealth(), httpDispatch.dispatch),
+      ),
+    );
+    ws.onConnect((client) => {
+      this.#clients.markWebSocket(client.id, client.data);
+      this.#settle(
+        this.#adapter.joinNamespace(client.id, DEFAULT_NAMESPACE),
+        'adapter.joinNamespace',
+      );
+      wsDispatch.connected(client.id);
+    });
+    ws.onMessage(wsDispatch.onMessage);
+    ws.onDisconnect((client) => {
+      this.#clients.markDisconnected(client.id);
+      this.#settle(this.#adapter.removeClient(client.id), 'adapter.removeClient');
+      wsDispatch.disconnected(client.id, () => this.#clients.forgetData(client.id));
+    });
     this.#adapter.attach(this.#adapterHost());
     config.lock('Server');
   }
@@ -182,7 +203,7 @@ export class Server implements RouterHost {
 
   /** The listening `node:http` / `node:https` server, or null before `run()`. */
   get socket(): NodeServer | null {
-    return this.#socket;
+    return this.#lifecycle.socket;
   }
   /** Active WebSocket clients by id. */
   get clients(): ReadonlyMap<string, WsClient> {
@@ -219,7 +240,7 @@ export class Server implements RouterHost {
   }
   /** Where the server is in its lifecycle. */
   get state(): ServerState {
-    return this.#state;
+    return this.#lifecycle.state;
   }
 
   // ------------------------------------------------------------ accessors
@@ -263,7 +284,7 @@ export class Server implements RouterHost {
   }
   /** The bound port once `run()` resolved (useful with port 0), else the configured port. */
   getPort(): number {
-    return this.#boundPort ?? this.#config.getPort();
+    return this.#lifecycle.boundPort ?? this.#config.getPort();
   }
 
   /**
@@ -271,24 +292,16 @@ export class Server implements RouterHost {
    * before `run()`.
    */
   setAdapter(adapter: Adapter): this {
-    this.#assertIdle('setAdapter');
-    const required = [
-      'attach',
-      'joinRoom',
-      'leaveRoom',
-      'broadcast',
-      'removeClient',
-      'clientCount',
-    ];
+    this.#lifecycle.assertIdle('setAdapter');
     if (
       typeof adapter !== 'object' ||
       adapter === null ||
-      required.some((m) => typeof (adapter as unknown as Record<string, unknown>)[m] !== 'function')
+      ADAPTER_METHODS.some(
+        (m) => typeof (adapter as unknown as Record<string, unknown>)[m] !== 'function',
+      )
     ) {
-      throw createCoreError(
-        TypeError,
-        'PKG_ERR_CORE_INVALID_ARGUMENT',
-        `setAdapter: expected an object implementing Adapter (${required.join(', ')}, ...).`,
+      throw invalidArgument(
+        `setAdapter: expected an object implementing Adapter (${ADAPTER_METHODS.join(', ')}, ...).`,
       );
     }
     this.#adapter = adapter;
@@ -298,8 +311,13 @@ export class Server implements RouterHost {
 
   /** Replaces the rate-limit counter store (e.g. a Redis store for several processes). Only before `run()`. */
   setRateLimitStore(store: RateLimitStore): this {
-    this.#assertIdle('setRateLimitStore');
-    this.#rateLimiter = new RateLimiter(store);
+    this.#lifecycle.assertIdle('setRateLimitStore');
+    if (store === null || typeof store !== 'object' || typeof store.increment !== 'function') {
+      throw invalidArgument(
+        'setRateLimitStore: expected a store with an increment(key, windowMs) method.',
+      );
+    }
+    this.#rateLimitStore.store = store;
     return this;
   }
 
@@ -338,62 +356,8 @@ export class Server implements RouterHost {
    * (`getPort()` then gives the real port, also with port 0); rejects when it cannot be
    * bound (e.g. EADDRINUSE). A server runs once: after `close()` create a new one.
    */
-  async run(): Promise<void> {
-    if (this.#state !== 'idle') {
-      throw createCoreError(
-        Error,
-        'PKG_ERR_CORE_ALREADY_RUNNING',
-        `run() was called on a server that is ${this.#state}; a server runs once, create a new Server to listen again.`,
-      );
-    }
-    this.#state = 'starting';
-    const config = this.#config;
-    const tls = config.getTls();
-    const server = createNodeServer(config);
-    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) =>
-      this.#clients.trackConnection(socket, this.#nextId()),
-    );
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#onRequest(req, res));
-    // `Expect: 100-continue`: invite the body only when its declared size fits; otherwise the
-    // handler answers 413 at once and the client never sends it.
-    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      const declared = Number(req.headers['content-length']);
-      if (!(declared > this.#httpHandler.getMaxBodySize())) res.writeContinue();
-      this.#onRequest(req, res);
-    });
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.#onUpgrade(req, socket, head),
-    );
-    if (tls) {
-      server.on('tlsClientError', (err: Error) => {
-        this.#logger.debug('TLS handshake failed', { error: err.message });
-      });
-    }
-
-    this.#socket = server;
-    const listening = listen(server, config.getHost(), config.getPort());
-    this.#listening = listening.then(
-      () => undefined,
-      () => undefined,
-    );
-    try {
-      this.#boundPort = await listening;
-    } catch (err) {
-      this.#state = 'closed';
-      this.#socket = null;
-      throw err;
-    }
-    server.on('error', (err) => this.#logger.exception(err, { phase: 'listening socket' }));
-    this.#startedAt = Date.now();
-    this.#state = 'running';
-    this.#logger.info(
-      `Server listening on ${tls ? 'https' : 'http'}://${config.getHost()}:${this.#boundPort}`,
-      {
-        host: config.getHost(),
-        port: this.#boundPort,
-        tls: tls !== null,
-      },
-    );
+  run(): Promise<void> {
+    return this.#lifecycle.run();
   }
 
   /**
@@ -403,9 +367,7 @@ export class Server implements RouterHost {
    * HTTP until `close()`. Does nothing unless the server is running.
    */
   drain(): void {
-    if (this.#state !== 'running') return;
-    this.#state = 'draining';
-    this.#logger.info('Server draining', { clients: this.getClientCount() });
+    this.#lifecycle.drain();
   }
 
   /**
@@ -416,50 +378,7 @@ export class Server implements RouterHost {
    * again returns the same promise.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
-
-  async #shutdown(): Promise<void> {
-    if (this.#state === 'starting') await this.#listening;
-    const server = this.#socket;
-    if (this.#state === 'idle' || !server) {
-      this.#state = 'closed';
-      await this.#adapter.close();
-      return;
-    }
-    this.drain();
-    const delayMs = this.#config.getShutdownDelay();
-    if (delayMs > 0) await delay(delayMs).promise;
-    const timeout = this.#config.getShutdownTimeout();
-    this.#logger.info('Server shutting down', { clients: this.getClientCount() });
-
-    // Stop accepting. Node also closes idle keep-alive connections here; the others end
-    // after their response, which carries Connection: close.
-    const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await this.#wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout);
-    await waitAtMost(Promise.allSettled([...this.#pendingWork]), timeout);
-    if (this.#inflightHttp > 0) {
-      await waitAtMost(
-        new Promise<void>((resolve) => {
-          this.#httpIdle = resolve;
-        }),
-        timeout,
-      );
-    }
-    server.closeIdleConnections();
-    if (this.#inflightHttp > 0) {
-      this.#logger.warning('Shutdown timeout: cutting HTTP requests still in flight', {
-        requests: this.#inflightHttp,
-        shutdownTimeout: timeout,
-      });
-    }
-    server.closeAllConnections();
-    this.#clients.destroyAll();
-    await listenerClosed;
-    await this.#adapter.close();
-    this.#state = 'closed';
-    this.#logger.info('Server closed');
+    return this.#lifecycle.close();
   }
 
   // ------------------------------------------------------------ clients
@@ -470,22 +389,13 @@ export class Server implements RouterHost {
    */
   disconnectClient(clientId: string): void {
     const type = this.#clients.getType(clientId);
-    if (type === 'ws') {
-      this.#wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
-    } else if (type === 'http') {
-      this.#clients.destroy(clientId);
-    }
+    if (type === 'ws') this.#wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+    else if (type === 'http') this.#clients.destroy(clientId);
   }
 
   /** Stores a value for a connected client; forgotten on disconnect. False for an unknown client. */
   setClientData(clientId: string, key: string, value: unknown): boolean {
-    if (typeof key !== 'string') {
-      throw createCoreError(
-        TypeError,
-        'PKG_ERR_CORE_INVALID_ARGUMENT',
-        'setClientData: the key must be a string.',
-      );
-    }
+    if (typeof key !== 'string') throw invalidArgument('setClientData: the key must be a string.');
     if (this.#clients.setData(clientId, key, value)) return true;
     this.#logger.debug('setClientData for a client that is not connected', { clientId, key });
     return false;
@@ -609,160 +519,24 @@ export class Server implements RouterHost {
   /** The health document as the health-check path answers it now. */
   getHealth(): HealthDocument {
     return buildHealthDocument(
-      this.#state === 'draining' || this.#state === 'closed' ? 'draining' : 'healthy',
+      this.#lifecycle.isDraining() ? 'draining' : 'healthy',
       this.getClientCount(),
-      this.#startedAt || Date.now(),
+      this.#lifecycle.startedAt || Date.now(),
     );
   }
 
-  // ------------------------------------------------------------ internals: connections
-
-  #onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const id = this.#clients.idOf(req.socket) ?? this.#nextId();
-    this.#inflightHttp += 1;
-    const done = (): void => {
-      this.#inflightHttp -= 1;
-      if (this.#inflightHttp === 0 && this.#httpIdle) {
-        const resolve = this.#httpIdle;
-        this.#httpIdle = null;
-        resolve();
-      }
-    };
-    if (this.#state === 'draining') res.setHeader('Connection', 'close');
-    // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
-    // would slow every promise in the process).
-    this.#httpHandler
-      .handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id })
-      .catch((err: unknown) => this.#logger.exception(err, { phase: 'http request' }))
-      .finally(done);
-  }
-
-  #onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const id = this.#clients.idOf(socket) ?? this.#nextId();
-    if (this.#state !== 'running') {
-      this.#logger.debug('WebSocket upgrade refused while draining', {
-        code: 'PKG_ERR_CORE_DRAINING',
-        clientId: id,
-      });
-      socket.on('error', () => socket.destroy());
-      socket.end(
-        'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    this.#wsHandler.performHandshake(req, socket, head, id).catch((err: unknown) => {
-      this.#logger.exception(err, { phase: 'websocket handshake', clientId: id });
-    });
-  }
-
-  #clientIp(req: IncomingMessage): string {
-    return resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, this.#trust);
-  }
-
-  #onWsConnect(client: WsClient): void {
-    const id = client.id;
-    this.#clients.markWebSocket(id, client.data);
-    this.#settle(this.#adapter.joinNamespace(id, DEFAULT_NAMESPACE), 'adapter.joinNamespace');
-    const phase = this.#router.dispatchSpecialEvent(id, 'connect');
-    this.#connectPhase.set(id, phase);
-    // Once OnConnect has finished, messages go straight to the router. Messages that came
-    // meanwhile are queued on the phase; this reaction runs before theirs, so order holds.
-    void phase.then(() => {
-      if (this.#connectPhase.get(id) === phase) this.#connectPhase.delete(id);
-    });
-    this.#track(phase);
-  }
-
-  #onWsMessage(clientId: string, event: string, data: EventData): void {
-    const phase = this.#connectPhase.get(clientId);
-    const work = phase
-      ? phase.then(() => this.#router.dispatch(clientId, event, data))
-      : this.#router.dispatch(clientId, event, data);
-    this.#track(work);
-  }
-
-  #onWsDisconnect(clientId: string): void {
-    this.#clients.markDisconnected(clientId);
-    this.#settle(this.#adapter.removeClient(clientId), 'adapter.removeClient');
-    const phase = this.#connectPhase.get(clientId) ?? Promise.resolve();
-    const work = phase
-      .then(() => this.#router.dispatchSpecialEvent(clientId, 'disconnect'))
-      .finally(() => {
-        this.#connectPhase.delete(clientId);
-        this.#clients.forgetData(clientId);
-      });
-    this.#track(work);
-  }
-
-  // ------------------------------------------------------------ internals: HTTP
-
-  async #dispatchHttp(request: Request): Promise<Response> {
-    const draining = this.#state === 'draining';
-    const response = await this.#route(request);
-    if (draining || this.#state === 'draining') response.setHeader('Connection', 'close');
-    return response;
-  }
-
-  async #route(request: Request): Promise<Response> {
-    const healthPath = this.#config.getHealthCheckPath();
-    const method = request.getMethod().toUpperCase();
-    if (
-      healthPath !== null &&
-      (method === 'GET' || method === 'HEAD') &&
-      trimTrailingSlash(request.getPath()) === trimTrailingSlash(healthPath)
-    ) {
-      const doc = this.getHealth();
-      const response = Response.json(doc, doc.status === 'healthy' ? 200 : 503, {
-        'Cache-Control': 'no-store',
-      });
-      return response;
-    }
-    try {
-      return await this.#router.dispatchHttp(request);
-    } catch (err) {
-      // Problems with the request itself (a malformed JSON body read by the handler, ...)
-      // keep their own status: HttpHandler answers them (400, 413, ...).
-      if (err instanceof HttpError) throw err;
-      this.#logger.exception(err, {
-        method,
-        path: request.getPath(),
-        code: 'PKG_ERR_CORE_HANDLER_FAILED',
-      });
-      const body: Record<string, unknown> = { error: 'Internal Server Error' };
-      if (this.#config.isDebug() && err instanceof Error) {
-        body['message'] = err.message;
-        if (err.stack) body['stack'] = err.stack;
-      }
-      return Response.json(body, 500);
-    }
-  }
-
-  // ------------------------------------------------------------ internals: misc
+  // ------------------------------------------------------------ internals
 
   #adapterHost(): AdapterHost {
+    const handler = this.#wsHandler;
     return {
       namespaces: this.#namespaces,
-      localClientIds: () => {
-        const handler = this.#wsHandler;
-        return (function* () {
+      localClientIds: () =>
+        (function* () {
           for (const client of handler.getClients()) yield client.id;
-        })();
-      },
-      deliver: (clientIds, text) => this.#wsHandler.sendToMany(clientIds, text),
+        })(),
+      deliver: (clientIds, text) => handler.sendToMany(clientIds, text),
     };
-  }
-
-  #track(work: Promise<void>): void {
-    const tracked: Promise<void> = work.then(
-      () => {
-        this.#pendingWork.delete(tracked);
-      },
-      (err: unknown) => {
-        this.#pendingWork.delete(tracked);
-        this.#logger.exception(err, { phase: 'dispatch' });
-      },
-    );
-    this.#pendingWork.add(tracked);
   }
 
   /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */
@@ -779,20 +553,8 @@ export class Server implements RouterHost {
       typeof namespace !== 'string' ||
       namespace === ''
     ) {
-      throw createCoreError(
-        TypeError,
-        'PKG_ERR_CORE_INVALID_ARGUMENT',
+      throw invalidArgument(
         `${method}: room and namespace must be non-empty strings, got ${typeof room} and ${typeof namespace}.`,
-      );
-    }
-  }
-
-  #assertIdle(method: string): void {
-    if (this.#state !== 'idle') {
-      throw createCoreError(
-        Error,
-        'PKG_ERR_CORE_ALREADY_RUNNING',
-        `${method} must be called before run(); the server is ${this.#state}.`,
       );
     }
   }

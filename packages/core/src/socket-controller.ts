@@ -1,7 +1,50 @@
 import type { EventData } from '@pkg/ws-protocol';
-import type { BroadcastOptions, Server } from './server';
+import type { LoggerInterface } from '@pkg/logger';
+import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
 import { DEFAULT_NAMESPACE } from './namespace-manager';
+
+/** Options of `broadcast` beyond the spec's arguments. */
+export interface BroadcastOptions {
+  /** Client id(s) that do not receive the message, typically the sender. */
+  except?: string | readonly string[];
+}
+
+/**
+ * What a controller can ask of the server it is registered with: messaging, rooms,
+ * namespaces and per-client data. `Server` implements it; a controller that needs more of
+ * the server (its handlers, its namespace manager) extends `SocketController<Server>`.
+ */
+export interface ControllerHost {
+  send(clientId: string, event: string, data: EventData): boolean;
+  sendEventError(
+    clientId: string,
+    code: string,
+    message: string,
+    extra?: Record<string, unknown>,
+  ): void;
+  broadcast(
+    event: string,
+    data: EventData,
+    namespace?: string | null,
+    room?: string | null,
+    options?: BroadcastOptions,
+  ): void;
+  joinRoom(clientId: string, room: string, namespace?: string): boolean;
+  leaveRoom(clientId: string, room: string, namespace?: string): void;
+  leaveAllRooms(clientId: string): void;
+  joinNamespace(clientId: string, namespace: string): boolean;
+  leaveNamespace(clientId: string, namespace?: string): void;
+  disconnectClient(clientId: string): void;
+  getClientCount(): number;
+  getAllClients(): string[];
+  setClientData(clientId: string, key: string, value: unknown): boolean;
+  getClientData(clientId: string, key?: string | null): unknown;
+  getClientType(clientId: string): ClientType | undefined;
+  isConnected(clientId: string): boolean;
+  getLogger(): LoggerInterface;
+  log(message: string): void;
+}
 
 /**
  * Base class of application controllers. Decorate methods with `SocketOn`, `OnConnect`,
@@ -9,21 +52,21 @@ import { DEFAULT_NAMESPACE } from './namespace-manager';
  * `server.registerController()`, which calls `setServer` and registers the routes. The
  * helpers below forward to that server.
  */
-export abstract class SocketController {
-  #server: Server | null = null;
+export abstract class SocketController<Host extends ControllerHost = ControllerHost> {
+  #server: Host | null = null;
 
   /** The server this controller is registered with (read-only; set by `setServer`). */
-  get server(): Server | null {
+  get server(): Host | null {
     return this.#server;
   }
 
   /** Called by `Server.registerController`. */
-  setServer(server: Server): void {
+  setServer(server: Host): void {
     this.#server = server;
   }
 
   /** The server this controller is registered with; throws before registration. */
-  getServer(): Server {
+  getServer(): Host {
     if (!this.#server) {
       throw createCoreError(
         Error,

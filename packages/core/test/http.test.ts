@@ -10,13 +10,14 @@ import {
   Response,
   SocketController,
   SocketOn,
+  type Server,
   type Request,
 } from '../src/index';
 import { RawConnection, TestClient, cleanup, startServer } from './helpers';
 
 afterEach(cleanup);
 
-class ApiController extends SocketController {
+class ApiController extends SocketController<Server> {
   @HttpRoute('GET', '/users/{id}')
   user(request: Request): Response {
     return Response.json({ route: 'param', id: request.getParam('id') });

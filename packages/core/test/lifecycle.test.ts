@@ -10,6 +10,7 @@ import {
   Response,
   SocketController,
   SocketOn,
+  type Server,
   type Request,
 } from '../src/index';
 import { TestClient, cleanup, deferred, expectRefusedUpgrade, startServer } from './helpers';
@@ -29,7 +30,7 @@ function controllers() {
     return d.promise;
   };
 
-  class First extends SocketController {
+  class First extends SocketController<Server> {
     dataSeenOnDisconnect: unknown;
     connectedSeenOnDisconnect: boolean | undefined;
 

@@ -15,7 +15,7 @@ export type {
   HttpRouteMetadata,
   MiddlewareClass,
   RouteOptions,
-  SocketEventData,
+  EventData,
   SocketRouteMetadata,
   WsContext,
   WsMiddleware,

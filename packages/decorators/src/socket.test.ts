@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import type { DecError } from './errors';
 import { getControllerMetadata } from './reader';
 import { OnConnect, OnDisconnect, SocketOn } from './socket';
-import type { SocketEventData, WsContext, WsNext } from './types';
+import type { EventData, WsContext, WsNext } from './types';
 
 function thrown(fn: () => unknown): DecError {
   try {
@@ -27,7 +27,7 @@ describe('SocketOn', () => {
         middlewares: [requireUser, Audit],
         excludeGlobalMiddlewares: [Audit],
       })
-      onMessage(clientId: string, data: SocketEventData): string {
+      onMessage(clientId: string, data: EventData): string {
         return `${clientId}:${JSON.stringify(data)}`;
       }
 

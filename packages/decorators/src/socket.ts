@@ -1,6 +1,6 @@
 import { decError } from './errors';
 import { openMethodRecord } from './store';
-import type { RouteOptions, SocketEventData, WsContext, WsMiddleware } from './types';
+import type { RouteOptions, EventData, WsContext, WsMiddleware } from './types';
 import { quoteMethod, validateEvent, validateRouteOptions } from './validate';
 
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
@@ -26,7 +26,7 @@ type CheckSocketData<T> = 0 extends 1 & T // true only for `any`, which is accep
     : unknown;
 
 /** The decorator `SocketOn(...)` returns. */
-type SocketOnDecorator = <This, T = SocketEventData>(
+type SocketOnDecorator = <This, T = EventData>(
   target: SocketOnMethod<This, T>,
   context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T>> & CheckSocketData<T>,
 ) => void;

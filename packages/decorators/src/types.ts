@@ -1,7 +1,7 @@
 import type { RateLimitRule, Request, Response } from '@pkg/http';
 
-/** The `data` member of a WebSocket envelope: an object or an array. */
-export type SocketEventData = Record<string, unknown> | unknown[];
+/** The `data` member of a WebSocket envelope: an object or an array (the same type as `EventData` of @pkg/ws-protocol). */
+export type EventData = Record<string, unknown> | unknown[];
 
 /**
  * What a WebSocket middleware and a `SocketOn` handler see of the current message. The
@@ -11,7 +11,7 @@ export type SocketEventData = Record<string, unknown> | unknown[];
 export interface WsContext {
   readonly clientId: string;
   readonly event: string;
-  readonly data: SocketEventData;
+  readonly data: EventData;
   getAttribute<T = unknown>(name: string): T | undefined;
   setAttribute(name: string, value: unknown): void;
 }

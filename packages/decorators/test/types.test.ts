@@ -18,7 +18,7 @@ import type {
   HttpMethod,
   HttpMiddleware,
   HttpNext,
-  SocketEventData,
+  EventData,
   WsContext,
   WsMiddleware,
   WsNext,
@@ -45,7 +45,7 @@ class HttpClass {
 
 class Accepted {
   @SocketOn('a', { middlewares: [wsFn, WsClass], excludeGlobalMiddlewares: [WsClass] })
-  full(_clientId: string, _data: SocketEventData, _context: WsContext): void {}
+  full(_clientId: string, _data: EventData, _context: WsContext): void {}
 
   @SocketOn('b')
   typedInterface(_clientId: string, _data: ChatPayload): void {}
@@ -107,7 +107,7 @@ class Accepted {
 
   @RateLimit({ maxCount: 3, timeWindow: 1 })
   @SocketOn('limited')
-  limitedEvent(_clientId: string, _data: SocketEventData): void {}
+  limitedEvent(_clientId: string, _data: EventData): void {}
 }
 
 /** Wrong signatures: compile errors, but valid values, so the runtime records them. */

@@ -1,4 +1,4 @@
-import { Response, SocketController, type Request, type SocketEventData } from '@pkg/core';
+import { Response, SocketController, type Request, type EventData } from '@pkg/core';
 import { HttpRoute, OnConnect, OnDisconnect, SocketOn } from '@pkg/decorators';
 import { USER_KEY, type DemoUser } from '../auth';
 import { NAME_KEY, checkName } from '../names';
@@ -104,7 +104,7 @@ export class ChatController extends SocketController {
   }
 
   @SocketOn('chat.message')
-  chatMessage(clientId: string, data: SocketEventData): void {
+  chatMessage(clientId: string, data: EventData): void {
     const text = isRecord(data) ? data.message : undefined;
     const problem = checkMessage(text);
     if (problem !== undefined) return this.fail(clientId, 'invalid_payload', problem);
@@ -121,7 +121,7 @@ export class ChatController extends SocketController {
   }
 
   @SocketOn('room.join')
-  roomJoin(clientId: string, data: SocketEventData): void {
+  roomJoin(clientId: string, data: EventData): void {
     if (!isRecord(data) || typeof data.room !== 'string') {
       return this.fail(clientId, 'invalid_payload', '"room" is required and must be a string.');
     }

@@ -1,0 +1,237 @@
+import type { RateLimiter } from '@pkg/http';
+import type { LoggerInterface } from '@pkg/logger';
+import type { Envelope, EventData, WsClient } from '@pkg/ws-protocol';
+import {
+  handlerLabel,
+  handlerOf,
+  type ControllerRegistry,
+  type RegisteredSocketRoute,
+  type SpecialEvent,
+} from './controller-registry';
+import { CoreEventErrorCode, createCoreError } from './errors';
+import { SocketContext, isThenable, type CompiledWsChain, type Middleware } from './middleware';
+import type { UnknownEventPolicy } from './server-config';
+
+/** Sends the `error` event `{code, message, ...extra}` to one client. */
+export type SendEventError = (
+  clientId: string,
+  code: string,
+  message: string,
+  extra?: Record<string, unknown>,
+) => void;
+
+/** What WebSocket dispatch needs, handed over once. */
+export interface WsDispatchOptions {
+  readonly middleware: Middleware;
+  readonly rateLimiter: RateLimiter;
+  readonly logger: LoggerInterface;
+  /** `error` events of failed handlers carry the error's text. Default false. */
+  readonly debug?: boolean;
+  /** Events without a handler: `'error'` (default) answers `unknown_event`, `'ignore'` logs. */
+  readonly unknownEvent?: UnknownEventPolicy;
+  readonly sendEventError: SendEventError;
+  /** Receives the promise of every asynchronous dispatch (the lifecycle waits for them). */
+  readonly track?: (work: Promise<void>) => void;
+}
+
+interface CompiledRoute {
+  readonly route: RegisteredSocketRoute;
+  readonly run: CompiledWsChain;
+}
+
+const noop = (): void => undefined;
+
+/** Text for a thrown value in debug mode; never throws (`String()` does for some objects). */
+function errorDetails(err: unknown): string {
+  try {
+    return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  } catch {
+    return 'a value that cannot be shown as text';
+  }
+}
+
+/**
+ * WebSocket dispatch: each inbound message goes to its event's compiled chain (global
+ * middleware minus exclusions, route middleware, rate limit, handler), built once when the
+ * route is registered and again when a global middleware is added. A handler that throws or
+ * rejects is logged and answered with the `error` event `internal_error`; this is the one
+ * place that does so. A message that arrives while the client's `OnConnect` handlers still
+ * run waits for them, so handlers always see a connected client in order.
+ */
+export class WsDispatcher {
+  readonly #registry: ControllerRegistry;
+  readonly #options: WsDispatchOptions;
+  readonly #logger: LoggerInterface;
+  readonly #debug: boolean;
+  readonly #ignoreUnknown: boolean;
+  readonly #track: (work: Promise<void>) => void;
+  readonly #routes = new Map<string, CompiledRoute>();
+  /** Completion of each client's OnConnect handlers, while they run. */
+  readonly #connectPhase = new Map<string, Promise<void>>();
+
+  constructor(registry: ControllerRegistry, options: WsDispatchOptions) {
+    this.#registry = registry;
+    this.#options = options;
+    this.#logger = options.logger;
+    this.#debug = options.debug ?? false;
+    this.#ignoreUnknown = options.unknownEvent === 'ignore';
+    this.#track = options.track ?? ((work) => void work.catch(noop));
+    for (const route of registry.wsRoutes.values()) this.#compile(route);
+    registry.onRoutesAdded((added) => added.ws.forEach((route) => this.#compile(route)));
+    options.middleware.onChange(() => {
+      for (const { route } of [...this.#routes.values()]) this.#compile(route);
+    });
+  }
+
+  /**
+   * Dispatches one message. Returns undefined when it was handled synchronously, else a
+   * promise that settles when it is done. Never throws and never rejects.
+   */
+  dispatch(clientId: string, event: string, data: EventData): Promise<void> | undefined {
+    const compiled = this.#routes.get(event);
+    if (compiled === undefined) {
+      this.#unknownEvent(clientId, event);
+      return undefined;
+    }
+    const context = new SocketContext(clientId, event, data);
+    let result: unknown;
+    try {
+      result = compiled.run(context);
+    } catch (err) {
+      this.#failed(compiled.route, context, err);
+      return undefined;
+    }
+    if (!isThenable(result)) return undefined;
+    return Promise.resolve(result).then(noop, (err: unknown) =>
+      this.#failed(compiled.route, context, err),
+    );
+  }
+
+  /** The `message` listener of the WebSocketHandler. */
+  readonly onMessage = (client: WsClient, envelope: Envelope): void => {
+    const id = client.id;
+    const phase = this.#connectPhase.get(id);
+    if (phase !== undefined) {
+      this.#track(phase.then(() => this.dispatch(id, envelope.event, envelope.data)));
+      return;
+    }
+    const work = this.dispatch(id, envelope.event, envelope.data);
+    if (work !== undefined) this.#track(work);
+  };
+
+  /** Runs the client's `OnConnect` handlers; its messages wait until they are done. */
+  connected(clientId: string): void {
+    if (!this.#registry.hooks.some((h) => h.connect.length > 0)) return;
+    const phase = this.dispatchSpecialEvent(clientId, 'connect');
+    this.#connectPhase.set(clientId, phase);
+    // This reaction is registered before any queued message's, so order holds.
+    void phase.then(() => {
+      if (this.#connectPhase.get(clientId) === phase) this.#connectPhase.delete(clientId);
+    });
+    this.#track(phase);
+  }
+
+  /** Runs the client's `OnDisconnect` handlers (after its `OnConnect` ones), then `done`. */
+  disconnected(clientId: string, done: () => void): void {
+    const phase = this.#connectPhase.get(clientId) ?? Promise.resolve();
+    const work = phase
+      .then(() => this.dispatchSpecialEvent(clientId, 'disconnect'))
+      .finally(() => {
+        this.#connectPhase.delete(clientId);
+        done();
+      });
+    this.#track(work);
+  }
+
+  /**
+   * Runs the `OnConnect` (`'connect'`) or `OnDisconnect` (`'disconnect'`) handlers of every
+   * controller, one after another in registration order. A failing handler is logged and
+   * the others still run. Never rejects.
+   */
+  async dispatchSpecialEvent(clientId: string, eventType: SpecialEvent): Promise<void> {
+    if (eventType !== 'connect' && eventType !== 'disconnect') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        `dispatchSpecialEvent: eventType must be "connect" or "disconnect", got ${JSON.stringify(eventType)}.`,
+      );
+    }
+    for (const hooks of [...this.#registry.hooks]) {
+      const fns = hooks[eventType];
+      for (let i = 0; i < fns.length; i += 1) {
+        try {
+          await fns[i]!.call(hooks.controller, clientId);
+        } catch (err) {
+          this.#logger.exception(err, {
+            code: 'PKG_ERR_CORE_HANDLER_FAILED',
+            clientId,
+            event: eventType,
+            handler: handlerLabel(hooks.controller, hooks.names[eventType][i]!),
+          });
+        }
+      }
+    }
+  }
+
+  #compile(route: RegisteredSocketRoute): void {
+    const fn = handlerOf(route);
+    const controller = route.controller;
+    const rule = route.rateLimit;
+    const call = (context: SocketContext): unknown =>
+      fn.call(controller, context.clientId, context.data, context);
+    let target = call as (context: unknown) => unknown;
+    if (rule !== undefined) {
+      const limiter = this.#options.rateLimiter;
+      target = (context) => {
+        const ctx = context as SocketContext;
+        return limiter.check(`ws:${route.event}:${ctx.clientId}`, rule).then((result) => {
+          if (result.allowed) return call(ctx);
+          this.#logger.debug('WebSocket event over its rate limit', {
+            code: 'PKG_ERR_CORE_RATE_LIMITED',
+            clientId: ctx.clientId,
+            event: route.event,
+          });
+          this.#options.sendEventError(
+            ctx.clientId,
+            CoreEventErrorCode.RATE_LIMITED,
+            `Too many "${route.event}" events: at most ${rule.maxCount} per ${rule.timeWindow} s. Retry in ${result.retryAfter} s.`,
+            { event: route.event, retryAfter: result.retryAfter },
+          );
+          return undefined;
+        });
+      };
+    }
+    const run = this.#options.middleware.compileWebSocketChain(route, target);
+    this.#routes.set(route.event, { route, run });
+  }
+
+  #failed(route: RegisteredSocketRoute, context: SocketContext, err: unknown): void {
+    const { clientId, event } = context;
+    this.#logger.exception(err, {
+      code: 'PKG_ERR_CORE_HANDLER_FAILED',
+      clientId,
+      event,
+      handler: handlerLabel(route.controller, route.handler),
+    });
+    this.#options.sendEventError(
+      clientId,
+      CoreEventErrorCode.INTERNAL_ERROR,
+      this.#debug
+        ? `Handling "${event}" failed: ${errorDetails(err)}`
+        : `Handling "${event}" failed on the server.`,
+    );
+  }
+
+  #unknownEvent(clientId: string, event: string): void {
+    if (this.#ignoreUnknown) {
+      this.#logger.debug('Ignored WebSocket event without a handler', { clientId, event });
+      return;
+    }
+    this.#options.sendEventError(
+      clientId,
+      CoreEventErrorCode.UNKNOWN_EVENT,
+      `No handler for event "${event}".`,
+      { event },
+    );
+  }
+}
