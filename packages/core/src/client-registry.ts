@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { createCoreError } from './errors';
 
 /** How a connection is classified. */
 export type ClientType = 'ws' | 'http';
@@ -64,8 +65,15 @@ export class ClientRegistry {
     return this.#types.has(id);
   }
 
-  /** Sets one value; false when the client is unknown. */
+  /** Sets one value; false when the client is unknown. The key must be a string. */
   setData(id: string, key: string, value: unknown): boolean {
+    if (typeof key !== 'string') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'setClientData: the key must be a string.',
+      );
+    }
     const data = this.#data.get(id);
     if (!data) return false;
     data.set(key, value);

@@ -6,6 +6,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
 import type { ClientRegistry } from './client-registry';
 import { createCoreError } from './errors';
+import { buildHealthDocument, type HealthDocument } from './health';
 import { isThenable } from './middleware';
 import { createNodeServer, delay, listen, waitAtMost, type NodeServer } from './node-server';
 import type { ServerConfig } from './server-config';
@@ -70,6 +71,15 @@ export class Lifecycle {
   /** Draining or closed: the health check answers 503 and answers carry `Connection: close`. */
   isDraining(): boolean {
     return this.#state === 'draining' || this.#state === 'closed';
+  }
+
+  /** The health document as the health-check path answers it now. */
+  health(): HealthDocument {
+    return buildHealthDocument(
+      this.isDraining() ? 'draining' : 'healthy',
+      this.#o.wsHandler.size,
+      this.#startedAt || Date.now(),
+    );
   }
 
   /** Throws unless the server has not started yet. */

@@ -1,74 +1,31 @@
 import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
-import {
-  HttpHandler,
-  MemoryRateLimitStore,
-  RateLimiter,
-  resolveClientAddress,
-  type RateLimitStore,
-} from '@pkg/http';
-import { Logger, type LoggerInterface } from '@pkg/logger';
-import {
-  WebSocketHandler,
-  createClientIdGenerator,
-  prepareMessage,
-  type EventData,
-  type HandshakeHook,
-  type WsClient,
-} from '@pkg/ws-protocol';
-import { LocalAdapter, type Adapter, type AdapterHost, type CountTarget } from './adapter';
-import { ClientRegistry, type ClientType } from './client-registry';
-import { ControllerRegistry } from './controller-registry';
+import type { HttpHandler, RateLimiter, RateLimitStore } from '@pkg/http';
+import type { LoggerInterface } from '@pkg/logger';
+import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import type { Adapter, CountTarget } from './adapter';
+import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
-import { buildHealthDocument, withHealthCheck, type HealthDocument } from './health';
-import { HttpDispatcher } from './http-dispatch';
-import { Lifecycle, type ServerState } from './lifecycle';
-import { Middleware } from './middleware';
-import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
+import type { HealthDocument } from './health';
+import type { ServerState } from './lifecycle';
+import type { Middleware } from './middleware';
+import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
 import type { NodeServer } from './node-server';
-import { Router, type RouterDependencies } from './router';
+import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
+import type { Router } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
 import type { BroadcastOptions, ControllerHost, SocketController } from './socket-controller';
-import { WsDispatcher } from './ws-dispatch';
 
 export type { ClientType } from './client-registry';
 export type { ServerState } from './lifecycle';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
 export type { BroadcastOptions } from './socket-controller';
 
-const ADAPTER_METHODS = [
-  'attach',
-  'joinRoom',
-  'leaveRoom',
-  'broadcast',
-  'removeClient',
-  'clientCount',
-];
-
-function isLogger(value: unknown): value is LoggerInterface {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return ['debug', 'info', 'warning', 'error', 'log', 'exception'].every(
-    (m) => typeof v[m] === 'function',
-  );
-}
-
-function invalidArgument(message: string): TypeError {
-  return createCoreError(TypeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', message);
-}
-
-/** A rate-limit store whose backing store can be replaced before the server runs. */
-class ReplaceableStore implements RateLimitStore {
-  constructor(public store: RateLimitStore) {}
-  increment(key: string, windowMs: number): ReturnType<RateLimitStore['increment']> {
-    return this.store.increment(key, windowMs);
-  }
-}
-
 /**
  * One server on one port: HTTP requests and WebSocket connections routed to the decorated
  * methods of registered controllers, with namespaces, rooms, broadcast, middleware, CORS,
- * trust proxy, rate limits and a health check. A facade: the work is done by the controller
- * registry, the WebSocket and HTTP dispatchers and the lifecycle, wired here once.
+ * trust proxy, rate limits and a health check. A facade: the controller registry, the
+ * WebSocket and HTTP dispatchers, the lifecycle and the adapter bridge do the work; they
+ * are built and wired once, in `buildPipeline`.
  *
  * ```ts
  * const server = new Server(new ServerConfig({ port: 6001, health_check_path: '/health' }));
@@ -81,16 +38,7 @@ class ReplaceableStore implements RateLimitStore {
 export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
-  readonly #middleware = new Middleware();
-  readonly #namespaces = new NamespaceManager();
-  readonly #clients = new ClientRegistry();
-  readonly #router: Router;
-  readonly #httpHandler: HttpHandler;
-  readonly #wsHandler: WebSocketHandler;
-  readonly #lifecycle: Lifecycle;
-  readonly #rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
-  readonly #rateLimiter = new RateLimiter(this.#rateLimitStore);
-  #adapter: Adapter = new LocalAdapter();
+  readonly #p: Pipeline;
 
   /**
    * `new Server(host = '0.0.0.0', port = 6001, debug = false, corsConfig = {}, logger?)`, or
@@ -104,133 +52,48 @@ export class Server implements ControllerHost {
     corsConfig?: ServerCorsOptions,
     logger?: LoggerInterface,
   ) {
-    if (host instanceof ServerConfig) {
-      if (port !== undefined || debug !== undefined || corsConfig !== undefined) {
-        throw invalidArgument(
-          'new Server(config, ...): with a ServerConfig, put port, debug and cors in the configuration and pass undefined for them (the logger is the fifth argument).',
-        );
-      }
-      this.#config = host;
-    } else {
-      this.#config = new ServerConfig({
-        host,
-        port: port ?? 6001,
-        debug: debug ?? false,
-        cors: corsConfig ?? {},
-      });
-    }
-    if (logger !== undefined && !isLogger(logger)) {
-      throw invalidArgument(
-        'new Server(...): the fifth argument must be a LoggerInterface (debug, info, error, log, exception, ...).',
-      );
-    }
-    const config = this.#config;
-    const log = (this.#logger =
-      logger ?? new Logger(config.isDebug() ? 'debug' : 'info', true, false));
-    const nextId = createClientIdGenerator();
-    const trust = config.getTrustPredicate();
-
-    const ws = (this.#wsHandler = new WebSocketHandler({
-      allowedOrigins: config.getWebSocketAllowedOrigins(),
-      allowMissingOrigin: config.getAllowMissingOrigin(),
-      maxPayload: config.getMaxMessageSize(),
-      heartbeatInterval: config.getHeartbeatInterval(),
-      heartbeatTimeout: config.getHeartbeatTimeout(),
-      maxBufferedAmount: config.getMaxBufferedAmount(),
-      perMessageDeflate: config.getPerMessageDeflate(),
-      handshakeTimeout: config.getHandshakeTimeout(),
-      closeTimeout: config.getWebSocketCloseTimeout(),
-      binaryMessages: config.getWebSocketBinaryMessages(),
-      logger: log,
-      clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
-      generateId: nextId,
-    }));
-    const http = (this.#httpHandler = new HttpHandler({
-      cors: config.getCors(),
-      trustProxy: trust,
-      maxBodySize: config.getMaxBodySize(),
-      logger: log,
-      debug: config.isDebug(),
-    }));
-    const lifecycle = (this.#lifecycle = new Lifecycle({
-      config,
-      logger: log,
-      clients: this.#clients,
-      httpHandler: http,
-      wsHandler: ws,
-      nextId,
-      closeAdapter: async () => this.#adapter.close(),
-    }));
-
-    const deps: RouterDependencies = {
-      middleware: this.#middleware,
-      rateLimiter: this.#rateLimiter,
-      logger: log,
-      debug: config.isDebug(),
-      unknownEvent: config.getUnknownEventPolicy(),
+    const resolved = resolveServerArguments(host, port, debug, corsConfig, logger);
+    this.#config = resolved.config;
+    this.#logger = resolved.logger;
+    this.#p = buildPipeline({
+      config: this.#config,
+      logger: this.#logger,
       sendEventError: (id, code, message, extra) => this.sendEventError(id, code, message, extra),
-      track: lifecycle.track,
-    };
-    const registry = new ControllerRegistry();
-    const wsDispatch = new WsDispatcher(registry, deps);
-    const httpDispatch = new HttpDispatcher(registry, deps);
-    this.#router = new Router(registry, { ws: wsDispatch, http: httpDispatch });
-
-    http.setDispatcher(
-      lifecycle.closeWhileDraining(
-        withHealthCheck(config.getHealthCheckPath(), () => this.getHealth(), httpDispatch.dispatch),
-      ),
-    );
-    ws.onConnect((client) => {
-      this.#clients.markWebSocket(client.id, client.data);
-      this.#settle(
-        this.#adapter.joinNamespace(client.id, DEFAULT_NAMESPACE),
-        'adapter.joinNamespace',
-      );
-      wsDispatch.connected(client.id);
+      health: () => this.getHealth(),
     });
-    ws.onMessage(wsDispatch.onMessage);
-    ws.onDisconnect((client) => {
-      this.#clients.markDisconnected(client.id);
-      this.#settle(this.#adapter.removeClient(client.id), 'adapter.removeClient');
-      wsDispatch.disconnected(client.id, () => this.#clients.forgetData(client.id));
-    });
-    this.#adapter.attach(this.#adapterHost());
-    config.lock('Server');
+    this.#config.lock('Server');
   }
-
-  // ------------------------------------------------------------ spec properties (read-only)
 
   /** The listening `node:http` / `node:https` server, or null before `run()`. */
   get socket(): NodeServer | null {
-    return this.#lifecycle.socket;
+    return this.#p.lifecycle.socket;
   }
   /** Active WebSocket clients by id. */
   get clients(): ReadonlyMap<string, WsClient> {
-    return new Map([...this.#wsHandler.getClients()].map((c) => [c.id, c]));
+    return new Map([...this.#p.wsHandler.getClients()].map((c) => [c.id, c]));
   }
   /** Client id -> `'ws'` or `'http'`, for every open connection. */
   get clientTypes(): ReadonlyMap<string, ClientType> {
-    return this.#clients.types;
+    return this.#p.clients.types;
   }
   /** Client id -> custom data (a copy). */
   get clientData(): ReadonlyMap<string, Readonly<Record<string, unknown>>> {
-    return this.#clients.snapshotData();
+    return this.#p.clients.snapshotData();
   }
   get router(): Router {
-    return this.#router;
+    return this.#p.router;
   }
   get wsHandler(): WebSocketHandler {
-    return this.#wsHandler;
+    return this.#p.wsHandler;
   }
   get httpHandler(): HttpHandler {
-    return this.#httpHandler;
+    return this.#p.httpHandler;
   }
   get namespaceManager(): NamespaceManager {
-    return this.#namespaces;
+    return this.#p.namespaces;
   }
   get middleware(): Middleware {
-    return this.#middleware;
+    return this.#p.middleware;
   }
   get isDebugMode(): boolean {
     return this.#config.isDebug();
@@ -240,25 +103,23 @@ export class Server implements ControllerHost {
   }
   /** Where the server is in its lifecycle. */
   get state(): ServerState {
-    return this.#lifecycle.state;
+    return this.#p.lifecycle.state;
   }
-
-  // ------------------------------------------------------------ accessors
 
   getRouter(): Router {
-    return this.#router;
+    return this.#p.router;
   }
   getNamespaceManager(): NamespaceManager {
-    return this.#namespaces;
+    return this.#p.namespaces;
   }
   getHttpHandler(): HttpHandler {
-    return this.#httpHandler;
+    return this.#p.httpHandler;
   }
   getWebSocketHandler(): WebSocketHandler {
-    return this.#wsHandler;
+    return this.#p.wsHandler;
   }
   getMiddleware(): Middleware {
-    return this.#middleware;
+    return this.#p.middleware;
   }
   getLogger(): LoggerInterface {
     return this.#logger;
@@ -267,10 +128,10 @@ export class Server implements ControllerHost {
     return this.#config;
   }
   getAdapter(): Adapter {
-    return this.#adapter;
+    return this.#p.adapter.adapter;
   }
   getRateLimiter(): RateLimiter {
-    return this.#rateLimiter;
+    return this.#p.rateLimiter;
   }
   isDebug(): boolean {
     return this.#config.isDebug();
@@ -284,7 +145,7 @@ export class Server implements ControllerHost {
   }
   /** The bound port once `run()` resolved (useful with port 0), else the configured port. */
   getPort(): number {
-    return this.#lifecycle.boundPort ?? this.#config.getPort();
+    return this.#p.lifecycle.boundPort ?? this.#config.getPort();
   }
 
   /**
@@ -292,50 +153,38 @@ export class Server implements ControllerHost {
    * before `run()`.
    */
   setAdapter(adapter: Adapter): this {
-    this.#lifecycle.assertIdle('setAdapter');
-    if (
-      typeof adapter !== 'object' ||
-      adapter === null ||
-      ADAPTER_METHODS.some(
-        (m) => typeof (adapter as unknown as Record<string, unknown>)[m] !== 'function',
-      )
-    ) {
-      throw invalidArgument(
-        `setAdapter: expected an object implementing Adapter (${ADAPTER_METHODS.join(', ')}, ...).`,
-      );
-    }
-    this.#adapter = adapter;
-    this.#settle(adapter.attach(this.#adapterHost()), 'adapter.attach');
+    this.#p.lifecycle.assertIdle('setAdapter');
+    this.#p.adapter.setAdapter(adapter);
     return this;
   }
 
   /** Replaces the rate-limit counter store (e.g. a Redis store for several processes). Only before `run()`. */
   setRateLimitStore(store: RateLimitStore): this {
-    this.#lifecycle.assertIdle('setRateLimitStore');
+    this.#p.lifecycle.assertIdle('setRateLimitStore');
     if (store === null || typeof store !== 'object' || typeof store.increment !== 'function') {
-      throw invalidArgument(
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
         'setRateLimitStore: expected a store with an increment(key, windowMs) method.',
       );
     }
-    this.#rateLimitStore.store = store;
+    this.#p.rateLimitStore.store = store;
     return this;
   }
 
-  // ------------------------------------------------------------ registration
-
   /** Registers a controller: sets its server and registers its routes. */
   registerController(controller: SocketController): void {
-    this.#router.register(controller);
+    this.#p.router.register(controller);
     controller.setServer(this);
   }
 
   addWebSocketMiddleware(middleware: WsMiddleware): this {
-    this.#middleware.addWebSocketMiddleware(middleware);
+    this.#p.middleware.addWebSocketMiddleware(middleware);
     return this;
   }
 
   addHttpMiddleware(middleware: HttpMiddleware): this {
-    this.#middleware.addHttpMiddleware(middleware);
+    this.#p.middleware.addHttpMiddleware(middleware);
     return this;
   }
 
@@ -345,11 +194,9 @@ export class Server implements ControllerHost {
    * become the client's data (`getClientData`).
    */
   addHandshakeMiddleware(hook: HandshakeHook): this {
-    this.#wsHandler.addHandshakeHook(hook);
+    this.#p.wsHandler.addHandshakeHook(hook);
     return this;
   }
-
-  // ------------------------------------------------------------ lifecycle
 
   /**
    * Starts listening on the configured host and port. Resolves once the port is bound
@@ -357,7 +204,7 @@ export class Server implements ControllerHost {
    * bound (e.g. EADDRINUSE). A server runs once: after `close()` create a new one.
    */
   run(): Promise<void> {
-    return this.#lifecycle.run();
+    return this.#p.lifecycle.run();
   }
 
   /**
@@ -367,7 +214,7 @@ export class Server implements ControllerHost {
    * HTTP until `close()`. Does nothing unless the server is running.
    */
   drain(): void {
-    this.#lifecycle.drain();
+    this.#p.lifecycle.drain();
   }
 
   /**
@@ -378,25 +225,22 @@ export class Server implements ControllerHost {
    * again returns the same promise.
    */
   close(): Promise<void> {
-    return this.#lifecycle.close();
+    return this.#p.lifecycle.close();
   }
-
-  // ------------------------------------------------------------ clients
 
   /**
    * Disconnects a client: a WebSocket client gets a close frame (1000) and its
    * `OnDisconnect` handlers run; an HTTP connection is closed. Unknown ids are ignored.
    */
   disconnectClient(clientId: string): void {
-    const type = this.#clients.getType(clientId);
-    if (type === 'ws') this.#wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
-    else if (type === 'http') this.#clients.destroy(clientId);
+    const type = this.#p.clients.getType(clientId);
+    if (type === 'ws') this.#p.wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+    else if (type === 'http') this.#p.clients.destroy(clientId);
   }
 
   /** Stores a value for a connected client; forgotten on disconnect. False for an unknown client. */
   setClientData(clientId: string, key: string, value: unknown): boolean {
-    if (typeof key !== 'string') throw invalidArgument('setClientData: the key must be a string.');
-    if (this.#clients.setData(clientId, key, value)) return true;
+    if (this.#p.clients.setData(clientId, key, value)) return true;
     this.#logger.debug('setClientData for a client that is not connected', { clientId, key });
     return false;
   }
@@ -406,39 +250,37 @@ export class Server implements ControllerHost {
    * Includes what handshake middleware put in `ctx.data`. Undefined for an unknown client.
    */
   getClientData(clientId: string, key?: string | null): unknown {
-    return this.#clients.getData(clientId, key);
+    return this.#p.clients.getData(clientId, key);
   }
 
   /** Number of WebSocket clients connected to this process. */
   getClientCount(): number {
-    return this.#wsHandler.size;
+    return this.#p.wsHandler.size;
   }
 
   /** Number of clients a target selects, through the adapter (cluster-wide with a cluster adapter). */
-  async countClients(target: CountTarget = {}): Promise<number> {
-    return this.#adapter.clientCount(target);
+  countClients(target: CountTarget = {}): Promise<number> {
+    return this.#p.adapter.clientCount(target);
   }
 
   /** Ids of the WebSocket clients connected to this process. */
   getAllClients(): string[] {
-    return [...this.#wsHandler.getClients()].map((c) => c.id);
+    return [...this.#p.wsHandler.getClients()].map((c) => c.id);
   }
 
   /** `'ws'`, `'http'`, or undefined when no such connection is open. */
   getClientType(clientId: string): ClientType | undefined {
-    return this.#clients.getType(clientId);
+    return this.#p.clients.getType(clientId);
   }
 
   /** Whether a connection with that id is open (either type). */
   isConnected(clientId: string): boolean {
-    return this.#clients.isConnected(clientId);
+    return this.#p.clients.isConnected(clientId);
   }
-
-  // ------------------------------------------------------------ messaging
 
   /** Sends an event to one WebSocket client. False when it is not connected. */
   send(clientId: string, event: string, data: EventData): boolean {
-    return this.#wsHandler.send(clientId, event, data);
+    return this.#p.wsHandler.send(clientId, event, data);
   }
 
   /** Sends the `error` event `{code, message, ...extra}` to one WebSocket client. */
@@ -448,7 +290,7 @@ export class Server implements ControllerHost {
     message: string,
     extra: Record<string, unknown> = {},
   ): void {
-    this.#wsHandler.send(clientId, 'error', { ...extra, code, message });
+    this.#p.wsHandler.send(clientId, 'error', { ...extra, code, message });
   }
 
   /**
@@ -463,52 +305,32 @@ export class Server implements ControllerHost {
     room: string | null = null,
     options: BroadcastOptions = {},
   ): void {
-    const text = prepareMessage(event, data);
-    const target = {
-      namespace,
-      room,
-      ...(options.except === undefined ? {} : { except: options.except }),
-    };
-    this.#settle(this.#adapter.broadcast(text, target), 'adapter.broadcast');
+    this.#p.adapter.broadcast(event, data, namespace, room, options);
   }
 
   /** Puts a connected WebSocket client in a room. False (and nothing done) for an unknown client. */
   joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
-    this.#checkRoomArgs('joinRoom', room, namespace);
-    if (this.#clients.getType(clientId) !== 'ws') {
-      this.#logger.debug('joinRoom for a client that is not connected', {
-        clientId,
-        room,
-        namespace,
-      });
-      return false;
-    }
-    this.#settle(this.#adapter.joinRoom(clientId, room, namespace), 'adapter.joinRoom');
-    return true;
+    return this.#p.adapter.joinRoom(clientId, room, namespace);
   }
 
   /** Takes a client out of a room. */
   leaveRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
-    this.#checkRoomArgs('leaveRoom', room, namespace);
-    this.#settle(this.#adapter.leaveRoom(clientId, room, namespace), 'adapter.leaveRoom');
+    this.#p.adapter.leaveRoom(clientId, room, namespace);
   }
 
   /** Takes a client out of every room (it stays in its namespaces). */
   leaveAllRooms(clientId: string): void {
-    this.#settle(this.#adapter.leaveAllRooms(clientId), 'adapter.leaveAllRooms');
+    this.#p.adapter.leaveAllRooms(clientId);
   }
 
   /** Makes a connected WebSocket client a member of a namespace. */
   joinNamespace(clientId: string, namespace: string): boolean {
-    this.#checkRoomArgs('joinNamespace', 'x', namespace);
-    if (this.#clients.getType(clientId) !== 'ws') return false;
-    this.#settle(this.#adapter.joinNamespace(clientId, namespace), 'adapter.joinNamespace');
-    return true;
+    return this.#p.adapter.joinNamespace(clientId, namespace);
   }
 
   /** Takes a client out of a namespace and its rooms (all of them without a namespace). */
   leaveNamespace(clientId: string, namespace?: string): void {
-    this.#settle(this.#adapter.leaveNamespace(clientId, namespace), 'adapter.leaveNamespace');
+    this.#p.adapter.leaveNamespace(clientId, namespace);
   }
 
   /** Logs a message at debug level, only in debug mode. */
@@ -518,44 +340,6 @@ export class Server implements ControllerHost {
 
   /** The health document as the health-check path answers it now. */
   getHealth(): HealthDocument {
-    return buildHealthDocument(
-      this.#lifecycle.isDraining() ? 'draining' : 'healthy',
-      this.getClientCount(),
-      this.#lifecycle.startedAt || Date.now(),
-    );
-  }
-
-  // ------------------------------------------------------------ internals
-
-  #adapterHost(): AdapterHost {
-    const handler = this.#wsHandler;
-    return {
-      namespaces: this.#namespaces,
-      localClientIds: () =>
-        (function* () {
-          for (const client of handler.getClients()) yield client.id;
-        })(),
-      deliver: (clientIds, text) => handler.sendToMany(clientIds, text),
-    };
-  }
-
-  /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */
-  #settle(result: unknown, what: string): void {
-    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
-      Promise.resolve(result).catch((err: unknown) => this.#logger.exception(err, { phase: what }));
-    }
-  }
-
-  #checkRoomArgs(method: string, room: unknown, namespace: unknown): void {
-    if (
-      typeof room !== 'string' ||
-      room === '' ||
-      typeof namespace !== 'string' ||
-      namespace === ''
-    ) {
-      throw invalidArgument(
-        `${method}: room and namespace must be non-empty strings, got ${typeof room} and ${typeof namespace}.`,
-      );
-    }
+    return this.#p.lifecycle.health();
   }
 }

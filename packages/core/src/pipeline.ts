@@ -1,0 +1,195 @@
+import {
+  HttpHandler,
+  MemoryRateLimitStore,
+  RateLimiter,
+  resolveClientAddress,
+  type RateLimitStore,
+} from '@pkg/http';
+import { Logger, type LoggerInterface } from '@pkg/logger';
+import { WebSocketHandler, createClientIdGenerator } from '@pkg/ws-protocol';
+import { AdapterBridge } from './adapter-bridge';
+import { ClientRegistry } from './client-registry';
+import { ControllerRegistry } from './controller-registry';
+import { withHealthCheck, type HealthDocument } from './health';
+import { HttpDispatcher } from './http-dispatch';
+import { Lifecycle } from './lifecycle';
+import { createCoreError } from './errors';
+import { Middleware } from './middleware';
+import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
+import { Router } from './router';
+import { ServerConfig, type ServerCorsOptions } from './server-config';
+import { WsDispatcher, type SendEventError } from './ws-dispatch';
+
+function invalidArgument(message: string): TypeError {
+  return createCoreError(TypeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', message);
+}
+
+function isLogger(value: unknown): value is LoggerInterface {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return ['debug', 'info', 'warning', 'error', 'log', 'exception'].every(
+    (m) => typeof v[m] === 'function',
+  );
+}
+
+/**
+ * The configuration and logger of `new Server(host, port, debug, corsConfig, logger)` or
+ * `new Server(config, undefined, undefined, undefined, logger)`, checked. Without a logger, a
+ * console `Logger` at `debug` (debug mode) or `info` level.
+ */
+export function resolveServerArguments(
+  host: string | ServerConfig,
+  port: number | undefined,
+  debug: boolean | undefined,
+  corsConfig: ServerCorsOptions | undefined,
+  logger: LoggerInterface | undefined,
+): { config: ServerConfig; logger: LoggerInterface } {
+  let config: ServerConfig;
+  if (host instanceof ServerConfig) {
+    if (port !== undefined || debug !== undefined || corsConfig !== undefined) {
+      throw invalidArgument(
+        'new Server(config, ...): with a ServerConfig, put port, debug and cors in the configuration and pass undefined for them (the logger is the fifth argument).',
+      );
+    }
+    config = host;
+  } else {
+    config = new ServerConfig({
+      host,
+      port: port ?? 6001,
+      debug: debug ?? false,
+      cors: corsConfig ?? {},
+    });
+  }
+  if (logger !== undefined && !isLogger(logger)) {
+    throw invalidArgument(
+      'new Server(...): the fifth argument must be a LoggerInterface (debug, info, error, log, exception, ...).',
+    );
+  }
+  return { config, logger: logger ?? new Logger(config.isDebug() ? 'debug' : 'info', true, false) };
+}
+
+/** A rate-limit store whose backing store can be replaced before the server runs. */
+export class ReplaceableStore implements RateLimitStore {
+  constructor(public store: RateLimitStore) {}
+  increment(key: string, windowMs: number): ReturnType<RateLimitStore['increment']> {
+    return this.store.increment(key, windowMs);
+  }
+}
+
+/** What the pipeline is built from. */
+export interface PipelineOptions {
+  readonly config: ServerConfig;
+  readonly logger: LoggerInterface;
+  readonly sendEventError: SendEventError;
+  readonly health: () => HealthDocument;
+}
+
+/** The parts of a server, wired to one another. */
+export interface Pipeline {
+  readonly middleware: Middleware;
+  readonly namespaces: NamespaceManager;
+  readonly rateLimitStore: ReplaceableStore;
+  readonly rateLimiter: RateLimiter;
+  readonly clients: ClientRegistry;
+  readonly httpHandler: HttpHandler;
+  readonly wsHandler: WebSocketHandler;
+  readonly router: Router;
+  readonly lifecycle: Lifecycle;
+  readonly adapter: AdapterBridge;
+}
+
+/**
+ * Builds and wires the server's parts once, from the configuration: the WebSocket and HTTP
+ * handlers of @pkg/ws-protocol and @pkg/http, the controller registry and its two
+ * dispatchers, the lifecycle and the adapter bridge.
+ *
+ * - HTTP: `node:http` `request` -> Lifecycle -> HttpHandler.handle (@pkg/http) -> the
+ *   dispatch built here (draining mark, health check, HttpDispatcher.dispatch) -> handler.
+ * - WebSocket: a decoded envelope -> WsDispatcher.onMessage -> compiled chain -> handler.
+ */
+export function buildPipeline(o: PipelineOptions): Pipeline {
+  const { config, logger } = o;
+  const nextId = createClientIdGenerator();
+  // trust_proxy was compiled once by ServerConfig; both protocols use that predicate.
+  const trust = config.getTrustPredicate();
+  const clients = new ClientRegistry();
+  const middleware = new Middleware();
+  const namespaces = new NamespaceManager();
+  const rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
+  const rateLimiter = new RateLimiter(rateLimitStore);
+  const wsHandler = new WebSocketHandler({
+    allowedOrigins: config.getWebSocketAllowedOrigins(),
+    allowMissingOrigin: config.getAllowMissingOrigin(),
+    maxPayload: config.getMaxMessageSize(),
+    heartbeatInterval: config.getHeartbeatInterval(),
+    heartbeatTimeout: config.getHeartbeatTimeout(),
+    maxBufferedAmount: config.getMaxBufferedAmount(),
+    perMessageDeflate: config.getPerMessageDeflate(),
+    handshakeTimeout: config.getHandshakeTimeout(),
+    closeTimeout: config.getWebSocketCloseTimeout(),
+    binaryMessages: config.getWebSocketBinaryMessages(),
+    logger,
+    clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
+    generateId: nextId,
+  });
+  const httpHandler = new HttpHandler({
+    cors: config.getCors(),
+    trustProxy: trust,
+    maxBodySize: config.getMaxBodySize(),
+    logger,
+    debug: config.isDebug(),
+  });
+  const adapter = new AdapterBridge({ namespaces, clients, wsHandler, logger });
+  const lifecycle = new Lifecycle({
+    config,
+    logger,
+    clients,
+    httpHandler,
+    wsHandler,
+    nextId,
+    closeAdapter: () => adapter.close(),
+  });
+
+  const dependencies = {
+    middleware,
+    rateLimiter,
+    logger,
+    debug: config.isDebug(),
+    unknownEvent: config.getUnknownEventPolicy(),
+    sendEventError: o.sendEventError,
+    track: lifecycle.track,
+  };
+  const registry = new ControllerRegistry();
+  const ws = new WsDispatcher(registry, dependencies);
+  const http = new HttpDispatcher(registry, dependencies);
+  const router = new Router(registry, { ws, http });
+
+  httpHandler.setDispatcher(
+    lifecycle.closeWhileDraining(
+      withHealthCheck(config.getHealthCheckPath(), o.health, http.dispatch),
+    ),
+  );
+  wsHandler.onConnect((client) => {
+    clients.markWebSocket(client.id, client.data);
+    adapter.connected(client.id, DEFAULT_NAMESPACE);
+    ws.connected(client.id);
+  });
+  wsHandler.onMessage(ws.onMessage);
+  wsHandler.onDisconnect((client) => {
+    clients.markDisconnected(client.id);
+    adapter.disconnected(client.id);
+    ws.disconnected(client.id, () => clients.forgetData(client.id));
+  });
+  return {
+    middleware,
+    namespaces,
+    rateLimitStore,
+    rateLimiter,
+    clients,
+    httpHandler,
+    wsHandler,
+    router,
+    lifecycle,
+    adapter,
+  };
+}
