@@ -117,8 +117,19 @@ export function extractPathParameters(
 
 const newNode = <R>(): Node<R> => ({ statics: new Map(), param: null, routes: new Map() });
 
+/** The key of a parameterless path in the exact-match index, or null when it cannot have one. */
+function exactKey(segments: readonly string[]): string | null {
+  for (const segment of segments) if (segment.includes('/') || segment.includes('%')) return null;
+  return `/${segments.join('/')}`;
+}
+
 export class RouteTable<R> {
   readonly #root: Node<R> = newNode();
+  /**
+   * Routes without parameters by their path: a request path without percent-escapes finds
+   * them with one lookup instead of a walk (a static route always wins over a parameter).
+   */
+  readonly #exact = new Map<string, Map<string, Leaf<R>>>();
 
   /** Adds a route; returns the value already stored for the same method and shape, if any. */
   add(method: string, path: string, value: R): R | undefined {
@@ -140,7 +151,21 @@ export class RouteTable<R> {
     }
     const existing = node.routes.get(method);
     if (existing) return existing.value;
-    node.routes.set(method, { value, paramNames });
+    const leaf: Leaf<R> = { value, paramNames };
+    node.routes.set(method, leaf);
+    if (paramNames.length === 0) {
+      const key = exactKey(
+        parseRoutePath(path).map((segment) => (segment.kind === 'static' ? segment.text : '')),
+      );
+      if (key !== null) {
+        let byMethod = this.#exact.get(key);
+        if (!byMethod) {
+          byMethod = new Map();
+          this.#exact.set(key, byMethod);
+        }
+        byMethod.set(method, leaf);
+      }
+    }
     return undefined;
   }
 
@@ -149,6 +174,10 @@ export class RouteTable<R> {
    * when nothing matches, and throws a `URIError` for a malformed percent-escape.
    */
   match(method: string, path: string): RouteTableMatch<R> | null {
+    if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
+      const leaf = this.#exact.get(trimTrailingSlash(path))?.get(method);
+      if (leaf !== undefined) return { value: leaf.value, method, params: {} };
+    }
     const segments = this.#segments(path);
     for (const { node, values } of this.#walk(this.#root, segments, 0, [])) {
       let leaf = node.routes.get(method);
