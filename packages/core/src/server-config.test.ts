@@ -1,4 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { httpHandlerDefaults } from '@pkg/http';
+import { NullLogger } from '@pkg/logger';
+import { wsHandlerDefaults } from '@pkg/ws-protocol';
+import { Server } from './server';
 import { SERVER_CONFIG_DEFAULTS, ServerConfig, type ServerConfigOptions } from './server-config';
 
 describe('ServerConfig', () => {
@@ -158,5 +162,58 @@ describe('ServerConfig', () => {
     const config = new ServerConfig({ tls: { key: 'KEY', cert: 'CERT' } });
     expect(config.getTls()).toEqual({ key: 'KEY', cert: 'CERT' });
     expect(config.toJSON()['tls']).toBe('[configured]');
+  });
+
+  it('takes the limits of the WebSocket and HTTP layers from their own defaults', () => {
+    expect(SERVER_CONFIG_DEFAULTS.max_body_size).toBe(httpHandlerDefaults.maxBodySize);
+    expect(SERVER_CONFIG_DEFAULTS.trust_proxy).toBe(httpHandlerDefaults.trustProxy);
+    expect(SERVER_CONFIG_DEFAULTS.max_message_size).toBe(wsHandlerDefaults.maxPayload);
+    expect(SERVER_CONFIG_DEFAULTS.max_buffered_amount).toBe(wsHandlerDefaults.maxBufferedAmount);
+    expect(SERVER_CONFIG_DEFAULTS.heartbeat_interval).toBe(wsHandlerDefaults.heartbeatInterval);
+    expect(SERVER_CONFIG_DEFAULTS.heartbeat_timeout).toBe(wsHandlerDefaults.heartbeatTimeout);
+    expect(SERVER_CONFIG_DEFAULTS.handshake_timeout).toBe(wsHandlerDefaults.handshakeTimeout);
+    expect(SERVER_CONFIG_DEFAULTS.ws_close_timeout).toBe(wsHandlerDefaults.closeTimeout);
+    expect(SERVER_CONFIG_DEFAULTS.ws_binary_messages).toBe(wsHandlerDefaults.binaryMessages);
+    expect(SERVER_CONFIG_DEFAULTS.allow_missing_origin).toBe(wsHandlerDefaults.allowMissingOrigin);
+    expect(SERVER_CONFIG_DEFAULTS.per_message_deflate).toBe(wsHandlerDefaults.perMessageDeflate);
+  });
+
+  it('sets the WebSocket close timeout, binary-message policy and deflate threshold', () => {
+    const config = new ServerConfig({
+      ws_close_timeout: 2_000,
+      ws_binary_messages: 'close',
+      per_message_deflate: { threshold: 512 },
+    });
+    expect(config.getWebSocketCloseTimeout()).toBe(2_000);
+    expect(config.getWebSocketBinaryMessages()).toBe('close');
+    expect(config.getPerMessageDeflate()).toEqual({ threshold: 512 });
+    expect(() => new ServerConfig({ ws_close_timeout: 0 })).toThrow(/"ws_close_timeout" must be/);
+    expect(() => new ServerConfig({ ws_binary_messages: 'drop' as unknown as 'close' })).toThrow(
+      /"ws_binary_messages" must be "error" or "close"/,
+    );
+    expect(
+      () => new ServerConfig({ per_message_deflate: { level: 9 } as unknown as { threshold: 1 } }),
+    ).toThrow(/"per_message_deflate" must be/);
+    // The server hands them to the WebSocket layer, which accepts them.
+    expect(
+      () => new Server(config, undefined, undefined, undefined, new NullLogger()),
+    ).not.toThrow();
+  });
+
+  it('compiles trust_proxy once; the server hands that one predicate to HTTP', () => {
+    const config = new ServerConfig({ trust_proxy: ['10.0.0.0/8', 'loopback'] });
+    const trust = config.getTrustPredicate();
+    expect(config.getTrustPredicate()).toBe(trust);
+    expect([trust('10.1.2.3'), trust('127.0.0.1'), trust('192.0.2.1')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    const server = new Server(config, undefined, undefined, undefined, new NullLogger());
+    expect(server.getHttpHandler().getTrustPredicate()).toBe(trust);
+
+    const custom = (address: string): boolean => address === '192.0.2.7';
+    expect(new ServerConfig({ trust_proxy: custom }).getTrustPredicate()).toBe(custom);
+    expect(new ServerConfig().getTrustPredicate()('127.0.0.1')).toBe(false);
   });
 });

@@ -202,3 +202,21 @@ describe('log()', () => {
     expect(loud.lines).toContainEqual({ level: 'debug', message: 'shown' });
   });
 });
+
+describe('WebSocket options set through ServerConfig', () => {
+  it('closes with 1003 on a binary message when ws_binary_messages is "close"', async () => {
+    const { wsUrl } = await startServer([], { ws_binary_messages: 'close' });
+    const client = await TestClient.connect(wsUrl);
+    client.ws.send(Buffer.from([1, 2, 3]));
+    expect((await client.closed).code).toBe(1003);
+  });
+
+  it('answers a binary message with an error event by default', async () => {
+    const { wsUrl } = await startServer([]);
+    const client = await TestClient.connect(wsUrl);
+    client.ws.send(Buffer.from([1, 2, 3]));
+    const error = await client.next('error');
+    expect(typeof error.data['code']).toBe('string');
+    expect(client.ws.readyState).toBe(client.ws.OPEN);
+  });
+});
