@@ -60,7 +60,8 @@ export const coreErrorCodes = {
     status: 429,
   },
   PKG_ERR_CORE_HANDLER_FAILED: {
-    message: 'A handler or middleware threw or returned a rejected promise.',
+    message:
+      'A WebSocket handler, middleware or connect/disconnect hook threw or returned a rejected promise (HTTP: see PKG_ERR_HTTP_HANDLER_FAILED).',
     status: 500,
   },
   PKG_ERR_CORE_DRAINING: {
