@@ -10,9 +10,12 @@ export type ClientType = 'ws' | 'http';
  * An HTTP connection is forgotten when its socket closes; a WebSocket client in two steps
  * (no longer connected, then its data), so `OnDisconnect` handlers can still read its data.
  */
+/** Shared by every client without data (most of them): a Map is made on the first `setData`. */
+const NO_DATA: ReadonlyMap<string, unknown> = new Map<string, unknown>();
+
 export class ClientRegistry {
   readonly #types = new Map<string, ClientType>();
-  readonly #data = new Map<string, Map<string, unknown>>();
+  readonly #data = new Map<string, ReadonlyMap<string, unknown>>();
   readonly #sockets = new Map<string, Socket>();
   readonly #ids = new WeakMap<object, string>();
 
@@ -26,7 +29,7 @@ export class ClientRegistry {
     this.#ids.set(socket, id);
     this.#sockets.set(id, socket);
     this.#types.set(id, 'http');
-    this.#data.set(id, new Map());
+    this.#data.set(id, NO_DATA);
     socket.once('close', () => {
       this.#sockets.delete(id);
       if (this.#types.get(id) === 'http') {
@@ -44,7 +47,8 @@ export class ClientRegistry {
   /** Reclassifies a connection as `ws`, with the data its handshake collected. */
   markWebSocket(id: string, initialData: Record<string, unknown>): void {
     this.#types.set(id, 'ws');
-    this.#data.set(id, new Map(Object.entries(initialData)));
+    const entries = Object.entries(initialData);
+    this.#data.set(id, entries.length === 0 ? NO_DATA : new Map(entries));
   }
 
   /** The WebSocket client is gone: not connected any more, data kept until `forgetData`. */
@@ -76,7 +80,8 @@ export class ClientRegistry {
     }
     const data = this.#data.get(id);
     if (!data) return false;
-    data.set(key, value);
+    if (data === NO_DATA) this.#data.set(id, new Map([[key, value]]));
+    else (data as Map<string, unknown>).set(key, value);
     return true;
   }
 
