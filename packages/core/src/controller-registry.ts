@@ -6,6 +6,7 @@ import {
 } from '@pkg/decorators';
 import type { RateLimitRule } from '@pkg/http';
 import { createCoreError } from './errors';
+import { checkMiddleware } from './middleware';
 import { RouteTable, routeShape } from './route-table';
 import { SocketController } from './socket-controller';
 
@@ -78,6 +79,16 @@ function methodOf(controller: SocketController, handler: string | symbol): Handl
   return fn as HandlerFn;
 }
 
+function checkRouteMiddleware(
+  controller: SocketController,
+  handler: string | symbol,
+  middlewares: readonly unknown[],
+): void {
+  middlewares.forEach((m, i) =>
+    checkMiddleware(m, `${handlerLabel(controller, handler)}: route middlewares[${i}]`),
+  );
+}
+
 /** The method a registered route calls (checked at registration). */
 export function handlerOf(route: RegisteredSocketRoute | RegisteredHttpRoute): HandlerFn {
   return methodOf(route.controller, route.handler);
@@ -139,6 +150,7 @@ export class ControllerRegistry {
     const wsAdded = new Map<string, RegisteredSocketRoute>();
     for (const r of meta.socketRoutes) {
       methodOf(controller, r.handler);
+      checkRouteMiddleware(controller, r.handler, r.middlewares);
       const existing = this.#wsRoutes.get(r.event) ?? wsAdded.get(r.event);
       if (existing) {
         throw createCoreError(
@@ -160,6 +172,7 @@ export class ControllerRegistry {
     const httpAdded = new Map<string, RegisteredHttpRoute>();
     for (const r of meta.httpRoutes) {
       methodOf(controller, r.handler);
+      checkRouteMiddleware(controller, r.handler, r.middlewares);
       if (typeof r.path !== 'string' || !r.path.startsWith('/')) {
         throw createCoreError(
           TypeError,

@@ -82,7 +82,8 @@ function isMiddlewareClass(value: unknown): boolean {
   return Function.prototype.toString.call(value).startsWith('class');
 }
 
-function checkMiddleware(value: unknown, where: string): void {
+/** Throws `PKG_ERR_CORE_INVALID_MIDDLEWARE` unless `value` is a middleware function or class. */
+export function checkMiddleware(value: unknown, where: string): void {
   const ok =
     typeof value === 'function' &&
     (!isMiddlewareClass(value) ||
