@@ -11,6 +11,7 @@ export type { LogContext, LoggerInterface, LoggerOptions, LogLevelName } from '@
 export {
   CorsConfig,
   HttpError,
+  HttpHandler,
   MemoryRateLimitStore,
   RateLimiter,
   Request,
@@ -18,7 +19,6 @@ export {
 } from '@pkg/http';
 export type {
   CorsOptions,
-  HttpHandler,
   MemoryRateLimitStoreOptions,
   RateLimitResult,
   RateLimitRule,
@@ -30,13 +30,12 @@ export type {
 } from '@pkg/http';
 
 // @pkg/ws-protocol
-export { WsCloseCode, WsEventErrorCode } from '@pkg/ws-protocol';
+export { WebSocketHandler, WsCloseCode, WsEventErrorCode } from '@pkg/ws-protocol';
 export type {
   EventData,
   HandshakeContext,
   HandshakeHook,
   HandshakeRefusal,
-  WebSocketHandler,
   WsClient,
 } from '@pkg/ws-protocol';
 

@@ -74,23 +74,33 @@ function pnpmBin(): string {
 
 /**
  * The names a package's declarations export, split into values and types (`type X`, or
- * everything in an `export type { ... }`). Star re-exports are left to the package named.
+ * everything in an `export type { ... }`). The declaration bundler drops `type` from names
+ * re-exported from a sibling package (`export { A, B } from '@pkg/x'`), so those are sorted
+ * by what `lookup` says the sibling exports. Star re-exports are left to the package named.
  */
-function exportedNames(dts: string): { values: string[]; types: string[] } {
+function exportedNames(
+  dts: string,
+  lookup: (pkg: string) => { values: string[]; types: string[] } | undefined,
+): { values: string[]; types: string[] } {
   const values = new Set<string>();
   const types = new Set<string>();
-  for (const m of dts.matchAll(/^export (type )?\{([^}]*)\}/gm)) {
+  for (const m of dts.matchAll(/^export (type )?\{([^}]*)\}(?:\s*from\s*['"]([^'"]+)['"])?/gm)) {
     const allTypes = m[1] !== undefined;
+    const source = m[3] === undefined ? undefined : lookup(m[3]);
     for (const raw of (m[2] ?? '').split(',')) {
       const item = raw.trim();
       if (item === '') continue;
-      const isType = allTypes || item.startsWith('type ');
+      const original = item.replace(/^type\s+/, '').split(/\s+as\s+/)[0] ?? '';
       const name =
         item
           .replace(/^type\s+/, '')
           .split(/\s+as\s+/)
           .pop() ?? '';
       if (name === '' || name === 'default') continue;
+      const isType =
+        allTypes ||
+        item.startsWith('type ') ||
+        (source !== undefined && !source.values.includes(original));
       (isType ? types : values).add(name);
     }
   }
@@ -233,12 +243,22 @@ beforeAll(() => {
   work = mkdtempSync(path.join(tmpdir(), 'pkg-tarballs-'));
   const tarballs = path.join(work, 'tarballs');
   mkdirSync(tarballs);
+  const declarations = new Map(
+    found.map(({ name, dir }) => [
+      name,
+      readFileSync(path.join(dir, 'dist', 'index.d.ts'), 'utf8'),
+    ]),
+  );
+  const namesOf = (pkg: string): { values: string[]; types: string[] } | undefined => {
+    const dts = declarations.get(pkg);
+    return dts === undefined ? undefined : exportedNames(dts, namesOf);
+  };
   packages = found.map(({ name, dir }) => {
     const before = new Set(readdirSync(tarballs));
     run(pnpmBin(), ['pack', '--pack-destination', tarballs], dir);
     const tarball = readdirSync(tarballs).find((f) => !before.has(f));
     if (tarball === undefined) throw new Error(`pnpm pack wrote no tarball for ${name}`);
-    const names = exportedNames(readFileSync(path.join(dir, 'dist', 'index.d.ts'), 'utf8'));
+    const names = namesOf(name) ?? { values: [], types: [] };
     return { name, dir, tarball: path.join(tarballs, tarball), ...names };
   });
   consumer = path.join(work, 'consumer');
