@@ -54,7 +54,41 @@ describe('HttpHandler over a real socket', () => {
     expect(await post('plain', 'text/plain')).toEqual({ body: 'plain' });
   });
 
-  it('lets no JSON or form body pollute prototypes, even through a naive deep merge', async () => {
+  it('refuses a JSON body with __proto__ or constructor.prototype keys with 400 by default', async () => {
+    let dispatched = 0;
+    const { url } = await serve({
+      dispatch: (request) => {
+        dispatched += 1;
+        return Response.json({ body: request.getBody() });
+      },
+    });
+    for (const body of [
+      '{"a":1,"__proto__":{"polluted":1}}',
+      '{"a":{"constructor":{"prototype":{"admin":true}}}}',
+      '{"\\u005f_proto__":{"polluted":1}}',
+    ]) {
+      const res = await fetch(`${url}/`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as { code: string; message: string };
+      expect(answer.code).toBe('PKG_ERR_HTTP_INVALID_JSON');
+      expect(answer.message).toContain('__proto__');
+      expect(answer.message).toContain("prototypeKeys: 'remove'");
+    }
+    const ok = await fetch(`${url}/`, {
+      method: 'POST',
+      body: '{"constructor":"plain","proto":1}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ body: { constructor: 'plain', proto: 1 } });
+    expect(dispatched).toBe(4);
+  });
+
+  it("with prototypeKeys 'remove', lets no JSON or form body pollute prototypes, even through a naive deep merge", async () => {
     const merge = (target: Record<string, unknown>, source: Record<string, unknown>): void => {
       for (const key in source) {
         const value = source[key];
@@ -67,6 +101,7 @@ describe('HttpHandler over a real socket', () => {
       }
     };
     const { url } = await serve({
+      prototypeKeys: 'remove',
       dispatch: (request) => {
         const merged: Record<string, unknown> = {};
         merge(merged, request.all());
