@@ -112,4 +112,13 @@ describe('resolveWsHandlerOptions', () => {
     expect(() => resolveWsHandlerOptions(null as never)).toThrow(TypeError);
     expect(() => resolveWsHandlerOptions([] as never)).toThrow(/must be an object/);
   });
+
+  it("takes prototypeKeys 'error' (the default) or 'remove', nothing else", () => {
+    expect(resolveWsHandlerOptions().prototypeKeys).toBe('error');
+    expect(wsHandlerDefaults.prototypeKeys).toBe('error');
+    expect(resolveWsHandlerOptions({ prototypeKeys: 'remove' }).prototypeKeys).toBe('remove');
+    expect(() =>
+      resolveWsHandlerOptions({ prototypeKeys: 'ignore' as unknown as 'remove' }),
+    ).toThrow(/"prototypeKeys" must be 'error' or 'remove'/);
+  });
 });

@@ -1,6 +1,7 @@
 /** The options of WebSocketHandler: one full defaults object, merged and checked once. */
 import type { IncomingMessage } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
+import type { PrototypeKeysPolicy } from './envelope';
 import { createWsError } from './errors';
 import { noopLogger } from './noop-logger';
 
@@ -21,6 +22,12 @@ export interface WebSocketHandlerOptions {
   perMessageDeflate?: boolean | { threshold?: number };
   /** What a binary message gets: an `error` event (`'error'`, default) or close 1003 (`'close'`). */
   binaryMessages?: 'error' | 'close';
+  /**
+   * What a message whose JSON has a `__proto__` or `constructor.prototype` key gets:
+   * `'error'` (the default) answers an `error` event with code `invalid_json` (the
+   * connection stays open); `'remove'` drops those keys and delivers the rest.
+   */
+  prototypeKeys?: PrototypeKeysPolicy;
   /** Milliseconds a started close handshake may take before the socket is destroyed. Default 5000. */
   closeTimeout?: number;
   /** Milliseconds the handshake hooks may take before the handshake is refused with 503; `0` = no limit. Default 10000. */
@@ -42,6 +49,7 @@ export interface ResolvedWebSocketHandlerOptions {
   maxBufferedAmount: number;
   perMessageDeflate: false | { threshold: number };
   binaryMessages: 'error' | 'close';
+  prototypeKeys: PrototypeKeysPolicy;
   closeTimeout: number;
   handshakeTimeout: number;
   logger: LoggerInterface;
@@ -60,6 +68,7 @@ export const wsHandlerDefaults = {
   perMessageDeflate: false,
   deflateThreshold: 1024,
   binaryMessages: 'error',
+  prototypeKeys: 'error',
   closeTimeout: 5_000,
   handshakeTimeout: 10_000,
 } as const;
@@ -76,6 +85,7 @@ const KNOWN_KEYS = new Set<string>([
   'maxBufferedAmount',
   'perMessageDeflate',
   'binaryMessages',
+  'prototypeKeys',
   'closeTimeout',
   'handshakeTimeout',
   'logger',
@@ -185,6 +195,11 @@ export function resolveWsHandlerOptions(
     throw invalid('binaryMessages', "'error' or 'close'", binaryMessages);
   }
 
+  const prototypeKeys = o.prototypeKeys ?? d.prototypeKeys;
+  if (prototypeKeys !== 'error' && prototypeKeys !== 'remove') {
+    throw invalid('prototypeKeys', "'error' or 'remove'", prototypeKeys);
+  }
+
   const logger = o.logger ?? noopLogger;
   if (!isLogger(logger)) {
     throw invalid('logger', 'a LoggerInterface (debug, info, warning, error, ... methods)', logger);
@@ -220,6 +235,7 @@ export function resolveWsHandlerOptions(
     maxBufferedAmount,
     perMessageDeflate,
     binaryMessages,
+    prototypeKeys,
     closeTimeout: integer('closeTimeout', o.closeTimeout, d.closeTimeout, 1, MAX_TIMER),
     handshakeTimeout: integer(
       'handshakeTimeout',

@@ -382,7 +382,7 @@ export class WebSocketHandler {
     }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(toBuffer(raw));
+      envelope = decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
     } catch (err) {
       const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
       const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
@@ -406,7 +406,7 @@ export class WebSocketHandler {
 
   /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
   decodeWebSocketFrame(raw: RawData | string): Envelope {
-    return decodeMessage(toBuffer(raw));
+    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
   }
 
   // ---------------------------------------------------------------- outbound
