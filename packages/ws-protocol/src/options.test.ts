@@ -121,4 +121,12 @@ describe('resolveWsHandlerOptions', () => {
       resolveWsHandlerOptions({ prototypeKeys: 'ignore' as unknown as 'remove' }),
     ).toThrow(/"prototypeKeys" must be 'error' or 'remove'/);
   });
+
+  it('takes keepRequest as a boolean (default true)', () => {
+    expect(resolveWsHandlerOptions().keepRequest).toBe(true);
+    expect(resolveWsHandlerOptions({ keepRequest: false }).keepRequest).toBe(false);
+    expect(() => resolveWsHandlerOptions({ keepRequest: 'no' as unknown as boolean })).toThrow(
+      /"keepRequest" must be a boolean/,
+    );
+  });
 });
