@@ -4,6 +4,7 @@
  * ignored on input and never produced on output.
  */
 import secureJson from 'secure-json-parse';
+import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 
 /** The `data` member of an envelope: a JSON object or a JSON array. */
@@ -46,12 +47,6 @@ export function isValidEventName(name: unknown): name is string {
 
 function isEventData(value: unknown): value is EventData {
   return typeof value === 'object' && value !== null;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return `a ${typeof value}`;
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { PrototypeKeysPolicy } from './envelope';
+import { describe } from './describe';
 import { createWsError } from './errors';
 import { noopLogger } from './noop-logger';
 
@@ -65,8 +66,8 @@ export interface ResolvedWebSocketHandlerOptions {
 }
 
 /** The defaults, in one place (README "Options" mirrors this table). */
-export const wsHandlerDefaults = {
-  allowedOrigins: ['*'],
+export const wsHandlerDefaults = Object.freeze({
+  allowedOrigins: Object.freeze(['*'] as const),
   allowMissingOrigin: true,
   maxPayload: 1024 * 1024,
   heartbeatInterval: 25_000,
@@ -79,7 +80,7 @@ export const wsHandlerDefaults = {
   keepRequest: true,
   closeTimeout: 5_000,
   handshakeTimeout: 10_000,
-} as const;
+} as const);
 
 /** setTimeout's largest delay; anything above fires at once. */
 const MAX_TIMER = 2 ** 31 - 1;
@@ -103,11 +104,11 @@ const KNOWN_KEYS = new Set<string>([
 ]);
 
 function invalid(key: string, expected: string, value: unknown): TypeError {
-  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+  const got = typeof value === 'number' ? String(value) : describe(value);
   return createWsError(
     TypeError,
     'PKG_ERR_WS_INVALID_OPTION',
-    `WebSocketHandler option "${key}" must be ${expected}, got ${got === 'number' ? String(value) : got}.`,
+    `WebSocketHandler option "${key}" must be ${expected}, got ${got}.`,
   );
 }
 

@@ -16,6 +16,7 @@ import { Connection } from './connection';
 import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
 import type { Envelope, EventData } from './envelope';
+import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 import { HeartbeatSweep } from './heartbeat';
 import type { WsErrorCode } from './errors';
@@ -67,7 +68,7 @@ function assertFunction(value: unknown, method: string): void {
     throw createWsError(
       TypeError,
       'PKG_ERR_WS_INVALID_ARGUMENT',
-      `${method} expects a function, got ${value === null ? 'null' : typeof value}.`,
+      `${method} expects a function, got ${describe(value)}.`,
     );
   }
 }
