@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import { isJsonMediaType, mediaType, parseBody, type PrototypeKeysPolicy } from './body';
 import { createHttpError, HttpError } from './errors';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
@@ -213,20 +213,30 @@ export class Request {
     const copy: Record<string, string | string[]> = {};
     for (const name of Object.keys(this.#headers)) {
       const value = this.#headers[name];
-      if (value !== undefined) copy[name] = Array.isArray(value) ? [...value] : value;
+      if (typeof value === 'string') copy[name] = value;
+      else if (Array.isArray(value)) copy[name] = [...value];
     }
     return copy;
   }
 
+  /**
+   * A header's value by case-insensitive name. Node's header object inherits from
+   * Object.prototype, so only strings and arrays count (never `constructor` or `__proto__`).
+   */
+  #lookup(name: string): string | string[] | undefined {
+    const value = this.#headers[String(name).toLowerCase()];
+    return typeof value === 'string' || Array.isArray(value) ? value : undefined;
+  }
+
   /** One header by case-insensitive name; repeated values are joined with `, `. */
   getHeader(name: string): string | undefined {
-    const value = this.#headers[String(name).toLowerCase()];
+    const value = this.#lookup(name);
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
   /** True when the header is present (case-insensitive). */
   hasHeader(name: string): boolean {
-    return this.#headers[String(name).toLowerCase()] !== undefined;
+    return this.#lookup(name) !== undefined;
   }
 
   #queryParams(): Record<string, QueryValue> {
@@ -486,9 +496,9 @@ export function requestFromNode(
     trustProxy,
     prototypeKeys,
   };
-  // Node's own headers object has no prototype; anything else (a hand-made message) is
-  // checked and copied like any RequestInit.
-  if (Object.getPrototypeOf(headers) === null && typeof req.method === 'string') {
+  // Node's own message keeps lower-case names in an object whose prototype chain is empty;
+  // anything else (a hand-made message) is checked and copied like any RequestInit.
+  if (req instanceof IncomingMessage && typeof req.method === 'string') {
     init[kNodeHeaders] = true;
   }
   return new Request(init);

@@ -32,6 +32,25 @@ describe('HttpHandler over a real socket', () => {
     expect(JSON.parse(text)).toEqual({ path: '/items', q: 'a b', ip: '127.0.0.1' });
   });
 
+  it("reads Node's headers case-insensitively, and never a name from Object.prototype", async () => {
+    const { url } = await serve({
+      dispatch: (request) =>
+        Response.json({
+          custom: request.getHeader('X-Custom'),
+          constructor: request.hasHeader('constructor'),
+          proto: request.getHeader('__proto__') ?? null,
+          headers: Object.keys(request.getHeaders()).includes('x-custom'),
+        }),
+    });
+    const res = await fetch(`${url}/`, { headers: { 'X-Custom': 'yes' } });
+    expect(await res.json()).toEqual({
+      custom: 'yes',
+      constructor: false,
+      proto: null,
+      headers: true,
+    });
+  });
+
   it('answers 404 JSON when no dispatcher is set', async () => {
     const { url } = await serve({});
     const res = await fetch(`${url}/nothing`);
