@@ -153,7 +153,13 @@ export class HttpHandler {
       }
       const built = request;
       return response.then(
-        (answer) => this.#write(req, res, answer, false),
+        (answer) => {
+          try {
+            this.#write(req, res, answer, false);
+          } catch (err) {
+            this.#refuse(req, res, err, built, attributes);
+          }
+        },
         (err: unknown) => this.#refuse(req, res, err, built, attributes),
       );
     } catch (err) {

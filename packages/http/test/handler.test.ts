@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { HttpHandler, RateLimiter, Response, type HttpHandlerOptions } from '../src/index';
 import { rawExchange, recordingLogger, startServer, type TestServer } from './helpers';
@@ -49,6 +51,38 @@ describe('HttpHandler over a real socket', () => {
       proto: null,
       headers: true,
     });
+  });
+
+  it('writes the answer before handle() returns when the request has no body and dispatch is synchronous', async () => {
+    const handler = new HttpHandler({
+      logger: recordingLogger(),
+      dispatch: (request) =>
+        request.getPath() === '/later'
+          ? Promise.resolve(Response.text('later'))
+          : Response.text('now'),
+    });
+    const endedOnReturn: Record<string, boolean> = {};
+    const server = createServer((req, res) => {
+      const done = handler.handle(req, res);
+      endedOnReturn[`${req.method} ${req.url}`] = res.writableEnded;
+      void done;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    current = {
+      server,
+      port: (server.address() as AddressInfo).port,
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+    expect(await (await fetch(`${current.url}/now`)).text()).toBe('now');
+    expect(await (await fetch(`${current.url}/later`)).text()).toBe('later');
+    const posted = await fetch(`${current.url}/now`, { method: 'POST', body: 'x' });
+    expect(await posted.text()).toBe('now');
+    expect(endedOnReturn).toEqual({ 'GET /now': true, 'GET /later': false, 'POST /now': false });
   });
 
   it('answers 404 JSON when no dispatcher is set', async () => {
