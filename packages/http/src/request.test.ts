@@ -445,4 +445,17 @@ describe('Request.fromIncomingMessage', () => {
     expect(request.hasHeader('constructor')).toBe(false);
     expect(request.getProtocol()).toBe('HTTP/1.0');
   });
+
+  it('refuses a body that is not a Buffer', () => {
+    const req = {
+      method: 'POST',
+      url: '/',
+      httpVersion: '1.1',
+      headers: {},
+      socket: null,
+    } as unknown as IncomingMessage;
+    expect(() => Request.fromIncomingMessage(req, 'text' as unknown as Buffer)).toThrow(
+      expect.objectContaining({ name: 'TypeError', code: 'PKG_ERR_HTTP_INVALID_ARGUMENT' }),
+    );
+  });
 });

@@ -43,7 +43,7 @@ type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
 const EMPTY_BODY = Buffer.alloc(0);
 const TRUST_NONE: TrustPredicate = () => false;
-/** Marks an init whose headers are Node's own: lower-case names, no prototype, never copied. */
+/** Marks an init built from Node's own message: lower-case header names, used without a copy. */
 const kNodeHeaders = Symbol('node headers');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -101,7 +101,7 @@ export class Request {
   readonly #localPort: number | undefined;
   readonly #trust: TrustPredicate;
   readonly #prototypeKeys: PrototypeKeysPolicy;
-  /** The Host header checked at construction, parsed into name and port on first use. */
+  /** The Host header, parsed (and so checked) at construction. */
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
@@ -180,6 +180,9 @@ export class Request {
     body?: Buffer,
     trustProxy?: TrustProxySetting | TrustPredicate,
   ): Request {
+    if (body !== undefined && !Buffer.isBuffer(body)) {
+      throw invalidArgument('Request body must be a Buffer of the bytes received.');
+    }
     return requestFromNode(req, body, trustProxy, 'error');
   }
 
