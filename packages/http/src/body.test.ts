@@ -23,9 +23,36 @@ describe('parseJsonSafely', () => {
     expect(parseJsonSafely('{"a":[1,2,{"b":null}]}')).toEqual({ a: [1, 2, { b: null }] });
   });
 
-  it('drops __proto__ keys at any depth, however they are spelled', () => {
+  it.each([
+    ['__proto__ at the top', '{"__proto__":{"polluted":1},"keep":1}'],
+    ['__proto__ deeper down', '{"a":[{"b":{"__proto__":{"polluted":2}}}]}'],
+    ['__proto__ spelled with an escape', '{"\\u005f_proto__":{"polluted":3}}'],
+    ['constructor.prototype', '{"a":{"constructor":{"prototype":{"polluted":4}}}}'],
+  ])('refuses %s by default with a 400 that says how to allow removal', (_name, text) => {
+    let caught: unknown;
+    try {
+      parseJsonSafely(text);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(HttpError);
+    expect((caught as HttpError).code).toBe('PKG_ERR_HTTP_INVALID_JSON');
+    expect((caught as HttpError).status).toBe(400);
+    expect((caught as HttpError).message).toContain("prototypeKeys: 'remove'");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('keeps constructor values without a prototype member', () => {
+    expect(parseJsonSafely('{"constructor":"plain","b":{"constructor":{"name":"x"}}}')).toEqual({
+      constructor: 'plain',
+      b: { constructor: { name: 'x' } },
+    });
+  });
+
+  it("with 'remove', drops __proto__ keys at any depth, however they are spelled", () => {
     const parsed = parseJsonSafely(
       '{"__proto__":{"polluted":1},"a":{"__proto__":{"polluted":2}},"\\u005f_proto__":{"polluted":3},"keep":1}',
+      'remove',
     ) as Record<string, unknown>;
     expect(Object.hasOwn(parsed, '__proto__')).toBe(false);
     expect(Object.hasOwn(parsed.a as object, '__proto__')).toBe(false);
@@ -35,9 +62,10 @@ describe('parseJsonSafely', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('drops constructor keys that carry a prototype, keeps other constructor values', () => {
+  it("with 'remove', drops constructor keys that carry a prototype, keeps other constructor values", () => {
     const parsed = parseJsonSafely(
       '{"constructor":{"prototype":{"polluted":1}},"b":{"constructor":"plain"}}',
+      'remove',
     ) as Record<string, Record<string, unknown>>;
     expect(Object.hasOwn(parsed, 'constructor')).toBe(false);
     expect(parsed.b?.constructor).toBe('plain');

@@ -1,3 +1,4 @@
+import secureJson from 'secure-json-parse';
 import { HttpError } from './errors';
 import { hasValidEscapes, parseQueryString } from './target';
 
@@ -27,31 +28,39 @@ function decodeText(raw: Buffer, contentType: string | undefined): string {
 }
 
 /**
- * Drops keys that could reach a prototype when the parsed object is later merged with
- * `Object.assign` or a deep merge: `__proto__`, and `constructor` when its value carries a
- * `prototype` member.
+ * What to do with `__proto__` and `constructor.prototype` keys in JSON from the network:
+ * `'error'` refuses the document (400), `'remove'` drops those keys and keeps the rest.
  */
-function safeReviver(this: unknown, key: string, value: unknown): unknown {
-  if (key === '__proto__') return undefined;
-  if (
-    key === 'constructor' &&
-    value !== null &&
-    typeof value === 'object' &&
-    Object.hasOwn(value, 'prototype')
-  ) {
-    return undefined;
-  }
-  return value;
-}
+export type PrototypeKeysPolicy = 'error' | 'remove';
+
+const REFUSE = Object.freeze({ protoAction: 'error', constructorAction: 'error' } as const);
+const REMOVE = Object.freeze({ protoAction: 'remove', constructorAction: 'remove' } as const);
+/** secure-json-parse's message for a refused key (any other SyntaxError is malformed JSON). */
+const FORBIDDEN_KEY_MESSAGE = 'Object contains forbidden prototype property';
 
 /**
- * Parses JSON text without letting `__proto__` or `constructor.prototype` keys through.
- * Malformed JSON is an `HttpError` with status 400 (`PKG_ERR_HTTP_INVALID_JSON`).
+ * Parses JSON text once with secure-json-parse, so that a `__proto__` or
+ * `constructor.prototype` key can never reach an object's prototype when the value is later
+ * merged. With `'error'` (the default) such a key is an `HttpError` 400
+ * (`PKG_ERR_HTTP_INVALID_JSON`) that says so; with `'remove'` the keys are dropped. Malformed
+ * JSON is the same 400.
  */
-export function parseJsonSafely(text: string): unknown {
+export function parseJsonSafely(
+  text: string,
+  prototypeKeys: PrototypeKeysPolicy = 'error',
+): unknown {
   try {
-    return JSON.parse(text, safeReviver) as unknown;
+    return secureJson.parse(text, null, prototypeKeys === 'remove' ? REMOVE : REFUSE) as unknown;
   } catch (err) {
+    if ((err as Error).message === FORBIDDEN_KEY_MESSAGE) {
+      throw new HttpError(
+        'PKG_ERR_HTTP_INVALID_JSON',
+        'The request body is refused: it contains a "__proto__" or "constructor.prototype" ' +
+          'key, which could alter object prototypes. Remove the key, or configure ' +
+          "prototypeKeys: 'remove' to have such keys dropped.",
+        { cause: err },
+      );
+    }
     throw new HttpError(
       'PKG_ERR_HTTP_INVALID_JSON',
       `The request body is not valid JSON (${(err as Error).message}). Send a JSON document ` +
@@ -66,12 +75,13 @@ export function parseJsonSafely(text: string): unknown {
  * `application/x-www-form-urlencoded` (an object of strings and string arrays), `text/*`
  * (a string), and the bytes as a Buffer for everything else, including bodies with a
  * Content-Encoding other than identity (they are not decompressed). An empty body is
- * `null`, except for forms (`{}`) and text (`''`).
+ * `null`, except for forms (`{}`) and text (`''`). `prototypeKeys` applies to JSON bodies.
  */
 export function parseBody(
   raw: Buffer,
   contentType: string | undefined,
   contentEncoding?: string,
+  prototypeKeys: PrototypeKeysPolicy = 'error',
 ): unknown {
   const type = mediaType(contentType);
   const encoding = contentEncoding?.trim().toLowerCase();
@@ -80,7 +90,7 @@ export function parseBody(
   }
   if (isJsonMediaType(type)) {
     const text = decodeText(raw, contentType).replace(/^\uFEFF/, '');
-    return text.trim() === '' ? null : parseJsonSafely(text);
+    return text.trim() === '' ? null : parseJsonSafely(text, prototypeKeys);
   }
   if (type === 'application/x-www-form-urlencoded') {
     const text = raw.toString('utf8');

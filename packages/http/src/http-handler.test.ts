@@ -212,7 +212,7 @@ describe('HttpHandler.processRequest', () => {
     const response = await handler.processRequest(get());
     expect(response.getStatusCode()).toBe(500);
     expect(lines[0]?.level).toBe('error');
-    expect(lines[0]?.message).toContain('returned Object instead of a Response');
+    expect(lines[0]?.message).toContain('returned an object instead of a Response');
     expect(lines[0]?.context?.code).toBe('PKG_ERR_HTTP_INVALID_RESPONSE');
   });
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
 import { answerPreflight, applyCorsHeaders, isPreflightRequest, type CorsConfig } from './cors';
 import { HttpError } from './errors';
@@ -9,14 +9,33 @@ import {
   type HttpDispatch,
   type HttpHandlerOptions,
 } from './options';
-import { Request } from './request';
-import { Response, statusText } from './response';
+import type { PrototypeKeysPolicy } from './body';
+import { describe } from './describe';
+import { requestFromNode, type Request } from './request';
+import { Response, responseHeaderEntries, statusText } from './response';
 import type { TrustPredicate } from './trust-proxy';
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return value.constructor?.name ?? 'object';
-  return typeof value;
+/** What `handle` returns when the answer was written synchronously. */
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * True when the request carries no body: no Transfer-Encoding and no (or a zero)
+ * Content-Length. Such a request is answered without waiting for the stream to end.
+ */
+function isBodiless(req: IncomingMessage): boolean {
+  const headers = req.headers;
+  if (headers['transfer-encoding'] !== undefined) return false;
+  const length = headers['content-length'];
+  return length === undefined || length === '0';
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value instanceof Promise ||
+    (value !== null &&
+      (typeof value === 'object' || typeof value === 'function') &&
+      typeof (value as { then?: unknown }).then === 'function')
+  );
 }
 
 /**
@@ -31,6 +50,7 @@ export class HttpHandler {
   readonly #maxBodySize: number;
   readonly #logger: LoggerInterface;
   readonly #debug: boolean;
+  readonly #prototypeKeys: PrototypeKeysPolicy;
   #dispatch: HttpDispatch | undefined;
   /** Connections answered with `Connection: close`: requests pipelined behind are dropped. */
   readonly #closing = new WeakSet<object>();
@@ -43,6 +63,7 @@ export class HttpHandler {
     this.#logger = resolved.logger;
     this.#debug = resolved.debug;
     this.#dispatch = resolved.dispatch;
+    this.#prototypeKeys = resolved.prototypeKeys;
   }
 
   /** Sets the function that answers requests (replacing any earlier one). */
@@ -62,9 +83,12 @@ export class HttpHandler {
     return this.#maxBodySize;
   }
 
-  /** Builds a `Request` from Node's message with this handler's trust-proxy predicate. */
+  /**
+   * Builds a `Request` from Node's message with this handler's trust-proxy predicate and
+   * prototype-key policy.
+   */
   parseHttpRequest(req: IncomingMessage, body?: Buffer): Request {
-    return Request.fromIncomingMessage(req, body, this.#trust);
+    return requestFromNode(req, body, this.#trust, this.#prototypeKeys);
   }
 
   #build(
@@ -72,9 +96,9 @@ export class HttpHandler {
     body: Buffer | undefined,
     attributes: Readonly<Record<string, unknown>> | undefined,
   ): Request {
-    const request = this.parseHttpRequest(req, body);
+    const request = requestFromNode(req, body, this.#trust, this.#prototypeKeys);
     if (attributes !== undefined) {
-      for (const [name, value] of Object.entries(attributes)) request.setAttribute(name, value);
+      for (const name of Object.keys(attributes)) request.setAttribute(name, attributes[name]);
     }
     return request;
   }
@@ -83,9 +107,10 @@ export class HttpHandler {
    * Serves one request end to end; resolves when the answer has been handed to Node, and
    * never rejects. Use it as the `request` listener of a `node:http` server. `attributes`,
    * when given, are set on the built `Request` before dispatch (what a server knows of the
-   * connection, such as its client id).
+   * connection, such as its client id). A request without a body whose dispatch function
+   * answers synchronously is written before `handle` returns.
    */
-  async handle(
+  handle(
     req: IncomingMessage,
     res: ServerResponse,
     attributes?: Readonly<Record<string, unknown>>,
@@ -96,7 +121,7 @@ export class HttpHandler {
         // A request pipelined behind one that was refused for its framing: never dispatched;
         // the connection ends once the refusal has been flushed.
         req.socket.end();
-        return;
+        return DONE;
       }
       const ambiguity = findAmbiguity(req);
       if (ambiguity !== undefined) {
@@ -106,7 +131,7 @@ export class HttpHandler {
         );
         this.#log('debug', 'Refused an ambiguous HTTP request', this.#context(req, err));
         this.#write(req, res, this.#clientError(err), true);
-        return;
+        return DONE;
       }
       // A preflight is recognised from the raw headers, so an ordinary request builds its
       // Request once, with its body.
@@ -117,8 +142,39 @@ export class HttpHandler {
       ) {
         request = this.#build(req, undefined, attributes);
         this.#write(req, res, this.handlePreflightRequest(request), false);
-        return;
+        return DONE;
       }
+      if (!isBodiless(req)) return this.#handleWithBody(req, res, attributes);
+      request = this.#build(req, undefined, attributes);
+      const response = this.#respond(request);
+      if (response instanceof Response) {
+        this.#write(req, res, response, false);
+        return DONE;
+      }
+      const built = request;
+      return response.then(
+        (answer) => {
+          try {
+            this.#write(req, res, answer, false);
+          } catch (err) {
+            this.#refuse(req, res, err, built, attributes);
+          }
+        },
+        (err: unknown) => this.#refuse(req, res, err, built, attributes),
+      );
+    } catch (err) {
+      this.#refuse(req, res, err, request, attributes);
+      return DONE;
+    }
+  }
+
+  async #handleWithBody(
+    req: IncomingMessage,
+    res: ServerResponse,
+    attributes: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<void> {
+    let request: Request | undefined;
+    try {
       let body: Buffer;
       try {
         body = await readBody(req, this.#maxBodySize);
@@ -135,9 +191,23 @@ export class HttpHandler {
         throw err;
       }
       request = this.#build(req, body, attributes);
-      const response = await this.processRequest(request);
-      this.#write(req, res, response, false);
+      const response = this.#respond(request);
+      this.#write(req, res, response instanceof Response ? response : await response, false);
     } catch (err) {
+      this.#refuse(req, res, err, request, attributes);
+    }
+  }
+
+  /** Answers a request that failed before or outside dispatch; never throws. */
+  #refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    err: unknown,
+    built: Request | undefined,
+    attributes: Readonly<Record<string, unknown>> | undefined,
+  ): void {
+    let request = built;
+    try {
       if (err instanceof HttpError) {
         // Problems with the request itself: malformed target or Host, body too large.
         const close = err.code === 'PKG_ERR_HTTP_BODY_TOO_LARGE';
@@ -162,6 +232,9 @@ export class HttpHandler {
       }
       this.#logException(err, this.#context(req, err, 'PKG_ERR_HTTP_HANDLER_FAILED'));
       this.#write(req, res, this.#serverError(err), false);
+    } catch (failure) {
+      this.#logException(failure, this.#context(req, failure, 'PKG_ERR_HTTP_HANDLER_FAILED'));
+      if (!res.headersSent) res.destroy();
     }
   }
 
@@ -172,53 +245,74 @@ export class HttpHandler {
    * applied to whichever response it is. Never rejects.
    */
   async processRequest(request: Request): Promise<Response> {
+    return this.#respond(request);
+  }
+
+  /**
+   * The synchronous core of {@link processRequest}: a `Response` when the dispatch function
+   * answered synchronously, a promise (that never rejects) when it returned one.
+   */
+  #respond(request: Request): Response | Promise<Response> {
     if (isPreflightRequest(request)) return this.handlePreflightRequest(request);
-    let response: Response;
+    const dispatch = this.#dispatch;
+    if (dispatch === undefined) return this.#finish(request, Response.notFound());
+    let result: unknown;
     try {
-      const dispatch = this.#dispatch;
-      if (dispatch === undefined) {
-        response = Response.notFound();
-      } else {
-        const result: unknown = await dispatch(request);
-        if (result instanceof Response) {
-          response = result;
-        } else {
-          const err = new TypeError(
-            `The dispatch function returned ${describe(result)} instead of a Response; ` +
-              `return Response.json(...), Response.text(...) or new Response(...).`,
-          );
-          this.#log('error', err.message, {
-            code: 'PKG_ERR_HTTP_INVALID_RESPONSE',
-            method: request.getMethod(),
-            path: request.getPath(),
-          });
-          response = this.#serverError(err);
-        }
-      }
+      result = dispatch(request);
     } catch (err) {
-      if (err instanceof HttpError) {
-        response = this.#clientError(err);
-      } else {
-        this.#logException(err, {
-          code: 'PKG_ERR_HTTP_HANDLER_FAILED',
-          method: request.getMethod(),
-          path: request.getPath(),
-          ip: request.getIpAddress(),
-        });
-        response = this.#serverError(err);
-      }
+      return this.#finish(request, this.#fromThrown(err, request));
     }
+    if (result instanceof Response) return this.#finish(request, result);
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        (value) => this.#finish(request, this.#checked(value, request)),
+        (err: unknown) => this.#finish(request, this.#fromThrown(err, request)),
+      );
+    }
+    return this.#finish(request, this.#checked(result, request));
+  }
+
+  /** The dispatch result when it is a Response; else a logged 500. */
+  #checked(result: unknown, request: Request): Response {
+    if (result instanceof Response) return result;
+    const err = new TypeError(
+      `The dispatch function returned ${describe(result)} instead of a Response; ` +
+        `return Response.json(...), Response.text(...) or new Response(...).`,
+    );
+    this.#log('error', err.message, {
+      code: 'PKG_ERR_HTTP_INVALID_RESPONSE',
+      method: request.getMethod(),
+      path: request.getPath(),
+    });
+    return this.#serverError(err);
+  }
+
+  /** The answer to a dispatch function that threw: an HttpError's own status, else 500. */
+  #fromThrown(err: unknown, request: Request): Response {
+    if (err instanceof HttpError) return this.#clientError(err);
+    this.#logException(err, {
+      code: 'PKG_ERR_HTTP_HANDLER_FAILED',
+      method: request.getMethod(),
+      path: request.getPath(),
+      ip: request.getIpAddress(),
+    });
+    return this.#serverError(err);
+  }
+
+  /** Runs the request's `onResponse` hooks, then adds the CORS headers. */
+  #finish(request: Request, response: Response): Response {
+    let final = response;
     try {
-      response = request.applyResponseHooks(response);
+      final = request.applyResponseHooks(response);
     } catch (err) {
       this.#logException(err, {
         code: 'PKG_ERR_HTTP_HANDLER_FAILED',
         method: request.getMethod(),
         path: request.getPath(),
       });
-      response = this.#serverError(err);
+      final = this.#serverError(err);
     }
-    return this.addCorsHeaders(response, request);
+    return this.addCorsHeaders(final, request);
   }
 
   /** Adds the CORS headers of an actual response (see `applyCorsHeaders`). */
@@ -277,15 +371,12 @@ export class HttpHandler {
   }
 
   /**
-   * Writes the response once. `close` asks Node to close the connection after it (for
-   * ambiguous framing and bodies over the limit, whose unread bytes must not be taken as
-   * the next request).
+   * Writes the response once, with a single `writeHead` and `end`. `close` asks Node to
+   * close the connection after it (for ambiguous framing and bodies over the limit, whose
+   * unread bytes must not be taken as the next request).
    */
   #write(req: IncomingMessage, res: ServerResponse, response: Response, close: boolean): void {
     if (res.headersSent || res.writableEnded || res.destroyed) return;
-    // A string body lets Node send headers and body in one write instead of a writev.
-    const encode = (r: Response): string | Buffer =>
-      r.getBody() instanceof Uint8Array ? r.getBodyBuffer() : r.getBodyString();
     let payload: string | Buffer;
     try {
       payload = encode(response);
@@ -296,30 +387,37 @@ export class HttpHandler {
     }
     const status = response.getStatusCode();
     const bodiless = status === 204 || status === 304 || status < 200;
-    for (const name of response.getHeaderNames()) {
-      const lower = name.toLowerCase();
+    const head: OutgoingHttpHeaders = {};
+    let hasContentType = false;
+    for (const [lower, entry] of responseHeaderEntries(response)) {
       if (lower === 'content-length' || lower === 'transfer-encoding') continue;
-      if (close && lower === 'connection') continue;
-      const values = response.getHeaderValues(name);
-      res.setHeader(name, values.length === 1 ? (values[0] as string) : values);
-    }
-    const contentType = response.getContentType();
-    if (!bodiless && contentType !== '' && !response.hasHeader('content-type')) {
-      res.setHeader('Content-Type', contentType);
+      if (lower === 'connection' && close) continue;
+      if (lower === 'content-type') hasContentType = true;
+      const values = entry.values;
+      head[entry.name] = values.length === 1 ? values[0] : values.slice();
     }
     if (!bodiless) {
-      res.setHeader(
-        'Content-Length',
-        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
-      );
+      if (!hasContentType) {
+        const contentType = response.getContentType();
+        if (contentType !== '') head['Content-Type'] = contentType;
+      }
+      head['Content-Length'] =
+        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
     }
     if (close) {
       if (req.socket !== null) this.#closing.add(req.socket);
-      res.setHeader('Connection', 'close');
+      head.Connection = 'close';
       res.shouldKeepAlive = false;
     }
-    res.statusCode = status;
+    res.writeHead(status, head);
     if (bodiless || req.method === 'HEAD') res.end();
     else res.end(payload);
   }
+}
+
+/** The body to send: bytes as they are, anything else as a string (one write with the head). */
+function encode(response: Response): string | Buffer {
+  return response.getBody() instanceof Uint8Array
+    ? response.getBodyBuffer()
+    : response.getBodyString();
 }

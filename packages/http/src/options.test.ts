@@ -20,7 +20,12 @@ const silent: LoggerInterface = {
 describe('resolveHttpHandlerOptions', () => {
   it('fills in the defaults', () => {
     const resolved = resolveHttpHandlerOptions();
-    expect(httpHandlerDefaults).toEqual({ maxBodySize: 1048576, debug: false, trustProxy: false });
+    expect(httpHandlerDefaults).toEqual({
+      maxBodySize: 1048576,
+      debug: false,
+      trustProxy: false,
+      prototypeKeys: 'error',
+    });
     expect(resolved.maxBodySize).toBe(1048576);
     expect(resolved.debug).toBe(false);
     expect(resolved.dispatch).toBeUndefined();
@@ -84,6 +89,31 @@ describe('resolveHttpHandlerOptions', () => {
     );
     expect(() => resolveHttpHandlerOptions({ trustProxy: ['127.1'] })).toThrow(
       expect.objectContaining({ code: 'PKG_ERR_HTTP_INVALID_TRUST_PROXY' }),
+    );
+  });
+
+  it("takes prototypeKeys 'error' or 'remove' and names the option otherwise", () => {
+    expect(resolveHttpHandlerOptions({ prototypeKeys: 'remove' }).prototypeKeys).toBe('remove');
+    expect(resolveHttpHandlerOptions().prototypeKeys).toBe('error');
+    expect(() =>
+      resolveHttpHandlerOptions({ prototypeKeys: 'drop' as unknown as 'remove' }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'PKG_ERR_HTTP_INVALID_OPTION',
+        message: expect.stringContaining('"prototypeKeys"'),
+      }),
+    );
+  });
+
+  it('names the trustProxy option when its setting is not a setting', () => {
+    expect(() =>
+      resolveHttpHandlerOptions({ trustProxy: { trustProxy: true } as unknown as boolean }),
+    ).toThrow(
+      expect.objectContaining({
+        name: 'TypeError',
+        code: 'PKG_ERR_HTTP_INVALID_TRUST_PROXY',
+        message: expect.stringContaining('HttpHandler option "trustProxy"'),
+      }),
     );
   });
 });

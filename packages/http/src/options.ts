@@ -1,5 +1,7 @@
 import type { LoggerInterface } from '@pkg/logger';
+import type { PrototypeKeysPolicy } from './body';
 import { CorsConfig, type CorsOptions } from './cors';
+import { describe } from './describe';
 import { createHttpError } from './errors';
 import { createFallbackLogger } from './logger';
 import type { Request } from './request';
@@ -12,7 +14,11 @@ export type HttpDispatch = (request: Request) => Response | Promise<Response>;
 export interface HttpHandlerOptions {
   /** CORS settings (default: every origin, no credentials; see CorsConfig). */
   cors?: CorsConfig | CorsOptions;
-  /** Which peers may report forwarded values (default false: none). */
+  /**
+   * Which peers may report forwarded values (default false: none): `true`, `false`, a list
+   * of IP addresses, CIDR ranges and names (`'loopback'`, `'linklocal'`, `'uniquelocal'`), or
+   * a predicate `(address) => boolean`. Checked and compiled once, at construction.
+   */
   trustProxy?: TrustProxySetting | TrustPredicate;
   /** The largest request body accepted, in bytes (default 1 MiB = 1048576). Over it: 413. */
   maxBodySize?: number;
@@ -22,13 +28,24 @@ export interface HttpHandlerOptions {
   debug?: boolean;
   /** The function that answers requests (default: none, every request gets 404). */
   dispatch?: HttpDispatch;
+  /**
+   * What a JSON body with a `__proto__` or `constructor.prototype` key gets: `'error'` (the
+   * default) answers 400 `PKG_ERR_HTTP_INVALID_JSON`; `'remove'` drops those keys.
+   */
+  prototypeKeys?: PrototypeKeysPolicy;
 }
 
 /** The defaults of {@link HttpHandlerOptions}. */
-export const httpHandlerDefaults = Object.freeze({
+export const httpHandlerDefaults: Readonly<{
+  maxBodySize: number;
+  debug: boolean;
+  trustProxy: false;
+  prototypeKeys: PrototypeKeysPolicy;
+}> = Object.freeze({
   maxBodySize: 1024 * 1024,
   debug: false,
   trustProxy: false,
+  prototypeKeys: 'error',
 });
 
 export interface ResolvedHttpHandlerOptions {
@@ -38,9 +55,10 @@ export interface ResolvedHttpHandlerOptions {
   logger: LoggerInterface;
   debug: boolean;
   dispatch: HttpDispatch | undefined;
+  prototypeKeys: PrototypeKeysPolicy;
 }
 
-const KEYS = ['cors', 'trustProxy', 'maxBodySize', 'logger', 'debug', 'dispatch'];
+const KEYS = ['cors', 'trustProxy', 'maxBodySize', 'logger', 'debug', 'dispatch', 'prototypeKeys'];
 const LOGGER_METHODS = ['error', 'debug', 'exception'] as const;
 
 function invalid(message: string): TypeError {
@@ -92,7 +110,16 @@ export function resolveHttpHandlerOptions(
   }
   const cors =
     options.cors instanceof CorsConfig ? options.cors : new CorsConfig(options.cors ?? {});
-  const trust = compileTrustProxy(options.trustProxy ?? httpHandlerDefaults.trustProxy);
+  const trust = compileTrustProxy(
+    options.trustProxy ?? httpHandlerDefaults.trustProxy,
+    'HttpHandler option "trustProxy"',
+  );
   const dispatch = options.dispatch === undefined ? undefined : checkDispatch(options.dispatch);
-  return { cors, trust, maxBodySize, logger, debug, dispatch };
+  const prototypeKeys = options.prototypeKeys ?? httpHandlerDefaults.prototypeKeys;
+  if (prototypeKeys !== 'error' && prototypeKeys !== 'remove') {
+    throw invalid(
+      `HttpHandler option "prototypeKeys" must be 'error' or 'remove'; got ${describe(prototypeKeys)}.`,
+    );
+  }
+  return { cors, trust, maxBodySize, logger, debug, dispatch, prototypeKeys };
 }

@@ -184,10 +184,23 @@ describe('Request body', () => {
     expect(request.getBody()).toBe(first);
   });
 
-  it('drops prototype-polluting keys from JSON bodies', () => {
-    const request = json(
-      '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}},"n":1}',
-    );
+  it('refuses prototype-polluting keys in JSON bodies with a 400 HttpError by default', () => {
+    const request = json('{"__proto__":{"admin":true},"n":1}');
+    expect(() => request.getBody()).toThrow(HttpError);
+    expect(() => request.all()).toThrow(/__proto__/);
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it("drops prototype-polluting keys from JSON bodies with prototypeKeys 'remove'", () => {
+    const request = make({
+      method: 'POST',
+      url: '/',
+      headers: { host: 'app.example', 'content-type': 'application/json' },
+      body: Buffer.from(
+        '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}},"n":1}',
+      ),
+      prototypeKeys: 'remove',
+    });
     const all = request.all();
     expect(all.n).toBe(1);
     expect(Object.hasOwn(request.getBody() as object, '__proto__')).toBe(false);
@@ -392,5 +405,57 @@ describe('Request.fromIncomingMessage', () => {
     expect(
       Request.fromIncomingMessage(req, undefined, compileTrustProxy(['loopback'])).getIpAddress(),
     ).toBe('198.51.100.1');
+  });
+
+  it('takes the trust-proxy setting itself, and refuses anything else with a TypeError', () => {
+    const req = {
+      method: 'GET',
+      url: '/',
+      httpVersion: '1.1',
+      headers: { host: 'h', 'x-forwarded-for': '198.51.100.1' },
+      socket: { remoteAddress: '127.0.0.1' },
+    } as unknown as IncomingMessage;
+    expect(Request.fromIncomingMessage(req, undefined, true).getIpAddress()).toBe('198.51.100.1');
+    expect(Request.fromIncomingMessage(req, undefined, ['loopback']).getIpAddress()).toBe(
+      '198.51.100.1',
+    );
+    expect(Request.fromIncomingMessage(req, undefined, false).getIpAddress()).toBe('127.0.0.1');
+    // What a JavaScript caller gets for passing an options object instead of the setting.
+    const options = { trustProxy: true } as unknown as boolean;
+    expect(() => Request.fromIncomingMessage(req, undefined, options)).toThrow(TypeError);
+    expect(() => Request.fromIncomingMessage(req, undefined, options)).toThrow(
+      expect.objectContaining({
+        code: 'PKG_ERR_HTTP_INVALID_TRUST_PROXY',
+        message: expect.stringContaining('trustProxy setting must be true, false, an array'),
+      }),
+    );
+  });
+
+  it('reads headers of a hand-made message case-insensitively', () => {
+    const req = {
+      method: 'GET',
+      url: '/',
+      httpVersion: '1.0',
+      headers: { Host: 'h.example', 'X-Custom': 'v' },
+      socket: null,
+    } as unknown as IncomingMessage;
+    const request = Request.fromIncomingMessage(req);
+    expect(request.getHost()).toBe('h.example');
+    expect(request.getHeader('x-custom')).toBe('v');
+    expect(request.hasHeader('constructor')).toBe(false);
+    expect(request.getProtocol()).toBe('HTTP/1.0');
+  });
+
+  it('refuses a body that is not a Buffer', () => {
+    const req = {
+      method: 'POST',
+      url: '/',
+      httpVersion: '1.1',
+      headers: {},
+      socket: null,
+    } as unknown as IncomingMessage;
+    expect(() => Request.fromIncomingMessage(req, 'text' as unknown as Buffer)).toThrow(
+      expect.objectContaining({ name: 'TypeError', code: 'PKG_ERR_HTTP_INVALID_ARGUMENT' }),
+    );
   });
 });

@@ -1,11 +1,16 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isJsonMediaType, mediaType, parseBody } from './body';
+import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
+import { isJsonMediaType, mediaType, parseBody, type PrototypeKeysPolicy } from './body';
 import { createHttpError, HttpError } from './errors';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
 import { defaultPort, parseHost, type ParsedHost } from './host';
 import { parseQueryString, parseRequestTarget } from './target';
 import type { Response } from './response';
-import { normalizeIp, type TrustPredicate } from './trust-proxy';
+import {
+  compileTrustProxy,
+  normalizeIp,
+  type TrustPredicate,
+  type TrustProxySetting,
+} from './trust-proxy';
 
 /** What a {@link Request} is built from. `Request.fromIncomingMessage` fills it from Node. */
 export interface RequestInit {
@@ -25,16 +30,46 @@ export interface RequestInit {
   encrypted?: boolean;
   /** The local port the connection arrived on. */
   localPort?: number;
-  /** Which peers may report forwarded values; default: none. */
-  trustProxy?: TrustPredicate;
+  /**
+   * Which peers may report forwarded values (default: none): a trust-proxy setting, or a
+   * predicate made once with `compileTrustProxy` (cheaper when building many requests).
+   */
+  trustProxy?: TrustProxySetting | TrustPredicate;
+  /** `__proto__` / `constructor.prototype` keys in a JSON body: `'error'` (400, the default) or `'remove'`. */
+  prototypeKeys?: PrototypeKeysPolicy;
 }
 
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
+const EMPTY_BODY = Buffer.alloc(0);
+const TRUST_NONE: TrustPredicate = () => false;
+/** Marks an init built from Node's own message: lower-case header names, used without a copy. */
+const kNodeHeaders = Symbol('node headers');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 function invalidArgument(message: string): TypeError {
   return createHttpError(TypeError, 'PKG_ERR_HTTP_INVALID_ARGUMENT', message);
+}
+
+function invalidHost(host: unknown): HttpError {
+  return new HttpError(
+    'PKG_ERR_HTTP_INVALID_HOST',
+    `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
+      `optional port, once.`,
+  );
+}
+
+function normalizeHeaders(raw: IncomingHttpHeaders): Record<string, string | string[]> {
+  const headers = Object.create(null) as Record<string, string | string[]>;
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const text = Array.isArray(value) ? value.map(String) : String(value);
+    const existing = headers[key];
+    if (existing === undefined) headers[key] = text;
+    else headers[key] = ([] as string[]).concat(existing, text);
+  }
+  return headers;
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
@@ -58,16 +93,19 @@ export class Request {
   readonly #path: string;
   readonly #queryString: string;
   readonly #protocol: string;
-  readonly #headers: Record<string, string | string[]>;
+  /** Lower-case names; Node's own object when built from an IncomingMessage (never written). */
+  readonly #headers: Record<string, string | string[] | undefined>;
   readonly #rawBody: Buffer;
   readonly #remoteAddress: string;
   readonly #encrypted: boolean;
   readonly #localPort: number | undefined;
   readonly #trust: TrustPredicate;
-  readonly #hostHeader: ParsedHost | undefined;
-  readonly #attributes = new Map<string, unknown>();
+  readonly #prototypeKeys: PrototypeKeysPolicy;
+  /** The Host header, parsed (and so checked) at construction. */
+  #hostHeader: ParsedHost | undefined;
+  #attributes: Map<string, unknown> | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
-  #params: Record<string, string> = Object.create(null) as Record<string, string>;
+  #params: Record<string, string> | undefined;
   #query: Record<string, QueryValue> | undefined;
   #body: unknown = kUnparsed;
   #bodyError: unknown;
@@ -77,77 +115,75 @@ export class Request {
     if (init === null || typeof init !== 'object') {
       throw invalidArgument('new Request(init) needs an object with method, url and headers.');
     }
-    if (typeof init.method !== 'string' || !TOKEN.test(init.method)) {
-      throw invalidArgument(
-        `Request method must be a token such as "GET"; got ${JSON.stringify(init.method)}.`,
-      );
+    const fromNode = (init as { [kNodeHeaders]?: true })[kNodeHeaders] === true;
+    if (fromNode) {
+      // Node's parser has checked the method and kept names in lower case.
+      this.#method = init.method;
+      this.#headers = init.headers;
+    } else {
+      if (typeof init.method !== 'string' || !TOKEN.test(init.method)) {
+        throw invalidArgument(
+          `Request method must be a token such as "GET"; got ${JSON.stringify(init.method)}.`,
+        );
+      }
+      if (typeof init.url !== 'string') {
+        throw invalidArgument('Request url must be a string: the path and query, e.g. "/a?b=1".');
+      }
+      if (init.headers === null || typeof init.headers !== 'object') {
+        throw invalidArgument('Request headers must be an object of header names to values.');
+      }
+      if (init.body !== undefined && !Buffer.isBuffer(init.body)) {
+        throw invalidArgument('Request body must be a Buffer of the bytes received.');
+      }
+      this.#method = init.method.toUpperCase();
+      this.#headers = normalizeHeaders(init.headers);
     }
-    if (typeof init.url !== 'string') {
-      throw invalidArgument('Request url must be a string: the path and query, e.g. "/a?b=1".');
-    }
-    if (init.headers === null || typeof init.headers !== 'object') {
-      throw invalidArgument('Request headers must be an object of header names to values.');
-    }
-    if (init.body !== undefined && !Buffer.isBuffer(init.body)) {
-      throw invalidArgument('Request body must be a Buffer of the bytes received.');
-    }
-    this.#method = init.method.toUpperCase();
     this.#url = init.url;
     const target = parseRequestTarget(init.url);
     this.#path = target.path;
     this.#queryString = target.query;
     this.#protocol = init.protocol ?? 'HTTP/1.1';
-    const headers = Object.create(null) as Record<string, string | string[]>;
-    for (const [name, value] of Object.entries(init.headers)) {
-      if (value === undefined) continue;
-      const key = name.toLowerCase();
-      const text = Array.isArray(value) ? value.map(String) : String(value);
-      const existing = headers[key];
-      if (existing === undefined) headers[key] = text;
-      else headers[key] = ([] as string[]).concat(existing, text);
-    }
-    this.#headers = headers;
-    this.#rawBody = init.body ?? Buffer.alloc(0);
+    this.#rawBody = init.body ?? EMPTY_BODY;
     this.#remoteAddress = init.remoteAddress ?? '';
     this.#encrypted = init.encrypted === true;
     this.#localPort = init.localPort;
-    this.#trust = init.trustProxy ?? (() => false);
-    const host = headers.host;
-    if (host === undefined) {
-      this.#hostHeader = undefined;
-    } else {
+    const trust = init.trustProxy;
+    this.#trust =
+      trust === undefined || trust === false
+        ? TRUST_NONE
+        : typeof trust === 'function'
+          ? trust
+          : compileTrustProxy(trust, 'RequestInit.trustProxy');
+    const policy = init.prototypeKeys ?? 'error';
+    if (policy !== 'error' && policy !== 'remove') {
+      throw invalidArgument(
+        `RequestInit.prototypeKeys must be 'error' or 'remove'; got ${JSON.stringify(policy)}.`,
+      );
+    }
+    this.#prototypeKeys = policy;
+    const host = this.#headers.host;
+    if (host !== undefined) {
       this.#hostHeader = typeof host === 'string' ? parseHost(host) : undefined;
-      if (this.#hostHeader === undefined) {
-        throw new HttpError(
-          'PKG_ERR_HTTP_INVALID_HOST',
-          `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
-            `optional port, once.`,
-        );
-      }
+      if (this.#hostHeader === undefined) throw invalidHost(host);
     }
   }
 
   /**
    * Builds a request from Node's `IncomingMessage`, the body bytes read from it (if any)
-   * and the trust-proxy predicate.
+   * and the trust-proxy setting (`true`, `false`, a list of addresses, CIDR ranges and
+   * names such as `'loopback'`, or a predicate). An invalid setting is a `TypeError`
+   * (`PKG_ERR_HTTP_INVALID_TRUST_PROXY`); when building many requests, compile the setting
+   * once with `compileTrustProxy` and pass the predicate.
    */
   static fromIncomingMessage(
     req: IncomingMessage,
     body?: Buffer,
-    trustProxy?: TrustPredicate,
+    trustProxy?: TrustProxySetting | TrustPredicate,
   ): Request {
-    const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
-    return new Request({
-      method: req.method ?? 'GET',
-      url: req.url ?? '/',
-      protocol: `HTTP/${req.httpVersion}`,
-      headers: req.headers,
-      body,
-      remoteAddress: socket?.remoteAddress,
-      encrypted: socket?.encrypted === true,
-      localPort: socket?.localPort,
-      trustProxy,
-    });
+    if (body !== undefined && !Buffer.isBuffer(body)) {
+      throw invalidArgument('Request body must be a Buffer of the bytes received.');
+    }
+    return requestFromNode(req, body, trustProxy, 'error');
   }
 
   /** The method in upper case. */
@@ -177,23 +213,33 @@ export class Request {
 
   /** Every header, names in lower case. Repeated headers that Node keeps apart are arrays. */
   getHeaders(): Record<string, string | string[]> {
-    return Object.fromEntries(
-      Object.entries(this.#headers).map(([name, value]) => [
-        name,
-        Array.isArray(value) ? [...value] : value,
-      ]),
-    );
+    const copy: Record<string, string | string[]> = {};
+    for (const name of Object.keys(this.#headers)) {
+      const value = this.#headers[name];
+      if (typeof value === 'string') copy[name] = value;
+      else if (Array.isArray(value)) copy[name] = [...value];
+    }
+    return copy;
+  }
+
+  /**
+   * A header's value by case-insensitive name. Node's header object inherits from
+   * Object.prototype, so only strings and arrays count (never `constructor` or `__proto__`).
+   */
+  #lookup(name: string): string | string[] | undefined {
+    const value = this.#headers[String(name).toLowerCase()];
+    return typeof value === 'string' || Array.isArray(value) ? value : undefined;
   }
 
   /** One header by case-insensitive name; repeated values are joined with `, `. */
   getHeader(name: string): string | undefined {
-    const value = this.#headers[String(name).toLowerCase()];
+    const value = this.#lookup(name);
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
   /** True when the header is present (case-insensitive). */
   hasHeader(name: string): boolean {
-    return this.#headers[String(name).toLowerCase()] !== undefined;
+    return this.#lookup(name) !== undefined;
   }
 
   #queryParams(): Record<string, QueryValue> {
@@ -235,25 +281,25 @@ export class Request {
       throw invalidArgument('setParams(params) needs an object of parameter names to strings.');
     }
     const copy = Object.create(null) as Record<string, string>;
-    for (const [name, value] of Object.entries(params)) copy[name] = String(value);
+    for (const name of Object.keys(params)) copy[name] = String(params[name]);
     this.#params = copy;
   }
 
   /** All path parameters. */
   getParams(): Record<string, string> {
-    return Object.fromEntries(Object.entries(this.#params));
+    return this.#params === undefined ? {} : { ...this.#params };
   }
 
   /** One path parameter, or `defaultValue` (undefined) when absent. */
   getParam(name: string): string | undefined;
   getParam<D>(name: string, defaultValue: D): string | D;
   getParam(name: string, defaultValue?: unknown): unknown {
-    return this.#params[name] ?? defaultValue;
+    return this.#params?.[name] ?? defaultValue;
   }
 
   /** True when the path parameter is set. */
   hasParam(name: string): boolean {
-    return this.#params[name] !== undefined;
+    return this.#params?.[name] !== undefined;
   }
 
   /** The body bytes as received (empty when there was no body). */
@@ -273,6 +319,7 @@ export class Request {
           this.#rawBody,
           this.getHeader('content-type'),
           this.getHeader('content-encoding'),
+          this.#prototypeKeys,
         );
       } catch (err) {
         this.#body = undefined;
@@ -310,12 +357,13 @@ export class Request {
 
   /** A value that middleware stored, or `defaultValue` when none. */
   getAttribute<T = unknown>(name: string, defaultValue?: T): T | undefined {
-    return this.#attributes.has(name) ? (this.#attributes.get(name) as T) : defaultValue;
+    const attributes = this.#attributes;
+    return attributes?.has(name) === true ? (attributes.get(name) as T) : defaultValue;
   }
 
   /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
   setAttribute(name: string, value: unknown): void {
-    this.#attributes.set(name, value);
+    (this.#attributes ??= new Map()).set(name, value);
   }
 
   /**
@@ -338,12 +386,12 @@ export class Request {
 
   /** True when an attribute of that name was set. */
   hasAttribute(name: string): boolean {
-    return this.#attributes.has(name);
+    return this.#attributes?.has(name) === true;
   }
 
   /** Every attribute set so far. */
   getAttributes(): Record<string, unknown> {
-    return Object.fromEntries(this.#attributes);
+    return this.#attributes === undefined ? {} : Object.fromEntries(this.#attributes);
   }
 
   /** The Content-Type's media type in lower case (`application/json`), or ''. */
@@ -424,4 +472,37 @@ export class Request {
     const query = includeQuery && this.#queryString !== '' ? `?${this.#queryString}` : '';
     return `${scheme}://${authority}${path}${query}`;
   }
+}
+
+/**
+ * Builds a request from Node's message without copying its headers (Node keeps them in a
+ * prototype-free object with lower-case names, which the request only reads). Used by
+ * `Request.fromIncomingMessage` and `HttpHandler`.
+ */
+export function requestFromNode(
+  req: IncomingMessage,
+  body: Buffer | undefined,
+  trustProxy: TrustProxySetting | TrustPredicate | undefined,
+  prototypeKeys: PrototypeKeysPolicy,
+): Request {
+  const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
+  const headers = req.headers;
+  const init: RequestInit & { [kNodeHeaders]?: true } = {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    protocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
+    headers,
+    body,
+    remoteAddress: socket?.remoteAddress,
+    encrypted: socket?.encrypted === true,
+    localPort: socket?.localPort,
+    trustProxy,
+    prototypeKeys,
+  };
+  // Node's own message keeps lower-case names in an object whose prototype chain is empty;
+  // anything else (a hand-made message) is checked and copied like any RequestInit.
+  if (req instanceof IncomingMessage && typeof req.method === 'string') {
+    init[kNodeHeaders] = true;
+  }
+  return new Request(init);
 }

@@ -8,10 +8,20 @@ import { createHttpError } from './errors';
  */
 export type ResponseBody = string | number | boolean | null | undefined | object;
 
-interface HeaderEntry {
-  name: string;
-  values: string[];
+/** One header of a response: its name as first written, and its values. */
+export interface HeaderEntry {
+  readonly name: string;
+  readonly values: string[];
 }
+
+/**
+ * The headers of a response, keyed by lower-case name, read without copying (for
+ * `HttpHandler`, which writes them in one `writeHead`). Not part of the public API.
+ */
+// Assigned once, in the static block of Response.
+export let responseHeaderEntries: (response: Response) => ReadonlyMap<string, HeaderEntry>;
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Node's own rule for header values: HTAB, visible ASCII, space and obs-text. CR, LF and NUL
@@ -66,17 +76,26 @@ export class Response {
   readonly #headers = new Map<string, HeaderEntry>();
   #jsonEncode = false;
 
-  constructor(body: ResponseBody = null, statusCode = 200, headers: Record<string, string> = {}) {
+  static {
+    responseHeaderEntries = (response) => response.#headers;
+  }
+
+  constructor(
+    body: ResponseBody = null,
+    statusCode = 200,
+    headers: Record<string, string> = NO_HEADERS,
+  ) {
     this.#body = body;
-    this.setStatusCode(statusCode);
-    this.setHeaders(headers);
+    if (statusCode !== 200) this.setStatusCode(statusCode);
+    if (headers !== NO_HEADERS) this.setHeaders(headers);
   }
 
   /** A JSON response: `data` is always JSON-encoded (a string becomes a JSON string). */
-  static json(data: unknown, code = 200, headers: Record<string, string> = {}): Response {
-    const response = new Response(data as ResponseBody, code, { 'Content-Type': JSON_TYPE });
+  static json(data: unknown, code = 200, headers: Record<string, string> = NO_HEADERS): Response {
+    const response = new Response(data as ResponseBody, code);
+    response.#headers.set('content-type', { name: 'Content-Type', values: [JSON_TYPE] });
     response.#jsonEncode = true;
-    return response.setHeaders(headers);
+    return headers === NO_HEADERS ? response : response.setHeaders(headers);
   }
 
   /** An HTML response (`text/html; charset=utf-8`). */

@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { describe } from './describe';
 import { createHttpError } from './errors';
 
 /**
@@ -113,26 +114,36 @@ function matchesAny(address: ipaddr.IPv4 | ipaddr.IPv6, ranges: readonly Range[]
   return false;
 }
 
+const TRUST_ALL: TrustPredicate = () => true;
+const TRUST_NONE: TrustPredicate = () => false;
+
 /**
- * Reduces a trust-proxy setting to one predicate, once. Invalid entries throw a `TypeError`
- * (code `PKG_ERR_HTTP_INVALID_TRUST_PROXY`) that names the entry. The predicate fails
- * closed: an address that is not canonical (or not an address at all) is never trusted,
- * unless the setting is `true`. A function is returned as it is, for custom policies.
+ * Reduces a trust-proxy setting to one predicate, once. The setting is `true`, `false`, a
+ * list of IP addresses, CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal`, or
+ * a predicate `(address) => boolean`, which is returned as it is (so a compiled predicate
+ * may be passed again). Anything else, or an invalid list entry, throws a `TypeError` (code
+ * `PKG_ERR_HTTP_INVALID_TRUST_PROXY`) that names `option` (default `trustProxy`) and the
+ * entry. The predicate fails closed: an address that is not canonical (or not an address at
+ * all) is never trusted, unless the setting is `true`.
  */
-export function compileTrustProxy(setting?: TrustProxySetting | TrustPredicate): TrustPredicate {
-  if (setting === undefined || setting === false) return () => false;
-  if (setting === true) return () => true;
+export function compileTrustProxy(
+  setting?: TrustProxySetting | TrustPredicate,
+  option = 'trustProxy',
+): TrustPredicate {
+  if (setting === undefined || setting === false) return TRUST_NONE;
+  if (setting === true) return TRUST_ALL;
   if (typeof setting === 'function') return setting;
   if (!Array.isArray(setting)) {
     throw createHttpError(
       TypeError,
       'PKG_ERR_HTTP_INVALID_TRUST_PROXY',
-      `The trust-proxy setting must be true, false or an array of IP addresses and CIDR ` +
-        `ranges; got ${typeof setting}.`,
+      `The ${option} setting must be true, false, an array of IP addresses, CIDR ranges and ` +
+        `names (e.g. ['loopback', '10.0.0.0/8']) or a function (address) => boolean; got ` +
+        `${describe(setting)}.`,
     );
   }
   const ranges = (setting as readonly unknown[]).flatMap(parseEntry);
-  if (ranges.length === 0) return () => false;
+  if (ranges.length === 0) return TRUST_NONE;
   const v4 = ranges.filter(([base]) => base.kind() === 'ipv4');
   const v6 = ranges.filter(([base]) => base.kind() === 'ipv6');
   return (address: string): boolean => {

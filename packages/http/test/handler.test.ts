@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { HttpHandler, RateLimiter, Response, type HttpHandlerOptions } from '../src/index';
 import { rawExchange, recordingLogger, startServer, type TestServer } from './helpers';
@@ -32,6 +34,57 @@ describe('HttpHandler over a real socket', () => {
     expect(JSON.parse(text)).toEqual({ path: '/items', q: 'a b', ip: '127.0.0.1' });
   });
 
+  it("reads Node's headers case-insensitively, and never a name from Object.prototype", async () => {
+    const { url } = await serve({
+      dispatch: (request) =>
+        Response.json({
+          custom: request.getHeader('X-Custom'),
+          constructor: request.hasHeader('constructor'),
+          proto: request.getHeader('__proto__') ?? null,
+          headers: Object.keys(request.getHeaders()).includes('x-custom'),
+        }),
+    });
+    const res = await fetch(`${url}/`, { headers: { 'X-Custom': 'yes' } });
+    expect(await res.json()).toEqual({
+      custom: 'yes',
+      constructor: false,
+      proto: null,
+      headers: true,
+    });
+  });
+
+  it('writes the answer before handle() returns when the request has no body and dispatch is synchronous', async () => {
+    const handler = new HttpHandler({
+      logger: recordingLogger(),
+      dispatch: (request) =>
+        request.getPath() === '/later'
+          ? Promise.resolve(Response.text('later'))
+          : Response.text('now'),
+    });
+    const endedOnReturn: Record<string, boolean> = {};
+    const server = createServer((req, res) => {
+      const done = handler.handle(req, res);
+      endedOnReturn[`${req.method} ${req.url}`] = res.writableEnded;
+      void done;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    current = {
+      server,
+      port: (server.address() as AddressInfo).port,
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+    expect(await (await fetch(`${current.url}/now`)).text()).toBe('now');
+    expect(await (await fetch(`${current.url}/later`)).text()).toBe('later');
+    const posted = await fetch(`${current.url}/now`, { method: 'POST', body: 'x' });
+    expect(await posted.text()).toBe('now');
+    expect(endedOnReturn).toEqual({ 'GET /now': true, 'GET /later': false, 'POST /now': false });
+  });
+
   it('answers 404 JSON when no dispatcher is set', async () => {
     const { url } = await serve({});
     const res = await fetch(`${url}/nothing`);
@@ -54,7 +107,41 @@ describe('HttpHandler over a real socket', () => {
     expect(await post('plain', 'text/plain')).toEqual({ body: 'plain' });
   });
 
-  it('lets no JSON or form body pollute prototypes, even through a naive deep merge', async () => {
+  it('refuses a JSON body with __proto__ or constructor.prototype keys with 400 by default', async () => {
+    let dispatched = 0;
+    const { url } = await serve({
+      dispatch: (request) => {
+        dispatched += 1;
+        return Response.json({ body: request.getBody() });
+      },
+    });
+    for (const body of [
+      '{"a":1,"__proto__":{"polluted":1}}',
+      '{"a":{"constructor":{"prototype":{"admin":true}}}}',
+      '{"\\u005f_proto__":{"polluted":1}}',
+    ]) {
+      const res = await fetch(`${url}/`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(400);
+      const answer = (await res.json()) as { code: string; message: string };
+      expect(answer.code).toBe('PKG_ERR_HTTP_INVALID_JSON');
+      expect(answer.message).toContain('__proto__');
+      expect(answer.message).toContain("prototypeKeys: 'remove'");
+    }
+    const ok = await fetch(`${url}/`, {
+      method: 'POST',
+      body: '{"constructor":"plain","proto":1}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ body: { constructor: 'plain', proto: 1 } });
+    expect(dispatched).toBe(4);
+  });
+
+  it("with prototypeKeys 'remove', lets no JSON or form body pollute prototypes, even through a naive deep merge", async () => {
     const merge = (target: Record<string, unknown>, source: Record<string, unknown>): void => {
       for (const key in source) {
         const value = source[key];
@@ -67,6 +154,7 @@ describe('HttpHandler over a real socket', () => {
       }
     };
     const { url } = await serve({
+      prototypeKeys: 'remove',
       dispatch: (request) => {
         const merged: Record<string, unknown> = {};
         merge(merged, request.all());

@@ -1,6 +1,6 @@
 /**
  * One connected client as the handler keeps it: the public WsClient, the raw socket under
- * `ws`, the heartbeat, and how the server ended the connection (its "intent"), so that
+ * `ws`, its heartbeat state, and how the server ended the connection (its "intent"), so that
  * onDisconnect can report a meaningful code when no close frame came back.
  */
 import type { IncomingMessage } from 'node:http';
@@ -8,8 +8,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';
-import { Heartbeat } from './heartbeat';
-import type { HeartbeatOptions } from './heartbeat';
+import type { HeartbeatMember } from './heartbeat';
 
 /** A connected client. */
 export interface WsClient {
@@ -19,8 +18,8 @@ export interface WsClient {
   readonly ip: string;
   /** Values attached by handshake hooks (and by the application later). */
   readonly data: Record<string, unknown>;
-  /** The upgrade request. */
-  readonly request: IncomingMessage;
+  /** The upgrade request; undefined when the handler runs with `keepRequest: false`. */
+  readonly request: IncomingMessage | undefined;
 }
 
 interface CloseIntent {
@@ -28,23 +27,39 @@ interface CloseIntent {
   reason: string;
 }
 
-export class Connection {
+const SETTLED: Promise<void> = Promise.resolve();
+
+/**
+ * Kept small on purpose (one per connected client): no closures, no timer until a close is
+ * under way, the `closed` promise only once someone waits for it.
+ */
+export class Connection<Owner = unknown> implements HeartbeatMember {
   readonly client: WsClient;
-  /** Resolves after onDisconnect has run. */
-  readonly closed: Promise<void>;
-  #resolveClosed!: () => void;
+  /** The handler that accepted the connection (its shared listeners find it here). */
+  readonly owner: Owner;
+  heartbeatDue = 0;
+  awaitingPong = false;
   readonly #rawSocket: Duplex;
-  #heartbeat: Heartbeat | undefined;
+  #closed: Promise<void> | undefined;
+  #resolveClosed: (() => void) | undefined;
   #intent: CloseIntent | undefined;
   #closeTimer: NodeJS.Timeout | undefined;
   #gone = false;
+  #settled = false;
 
-  constructor(client: WsClient, rawSocket: Duplex) {
+  constructor(client: WsClient, rawSocket: Duplex, owner: Owner) {
     this.client = client;
+    this.owner = owner;
     this.#rawSocket = rawSocket;
-    this.closed = new Promise<void>((resolve) => {
+  }
+
+  /** Resolves after onDisconnect has run. */
+  get closed(): Promise<void> {
+    if (this.#settled) return SETTLED;
+    this.#closed ??= new Promise<void>((resolve) => {
       this.#resolveClosed = resolve;
     });
+    return this.#closed;
   }
 
   /** True once the connection has closed. */
@@ -62,15 +77,6 @@ export class Connection {
     return (
       !this.#gone && this.#intent === undefined && this.client.socket.readyState === WebSocket.OPEN
     );
-  }
-
-  startHeartbeat(options: HeartbeatOptions): void {
-    this.#heartbeat = new Heartbeat(options);
-    this.#heartbeat.start();
-  }
-
-  pong(): void {
-    this.#heartbeat?.pong();
   }
 
   /** Records why the server ends the connection (the first reason wins). */
@@ -128,7 +134,6 @@ export class Connection {
   settle(code: number, reason: string): CloseIntent | undefined {
     if (this.#gone) return undefined;
     this.#gone = true;
-    this.#heartbeat?.stop();
     if (this.#closeTimer !== undefined) clearTimeout(this.#closeTimer);
     this.#closeTimer = undefined;
     if (this.#intent && (code === WsCloseCode.NO_STATUS || code === WsCloseCode.ABNORMAL)) {
@@ -139,6 +144,7 @@ export class Connection {
 
   /** Lets closeAll() resolve; called after the onDisconnect listeners. */
   resolveClosed(): void {
-    this.#resolveClosed();
+    this.#settled = true;
+    this.#resolveClosed?.();
   }
 }

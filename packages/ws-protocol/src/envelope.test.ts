@@ -40,17 +40,17 @@ describe('prepareMessage', () => {
   });
 });
 
-describe('decodeMessage', () => {
-  function decodeError(raw: string): MessageDecodeError {
-    try {
-      decodeMessage(raw);
-    } catch (err) {
-      expect(err).toBeInstanceOf(MessageDecodeError);
-      return err as MessageDecodeError;
-    }
-    throw new Error(`expected ${raw} to be refused`);
+function decodeError(raw: string): MessageDecodeError {
+  try {
+    decodeMessage(raw);
+  } catch (err) {
+    expect(err).toBeInstanceOf(MessageDecodeError);
+    return err as MessageDecodeError;
   }
+  throw new Error(`expected ${raw} to be refused`);
+}
 
+describe('decodeMessage', () => {
   it('decodes a string or a Buffer', () => {
     expect(decodeMessage('{"event":"a","data":{"x":1}}')).toEqual({ event: 'a', data: { x: 1 } });
     expect(decodeMessage(Buffer.from('{"event":"a","data":[]}'))).toEqual({ event: 'a', data: [] });
@@ -110,7 +110,9 @@ describe('decodeMessage', () => {
   });
 
   it('does not take event or data from the prototype chain', () => {
-    expect(decodeError('{"__proto__":{"event":"a","data":{}}}').code).toBe('invalid_event');
+    expect(decodeError('{"__proto__":{"event":"a","data":{}}}').code).toBe('invalid_json');
+    const removed = (): unknown => decodeMessage('{"__proto__":{"event":"a","data":{}}}', 'remove');
+    expect(removed).toThrow(expect.objectContaining({ code: 'invalid_event' }));
   });
 });
 
@@ -134,16 +136,40 @@ describe('decodeMessage and prototype keys', () => {
       'constructor.prototype',
       '{"event":"x","data":{"constructor":{"prototype":{"polluted":"yes"}}}}',
     ],
-  ])('drops %s so a naive deep merge of data cannot pollute prototypes', (_name, text) => {
-    const { data } = decodeMessage(text);
-    expect(Object.keys(data)).toEqual([]);
-    mergeDeep({}, data);
+  ])('refuses %s by default with invalid_json', (_name, text) => {
+    const err = decodeError(text);
+    expect(err.code).toBe('invalid_json');
+    expect(err.message).toMatch(/"__proto__" or "constructor.prototype"/);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('keeps ordinary keys next to a dropped one, and a string value "__proto__"', () => {
+  it.each([
+    ['__proto__', '{"event":"x","data":{"__proto__":{"polluted":"yes"}}}'],
+    ['an escaped __proto__', '{"event":"x","data":{"\\u005f_proto__":{"polluted":"yes"}}}'],
+    [
+      'constructor.prototype',
+      '{"event":"x","data":{"constructor":{"prototype":{"polluted":"yes"}}}}',
+    ],
+  ])(
+    "with 'remove', drops %s so a naive deep merge of data cannot pollute prototypes",
+    (_name, text) => {
+      const { data } = decodeMessage(text, 'remove');
+      expect(Object.keys(data)).toEqual([]);
+      mergeDeep({}, data);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+  );
+
+  it('accepts a string value "__proto__" and constructor values without a prototype', () => {
+    expect(
+      decodeMessage('{"event":"x","data":{"name":"__proto__","constructor":{"name":"c"}}}').data,
+    ).toEqual({ name: '__proto__', constructor: { name: 'c' } });
+  });
+
+  it('with \'remove\', keeps ordinary keys next to a dropped one, and a string value "__proto__"', () => {
     const { data } = decodeMessage(
       '{"event":"x","data":{"__proto__":{"a":1},"name":"__proto__","nested":{"ok":true}}}',
+      'remove',
     );
     expect(data).toEqual({ name: '__proto__', nested: { ok: true } });
   });

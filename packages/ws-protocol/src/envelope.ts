@@ -3,6 +3,8 @@
  * `{"event": "<name>", "data": <object or array>}`. Members other than these two are
  * ignored on input and never produced on output.
  */
+import secureJson from 'secure-json-parse';
+import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 
 /** The `data` member of an envelope: a JSON object or a JSON array. */
@@ -47,12 +49,6 @@ function isEventData(value: unknown): value is EventData {
   return typeof value === 'object' && value !== null;
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return `a ${typeof value}`;
-}
-
 /**
  * Serialises an outbound message. Throws a `TypeError` (code `PKG_ERR_WS_INVALID_EVENT` or
  * `PKG_ERR_WS_INVALID_DATA`) when the event name or the data is not valid, so that a bad
@@ -88,40 +84,40 @@ export function prepareMessage(event: string, data: EventData): string {
 const EXAMPLE = 'send {"event": "name", "data": {}}';
 
 /**
- * `__proto__` keys (and `constructor` objects with a `prototype`) are dropped from inbound
- * data, as `@pkg/http` does for request bodies: an application that merges `data` into an
- * object with a naive deep merge must not be able to reach `Object.prototype`. The reviver
- * costs a call per key, so it runs only on text that could hold such a key (the names, or any
- * `\\u` escape that could spell them).
+ * What to do with `__proto__` and `constructor.prototype` keys in inbound JSON: `'error'`
+ * refuses the message (`invalid_json`), `'remove'` drops those keys and keeps the rest.
  */
-function mayCarryPrototypeKeys(text: string): boolean {
-  return text.includes('__proto__') || text.includes('prototype') || text.includes('\\u');
-}
+export type PrototypeKeysPolicy = 'error' | 'remove';
 
-function dropPrototypeKeys(this: unknown, key: string, value: unknown): unknown {
-  if (key === '__proto__') return undefined;
-  if (
-    key === 'constructor' &&
-    value !== null &&
-    typeof value === 'object' &&
-    Object.hasOwn(value, 'prototype')
-  ) {
-    return undefined;
-  }
-  return value;
-}
+const REFUSE = Object.freeze({ protoAction: 'error', constructorAction: 'error' } as const);
+const REMOVE = Object.freeze({ protoAction: 'remove', constructorAction: 'remove' } as const);
+/** secure-json-parse's message for a refused key (any other SyntaxError is malformed JSON). */
+const FORBIDDEN_KEY_MESSAGE = 'Object contains forbidden prototype property';
 
 /**
  * Decodes an inbound text message into `{event, data}`. Throws a {@link MessageDecodeError}
  * naming the first problem found: not JSON, not an object, `event` missing / not a string /
- * not matching `^[A-Za-z0-9._-]+$`, `data` missing / not an object or array.
+ * not matching `^[A-Za-z0-9._-]+$`, `data` missing / not an object or array. A
+ * `__proto__` or `constructor.prototype` key is `invalid_json` with `'error'` (the default)
+ * and dropped with `'remove'`.
  */
-export function decodeMessage(raw: string | Buffer): Envelope {
+export function decodeMessage(
+  raw: string | Buffer,
+  prototypeKeys: PrototypeKeysPolicy = 'error',
+): Envelope {
   const text = typeof raw === 'string' ? raw : raw.toString('utf8');
   let parsed: unknown;
   try {
-    parsed = mayCarryPrototypeKeys(text) ? JSON.parse(text, dropPrototypeKeys) : JSON.parse(text);
-  } catch {
+    // Parsed once; secure-json-parse scans the result only when the text could hold a key.
+    parsed = secureJson.parse(text, null, prototypeKeys === 'remove' ? REMOVE : REFUSE);
+  } catch (err) {
+    if ((err as Error).message === FORBIDDEN_KEY_MESSAGE) {
+      throw new MessageDecodeError(
+        WsEventErrorCode.INVALID_JSON,
+        'The message is refused: it contains a "__proto__" or "constructor.prototype" key, ' +
+          'which could alter object prototypes. Remove the key.',
+      );
+    }
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_JSON,
       `The message is not valid JSON: ${EXAMPLE}.`,

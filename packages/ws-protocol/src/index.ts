@@ -1,18 +1,20 @@
-export { generateAcceptKey } from './accept-key';
-export { createClientIdGenerator } from './client-id';
-export type { ClientIdGenerator } from './client-id';
-export { WsCloseCode } from './close-codes';
-export type { WsClient } from './connection';
-export { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
-export type { Envelope, EventData, MessageDecodeErrorCode } from './envelope';
-export { createWsError, wsErrorCodes, WsEventErrorCode } from './errors';
-export type { WsError, WsErrorCode, WsErrorInfo, WsEventErrorCodeValue } from './errors';
-export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handshake';
-export { wsHandlerDefaults } from './options';
-export type { WebSocketHandlerOptions } from './options';
+// The public API of @pkg/ws-protocol: what users call and the interfaces they implement.
+// Frame-level helpers (accept key, message decoding, error factory) stay inside the package;
+// tests import them from their module files.
 export { WebSocketHandler } from './websocket-handler';
 export type {
   WsConnectListener,
   WsDisconnectListener,
   WsMessageListener,
 } from './websocket-handler';
+export { wsHandlerDefaults } from './options';
+export type { WebSocketHandlerOptions } from './options';
+export type { WsClient } from './connection';
+export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handshake';
+export { prepareMessage, MessageDecodeError } from './envelope';
+export type { Envelope, EventData, MessageDecodeErrorCode } from './envelope';
+export { createClientIdGenerator } from './client-id';
+export type { ClientIdGenerator } from './client-id';
+export { WsCloseCode } from './close-codes';
+export { wsErrorCodes, WsEventErrorCode } from './errors';
+export type { WsError, WsErrorCode, WsErrorInfo, WsEventErrorCodeValue } from './errors';

@@ -112,4 +112,21 @@ describe('resolveWsHandlerOptions', () => {
     expect(() => resolveWsHandlerOptions(null as never)).toThrow(TypeError);
     expect(() => resolveWsHandlerOptions([] as never)).toThrow(/must be an object/);
   });
+
+  it("takes prototypeKeys 'error' (the default) or 'remove', nothing else", () => {
+    expect(resolveWsHandlerOptions().prototypeKeys).toBe('error');
+    expect(wsHandlerDefaults.prototypeKeys).toBe('error');
+    expect(resolveWsHandlerOptions({ prototypeKeys: 'remove' }).prototypeKeys).toBe('remove');
+    expect(() =>
+      resolveWsHandlerOptions({ prototypeKeys: 'ignore' as unknown as 'remove' }),
+    ).toThrow(/"prototypeKeys" must be 'error' or 'remove'/);
+  });
+
+  it('takes keepRequest as a boolean (default true)', () => {
+    expect(resolveWsHandlerOptions().keepRequest).toBe(true);
+    expect(resolveWsHandlerOptions({ keepRequest: false }).keepRequest).toBe(false);
+    expect(() => resolveWsHandlerOptions({ keepRequest: 'no' as unknown as boolean })).toThrow(
+      /"keepRequest" must be a boolean/,
+    );
+  });
 });

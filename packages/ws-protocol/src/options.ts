@@ -1,6 +1,8 @@
 /** The options of WebSocketHandler: one full defaults object, merged and checked once. */
 import type { IncomingMessage } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
+import type { PrototypeKeysPolicy } from './envelope';
+import { describe } from './describe';
 import { createWsError } from './errors';
 import { noopLogger } from './noop-logger';
 
@@ -21,6 +23,18 @@ export interface WebSocketHandlerOptions {
   perMessageDeflate?: boolean | { threshold?: number };
   /** What a binary message gets: an `error` event (`'error'`, default) or close 1003 (`'close'`). */
   binaryMessages?: 'error' | 'close';
+  /**
+   * What a message whose JSON has a `__proto__` or `constructor.prototype` key gets:
+   * `'error'` (the default) answers an `error` event with code `invalid_json` (the
+   * connection stays open); `'remove'` drops those keys and delivers the rest.
+   */
+  prototypeKeys?: PrototypeKeysPolicy;
+  /**
+   * Keep the upgrade request on `client.request` for the life of the connection (default
+   * true). It is about 1.3 KiB per client: with false, `client.request` is undefined and the
+   * request is given to the onConnect listeners only (their second argument).
+   */
+  keepRequest?: boolean;
   /** Milliseconds a started close handshake may take before the socket is destroyed. Default 5000. */
   closeTimeout?: number;
   /** Milliseconds the handshake hooks may take before the handshake is refused with 503; `0` = no limit. Default 10000. */
@@ -42,6 +56,8 @@ export interface ResolvedWebSocketHandlerOptions {
   maxBufferedAmount: number;
   perMessageDeflate: false | { threshold: number };
   binaryMessages: 'error' | 'close';
+  prototypeKeys: PrototypeKeysPolicy;
+  keepRequest: boolean;
   closeTimeout: number;
   handshakeTimeout: number;
   logger: LoggerInterface;
@@ -50,8 +66,8 @@ export interface ResolvedWebSocketHandlerOptions {
 }
 
 /** The defaults, in one place (README "Options" mirrors this table). */
-export const wsHandlerDefaults = {
-  allowedOrigins: ['*'],
+export const wsHandlerDefaults = Object.freeze({
+  allowedOrigins: Object.freeze(['*'] as const),
   allowMissingOrigin: true,
   maxPayload: 1024 * 1024,
   heartbeatInterval: 25_000,
@@ -60,9 +76,11 @@ export const wsHandlerDefaults = {
   perMessageDeflate: false,
   deflateThreshold: 1024,
   binaryMessages: 'error',
+  prototypeKeys: 'error',
+  keepRequest: true,
   closeTimeout: 5_000,
   handshakeTimeout: 10_000,
-} as const;
+} as const);
 
 /** setTimeout's largest delay; anything above fires at once. */
 const MAX_TIMER = 2 ** 31 - 1;
@@ -76,6 +94,8 @@ const KNOWN_KEYS = new Set<string>([
   'maxBufferedAmount',
   'perMessageDeflate',
   'binaryMessages',
+  'prototypeKeys',
+  'keepRequest',
   'closeTimeout',
   'handshakeTimeout',
   'logger',
@@ -84,11 +104,11 @@ const KNOWN_KEYS = new Set<string>([
 ]);
 
 function invalid(key: string, expected: string, value: unknown): TypeError {
-  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+  const got = typeof value === 'number' ? String(value) : describe(value);
   return createWsError(
     TypeError,
     'PKG_ERR_WS_INVALID_OPTION',
-    `WebSocketHandler option "${key}" must be ${expected}, got ${got === 'number' ? String(value) : got}.`,
+    `WebSocketHandler option "${key}" must be ${expected}, got ${got}.`,
   );
 }
 
@@ -185,6 +205,14 @@ export function resolveWsHandlerOptions(
     throw invalid('binaryMessages', "'error' or 'close'", binaryMessages);
   }
 
+  const prototypeKeys = o.prototypeKeys ?? d.prototypeKeys;
+  if (prototypeKeys !== 'error' && prototypeKeys !== 'remove') {
+    throw invalid('prototypeKeys', "'error' or 'remove'", prototypeKeys);
+  }
+
+  const keepRequest = o.keepRequest ?? d.keepRequest;
+  if (typeof keepRequest !== 'boolean') throw invalid('keepRequest', 'a boolean', keepRequest);
+
   const logger = o.logger ?? noopLogger;
   if (!isLogger(logger)) {
     throw invalid('logger', 'a LoggerInterface (debug, info, warning, error, ... methods)', logger);
@@ -220,6 +248,8 @@ export function resolveWsHandlerOptions(
     maxBufferedAmount,
     perMessageDeflate,
     binaryMessages,
+    prototypeKeys,
+    keepRequest,
     closeTimeout: integer('closeTimeout', o.closeTimeout, d.closeTimeout, 1, MAX_TIMER),
     handshakeTimeout: integer(
       'handshakeTimeout',

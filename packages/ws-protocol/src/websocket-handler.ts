@@ -16,7 +16,9 @@ import { Connection } from './connection';
 import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
 import type { Envelope, EventData } from './envelope';
+import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
+import { HeartbeatSweep } from './heartbeat';
 import type { WsErrorCode } from './errors';
 import {
   headerValue,
@@ -32,7 +34,8 @@ import type { OriginPredicate } from './origin';
 import { resolveWsHandlerOptions } from './options';
 import type { ResolvedWebSocketHandlerOptions, WebSocketHandlerOptions } from './options';
 
-export type WsConnectListener = (client: WsClient) => void;
+/** Called once per client after its handshake, with the upgrade request (kept or not). */
+export type WsConnectListener = (client: WsClient, request: IncomingMessage) => void;
 export type WsMessageListener = (client: WsClient, envelope: Envelope) => void;
 export type WsDisconnectListener = (client: WsClient, code: number, reason: string) => void;
 
@@ -41,6 +44,14 @@ const SEND_AS_TEXT = { binary: false } as const;
 
 /** Bytes a client may send before its handshake completes (they are kept for `ws`). */
 const MAX_EARLY_BYTES = 64 * 1024;
+
+/** Where a `ws` socket keeps its Connection, for the listeners shared by every connection. */
+const kConnection = Symbol('connection');
+type TaggedSocket = WebSocket & { [kConnection]?: Connection<WebSocketHandler> };
+
+function connectionOf(ws: WebSocket): Connection<WebSocketHandler> | undefined {
+  return (ws as TaggedSocket)[kConnection];
+}
 
 function toBuffer(raw: RawData | string): Buffer | string {
   if (typeof raw === 'string' || Buffer.isBuffer(raw)) return raw;
@@ -57,7 +68,7 @@ function assertFunction(value: unknown, method: string): void {
     throw createWsError(
       TypeError,
       'PKG_ERR_WS_INVALID_ARGUMENT',
-      `${method} expects a function, got ${value === null ? 'null' : typeof value}.`,
+      `${method} expects a function, got ${describe(value)}.`,
     );
   }
 }
@@ -72,8 +83,8 @@ export class WebSocketHandler {
   readonly #connectListeners: WsConnectListener[] = [];
   readonly #messageListeners: WsMessageListener[] = [];
   readonly #disconnectListeners: WsDisconnectListener[] = [];
-  readonly #clients = new Map<string, Connection>();
-  readonly #bySocket = new WeakMap<WebSocket, Connection>();
+  readonly #clients = new Map<string, Connection<WebSocketHandler>>();
+  readonly #heartbeat: HeartbeatSweep<Connection<WebSocketHandler>>;
   /** Ids of handshakes under way, so that an id is never given out twice. */
   readonly #pending = new Set<string>();
   #closing = false;
@@ -86,6 +97,12 @@ export class WebSocketHandler {
       this.#allowedOrigins,
       this.#options.allowMissingOrigin,
     );
+    this.#heartbeat = new HeartbeatSweep({
+      interval: this.#options.heartbeatInterval,
+      timeout: this.#options.heartbeatTimeout,
+      ping: (conn) => this.#ping(conn),
+      onTimeout: (conn) => this.#heartbeatExpired(conn),
+    });
     const { perMessageDeflate } = this.#options;
     this.#wss = new WebSocketServer({
       noServer: true,
@@ -302,8 +319,9 @@ export class WebSocketHandler {
       // The 101 answer is already on the wire: an HTTP error page would be read as a
       // corrupt frame. Drop the connection instead.
       this.#log.exception(err, { phase: 'websocket accept', clientId: id });
+      const conn = connectionOf(upgraded);
+      if (conn !== undefined) this.#heartbeat.remove(conn);
       this.#clients.delete(id);
-      this.#bySocket.delete(upgraded);
       upgraded.terminate();
       return false;
     }
@@ -318,33 +336,56 @@ export class WebSocketHandler {
     ip: string,
     data: Record<string, unknown>,
   ): void {
-    const client: WsClient = Object.freeze({ id, socket: ws, ip, data, request });
-    const conn = new Connection(client, rawSocket);
+    const client: WsClient = Object.freeze({
+      id,
+      socket: ws,
+      ip,
+      data,
+      request: this.#options.keepRequest ? request : undefined,
+    });
+    const conn = new Connection<WebSocketHandler>(client, rawSocket, this);
     this.#clients.set(id, conn);
-    this.#bySocket.set(ws, conn);
-
-    ws.on('error', (err) => this.#onConnectionError(conn, err));
-    ws.on('message', (raw, isBinary) => {
-      this.handle(client, raw, isBinary);
-    });
-    ws.on('ping', (payload) => this.sendPong(ws, payload));
-    ws.on('pong', () => conn.pong());
-    ws.on('close', (code, reason) => this.#onClose(conn, code, reason.toString('utf8')));
-    conn.startHeartbeat({
-      interval: this.#options.heartbeatInterval,
-      timeout: this.#options.heartbeatTimeout,
-      ping: () => this.#ping(conn),
-      onTimeout: () => this.#heartbeatExpired(conn),
-    });
+    (ws as TaggedSocket)[kConnection] = conn;
+    // The same five functions for every connection: no closures per client.
+    ws.on('error', WebSocketHandler.#onSocketError);
+    ws.on('message', WebSocketHandler.#onSocketMessage);
+    ws.on('ping', WebSocketHandler.#onSocketPing);
+    ws.on('pong', WebSocketHandler.#onSocketPong);
+    ws.on('close', WebSocketHandler.#onSocketClose);
+    this.#heartbeat.add(conn);
 
     this.#log.debug('WebSocket client connected', { clientId: id, ip });
     for (const fn of this.#connectListeners) {
       try {
-        fn(client);
+        fn(client, request);
       } catch (err) {
         this.#log.exception(err, { clientId: id, listener: 'onConnect' });
       }
     }
+  }
+
+  static #onSocketError(this: WebSocket, err: Error): void {
+    const conn = connectionOf(this);
+    if (conn !== undefined) conn.owner.#onConnectionError(conn, err);
+  }
+
+  static #onSocketMessage(this: WebSocket, raw: RawData, isBinary: boolean): void {
+    const conn = connectionOf(this);
+    if (conn !== undefined) conn.owner.handle(conn.client, raw, isBinary);
+  }
+
+  static #onSocketPing(this: WebSocket, payload: Buffer): void {
+    connectionOf(this)?.owner.sendPong(this, payload);
+  }
+
+  static #onSocketPong(this: WebSocket): void {
+    const conn = connectionOf(this);
+    if (conn !== undefined) conn.owner.#heartbeat.pong(conn);
+  }
+
+  static #onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
+    const conn = connectionOf(this);
+    if (conn !== undefined) conn.owner.#onClose(conn, code, reason.toString('utf8'));
   }
 
   // ---------------------------------------------------------------- inbound
@@ -382,7 +423,7 @@ export class WebSocketHandler {
     }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(toBuffer(raw));
+      envelope = decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
     } catch (err) {
       const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
       const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
@@ -406,7 +447,7 @@ export class WebSocketHandler {
 
   /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
   decodeWebSocketFrame(raw: RawData | string): Envelope {
-    return decodeMessage(toBuffer(raw));
+    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
   }
 
   // ---------------------------------------------------------------- outbound
@@ -424,8 +465,8 @@ export class WebSocketHandler {
   /** Answers a ping (the handler does this for every client ping), within the send limit. */
   sendPong(socket: WebSocket, data?: Buffer): void {
     if (socket.readyState !== WebSocket.OPEN) return;
-    const conn = this.#bySocket.get(socket);
-    if (conn && this.#overLimit(conn)) return;
+    const conn = connectionOf(socket);
+    if (conn !== undefined && conn.owner === this && this.#overLimit(conn)) return;
     try {
       socket.pong(data);
     } catch (err) {
@@ -463,7 +504,7 @@ export class WebSocketHandler {
     return this.send(clientId, 'error', { code, message });
   }
 
-  #deliver(conn: Connection, payload: string | Buffer): boolean {
+  #deliver(conn: Connection<WebSocketHandler>, payload: string | Buffer): boolean {
     if (!conn.usable || this.#overLimit(conn)) return false;
     try {
       conn.client.socket.send(payload, SEND_AS_TEXT);
@@ -478,7 +519,7 @@ export class WebSocketHandler {
   }
 
   /** True (and the client is being dropped) when its unsent bytes exceed the limit. */
-  #overLimit(conn: Connection): boolean {
+  #overLimit(conn: Connection<WebSocketHandler>): boolean {
     const buffered = conn.client.socket.bufferedAmount;
     if (buffered <= this.#options.maxBufferedAmount) return false;
     if (!conn.ending) {
@@ -552,7 +593,7 @@ export class WebSocketHandler {
 
   // ---------------------------------------------------------------- liveness and closing
 
-  #ping(conn: Connection): boolean {
+  #ping(conn: Connection<WebSocketHandler>): boolean {
     if (!conn.usable || this.#overLimit(conn)) return false;
     try {
       conn.client.socket.ping();
@@ -566,7 +607,7 @@ export class WebSocketHandler {
     }
   }
 
-  #heartbeatExpired(conn: Connection): void {
+  #heartbeatExpired(conn: Connection<WebSocketHandler>): void {
     if (conn.gone) return;
     this.#log.notice('WebSocket client did not answer the ping; terminating', {
       clientId: conn.client.id,
@@ -576,7 +617,7 @@ export class WebSocketHandler {
     conn.terminate(WsCloseCode.ABNORMAL, 'Heartbeat timeout');
   }
 
-  #onConnectionError(conn: Connection, err: Error): void {
+  #onConnectionError(conn: Connection<WebSocketHandler>, err: Error): void {
     const wsCode = (err as { code?: unknown }).code;
     const clientId = conn.client.id;
     if (typeof wsCode !== 'string' || !wsCode.startsWith('WS_ERR_')) {
@@ -602,9 +643,10 @@ export class WebSocketHandler {
     }
   }
 
-  #onClose(conn: Connection, code: number, reason: string): void {
+  #onClose(conn: Connection<WebSocketHandler>, code: number, reason: string): void {
     const final = conn.settle(code, reason);
     if (!final) return;
+    this.#heartbeat.remove(conn);
     const { client } = conn;
     if (this.#clients.get(client.id) === conn) this.#clients.delete(client.id);
     this.#log.debug('WebSocket client disconnected', {

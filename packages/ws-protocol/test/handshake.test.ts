@@ -29,8 +29,21 @@ describe('origin policy', () => {
     expect(ts.handler.size).toBe(1);
     expect(ts.handler.getClient(client.id)).toBe(client);
     expect(client.ip).toMatch(/127\.0\.0\.1$/);
-    expect(client.request.headers.origin).toBe('https://app.example.com');
+    expect(client.request?.headers.origin).toBe('https://app.example.com');
     expect(ws.readyState).toBe(ws.OPEN);
+  });
+
+  it('with keepRequest false, gives the upgrade request to onConnect only', async () => {
+    const ts = await startServer({ keepRequest: false });
+    const seen = collector<{ client: WsClient; origin: string | undefined }>();
+    ts.handler.onConnect((client, request) =>
+      seen.push({ client, origin: request.headers.origin }),
+    );
+    await openClient(ts.url, { origin: 'https://app.example.com' });
+    const { client, origin } = await seen.next();
+    expect(origin).toBe('https://app.example.com');
+    expect(client.request).toBeUndefined();
+    expect(ts.handler.getClient(client.id)).toBe(client);
   });
 
   it('refuses another origin with 403 and a short body, without upgrading', async () => {

@@ -38,6 +38,32 @@ async function errorEventFor(ws: WebSocket, text: string): Promise<unknown> {
 }
 
 describe('inbound envelopes', () => {
+  it('answers invalid_json to __proto__ and constructor.prototype keys by default, and stays open', async () => {
+    const { ws, messages } = await connected();
+    for (const text of [
+      '{"event":"chat","data":{"__proto__":{"polluted":1}}}',
+      '{"event":"chat","data":{"a":{"constructor":{"prototype":{"polluted":1}}}}}',
+    ]) {
+      const reply = (await errorEventFor(ws, text)) as { event: string; data: { code: string } };
+      expect(reply.event).toBe('error');
+      expect(reply.data.code).toBe('invalid_json');
+    }
+    ws.send('{"event":"chat","data":{"ok":true}}');
+    expect(await messages.next()).toEqual({ event: 'chat', data: { ok: true } });
+    expect(messages.items).toHaveLength(1);
+  });
+
+  it("drops __proto__ and constructor.prototype keys with prototypeKeys 'remove'", async () => {
+    const { ws, messages } = await connected({ prototypeKeys: 'remove' });
+    ws.send(
+      '{"event":"chat","data":{"__proto__":{"polluted":1},"a":{"constructor":{"prototype":{}}},"n":1}}',
+    );
+    const envelope = await messages.next();
+    expect(envelope).toEqual({ event: 'chat', data: { a: {}, n: 1 } });
+    expect(Object.hasOwn(envelope.data, '__proto__')).toBe(false);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('decodes a valid envelope and hands it to onMessage', async () => {
     const { ws, messages } = await connected();
     ws.send('{"event":"chat.message","data":{"text":"hi"}}');

@@ -1,0 +1,13 @@
+/**
+ * How a value is named in an error message: `null`, `an array`, `a Map`, `a string`... so
+ * that a message says what was received without printing the value itself.
+ */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') {
+    const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && name !== '' && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}
