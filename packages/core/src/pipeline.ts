@@ -128,6 +128,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     handshakeTimeout: config.getHandshakeTimeout(),
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
+    prototypeKeys: config.getJsonPrototypeKeys(),
     logger,
     clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     generateId: nextId,
@@ -136,6 +137,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     cors: config.getCors(),
     trustProxy: trust,
     maxBodySize: config.getMaxBodySize(),
+    prototypeKeys: config.getJsonPrototypeKeys(),
     logger,
     debug: config.isDebug(),
   });

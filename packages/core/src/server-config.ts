@@ -80,6 +80,12 @@ export interface ServerConfigOptions {
   ws_close_timeout?: number;
   /** What a binary WebSocket message gets: an `error` event (`'error'`) or close 1003 (`'close'`). Default `'error'`. */
   ws_binary_messages?: 'error' | 'close';
+  /**
+   * JSON from the network (HTTP bodies, WebSocket messages) holding a `__proto__` or
+   * `constructor.prototype` key: `'error'` refuses it (HTTP 400, WebSocket `invalid_json`),
+   * `'remove'` drops those keys and goes on. Default `'error'`.
+   */
+  json_prototype_keys?: 'error' | 'remove';
   /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
   tls?: ServerTlsOptions | null;
 }
@@ -118,6 +124,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   per_message_deflate: wsHandlerDefaults.perMessageDeflate,
   ws_close_timeout: wsHandlerDefaults.closeTimeout,
   ws_binary_messages: wsHandlerDefaults.binaryMessages,
+  json_prototype_keys: httpHandlerDefaults.prototypeKeys,
   tls: null,
 });
 
@@ -209,6 +216,7 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
       : 'true, false, or { threshold: bytes }',
   ws_close_timeout: positiveInt('a positive number of milliseconds'),
   ws_binary_messages: (v) => (v === 'error' || v === 'close' ? null : '"error" or "close"'),
+  json_prototype_keys: (v) => (v === 'error' || v === 'remove' ? null : '"error" or "remove"'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
 };
 
@@ -477,6 +485,9 @@ export class ServerConfig {
   }
   getWebSocketBinaryMessages(): 'error' | 'close' {
     return this.#values.ws_binary_messages;
+  }
+  getJsonPrototypeKeys(): 'error' | 'remove' {
+    return this.#values.json_prototype_keys;
   }
   getTls(): ServerTlsOptions | null {
     return this.#values.tls;
