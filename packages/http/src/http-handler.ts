@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { LoggerInterface } from '@pkg/logger';
 import { answerPreflight, applyCorsHeaders, isPreflightRequest, type CorsConfig } from './cors';
 import { HttpError } from './errors';
-import { findAmbiguity, readBody } from './incoming';
+import { findAmbiguity, readBodyInto } from './incoming';
 import {
   checkDispatch,
   resolveHttpHandlerOptions,
@@ -152,50 +152,62 @@ export class HttpHandler {
         return DONE;
       }
       const built = request;
-      return response.then(
-        (answer) => {
-          try {
-            this.#write(req, res, answer, false);
-          } catch (err) {
-            this.#refuse(req, res, err, built, attributes);
-          }
-        },
-        (err: unknown) => this.#refuse(req, res, err, built, attributes),
-      );
+      return response
+        .then(
+          (answer) => this.#write(req, res, answer, false),
+          (err: unknown) => this.#refuse(req, res, err, built, attributes),
+        )
+        .catch((err: unknown) => this.#refuse(req, res, err, built, attributes));
     } catch (err) {
       this.#refuse(req, res, err, request, attributes);
       return DONE;
     }
   }
 
-  async #handleWithBody(
+  #handleWithBody(
     req: IncomingMessage,
     res: ServerResponse,
     attributes: Readonly<Record<string, unknown>> | undefined,
   ): Promise<void> {
-    let request: Request | undefined;
-    try {
-      let body: Buffer;
-      try {
-        body = await readBody(req, this.#maxBodySize);
-      } catch (err) {
-        if (err instanceof HttpError && err.code === 'PKG_ERR_HTTP_BODY_READ_FAILED') {
-          this.#log(
-            'debug',
-            'The client went away while sending the body',
-            this.#context(req, err),
-          );
-          res.destroy();
-          return;
+    return new Promise<void>((settle) => {
+      readBodyInto(req, this.#maxBodySize, (failure, body) => {
+        let request: Request | undefined;
+        try {
+          if (failure !== undefined) {
+            if (failure.code === 'PKG_ERR_HTTP_BODY_READ_FAILED') {
+              this.#log(
+                'debug',
+                'The client went away while sending the body',
+                this.#context(req, failure),
+              );
+              res.destroy();
+            } else {
+              this.#refuse(req, res, failure, undefined, attributes);
+            }
+            settle();
+            return;
+          }
+          request = this.#build(req, body, attributes);
+          const response = this.#respond(request);
+          if (response instanceof Response) {
+            this.#write(req, res, response, false);
+            settle();
+            return;
+          }
+          const built = request;
+          response
+            .then(
+              (answer) => this.#write(req, res, answer, false),
+              (err: unknown) => this.#refuse(req, res, err, built, attributes),
+            )
+            .catch((err: unknown) => this.#refuse(req, res, err, built, attributes))
+            .finally(settle);
+        } catch (err) {
+          this.#refuse(req, res, err, request, attributes);
+          settle();
         }
-        throw err;
-      }
-      request = this.#build(req, body, attributes);
-      const response = this.#respond(request);
-      this.#write(req, res, response instanceof Response ? response : await response, false);
-    } catch (err) {
-      this.#refuse(req, res, err, request, attributes);
-    }
+      });
+    });
   }
 
   /** Answers a request that failed before or outside dispatch; never throws. */

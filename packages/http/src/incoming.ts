@@ -43,52 +43,70 @@ function tooLarge(limit: number): HttpError {
   );
 }
 
+/** Called once with the body, or with the error that ended the read. */
+export type BodyCallback = (err: HttpError | undefined, body: Buffer) => void;
+
+const EMPTY = Buffer.alloc(0);
+
 /**
- * Reads the body up to `limit` bytes. A declared Content-Length over the limit is refused
- * before a byte is read; a body that grows past the limit stops being read at once (the
- * stream is paused). Both reject with an `HttpError` of status 413. A client that aborts
- * rejects with `PKG_ERR_HTTP_BODY_READ_FAILED`.
+ * Reads the body up to `limit` bytes and calls `done` once. A declared Content-Length over
+ * the limit is refused before a byte is read; a body that grows past the limit stops being
+ * read at once (the stream is paused). Both give an `HttpError` of status 413. A client that
+ * aborts gives `PKG_ERR_HTTP_BODY_READ_FAILED`. No promise is made: `HttpHandler` goes on
+ * from the callback.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBodyInto(req: IncomingMessage, limit: number, done: BodyCallback): void {
   const declared = declaredLength(req);
-  if (declared !== undefined && declared > limit) return Promise.reject(tooLarge(limit));
-  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (declared !== undefined && declared > limit) {
+    done(tooLarge(limit), EMPTY);
+    return;
+  }
+  if (req.readableEnded) {
+    done(undefined, EMPTY);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const cleanup = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onFailure);
+    req.off('close', onFailure);
+  };
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size > limit) {
+      cleanup();
+      req.pause();
+      done(tooLarge(limit), EMPTY);
+      return;
+    }
+    chunks.push(chunk);
+  };
+  const onEnd = (): void => {
+    cleanup();
+    done(undefined, Buffer.concat(chunks, size));
+  };
+  const onFailure = (err?: Error): void => {
+    cleanup();
+    done(
+      new HttpError(
+        'PKG_ERR_HTTP_BODY_READ_FAILED',
+        'The connection ended before the whole request body arrived.',
+        err === undefined ? undefined : { cause: err },
+      ),
+      EMPTY,
+    );
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onFailure);
+  req.on('close', onFailure);
+}
+
+/** {@link readBodyInto} as a promise: resolves with the body, rejects with the `HttpError`. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onFailure);
-      req.off('close', onFailure);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onFailure = (err?: Error): void => {
-      cleanup();
-      reject(
-        new HttpError(
-          'PKG_ERR_HTTP_BODY_READ_FAILED',
-          'The connection ended before the whole request body arrived.',
-          err === undefined ? undefined : { cause: err },
-        ),
-      );
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onFailure);
-    req.on('close', onFailure);
+    readBodyInto(req, limit, (err, body) => (err === undefined ? resolve(body) : reject(err)));
   });
 }

@@ -260,21 +260,24 @@ export class WebSocketHandler {
       return false;
     }
 
-    const { path, query } = splitRequestTarget(req.url ?? '/');
-    const ip = this.#options.clientIp ? this.#options.clientIp(req) : req.socket?.remoteAddress;
-    const context: HandshakeContext = Object.freeze({
-      request: req,
-      headers: req.headers,
-      query,
-      path,
-      ip: ip ?? '',
-      origin,
-      clientId: id,
-      data: {},
-    });
+    const ip =
+      (this.#options.clientIp ? this.#options.clientIp(req) : req.socket?.remoteAddress) ?? '';
+    const data: Record<string, unknown> = {};
 
     let upgradeHead = Buffer.isBuffer(head) ? head : Buffer.alloc(0);
     if (this.#hooks.length > 0) {
+      // The context is made only for hooks: without them, no query string is parsed.
+      const { path, query } = splitRequestTarget(req.url ?? '/');
+      const context: HandshakeContext = Object.freeze({
+        request: req,
+        headers: req.headers,
+        query,
+        path,
+        ip,
+        origin,
+        clientId: id,
+        data,
+      });
       // While hooks run (they may be slow), keep reading so that a client that leaves is
       // noticed; anything it sends early is kept and handed to `ws`.
       const early = holdEarlyBytes(socket, MAX_EARLY_BYTES);
@@ -314,7 +317,7 @@ export class WebSocketHandler {
     }
     socket.removeListener('error', onSocketError);
     try {
-      this.#accept(upgraded, req, socket, id, context.ip, context.data);
+      this.#accept(upgraded, req, socket, id, ip, data);
     } catch (err) {
       // The 101 answer is already on the wire: an HTTP error page would be read as a
       // corrupt frame. Drop the connection instead.
