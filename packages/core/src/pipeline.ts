@@ -129,6 +129,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
     prototypeKeys: config.getJsonPrototypeKeys(),
+    keepRequest: config.getWebSocketKeepRequest(),
     logger,
     clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     generateId: nextId,

@@ -86,6 +86,12 @@ export interface ServerConfigOptions {
    * `'remove'` drops those keys and goes on. Default `'error'`.
    */
   json_prototype_keys?: 'error' | 'remove';
+  /**
+   * Keep each WebSocket client's upgrade request on `WsClient.request` for its whole life
+   * (about 1.3 KiB per connection). Handshake middleware sees the request either way.
+   * Default `false`.
+   */
+  ws_keep_request?: boolean;
   /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
   tls?: ServerTlsOptions | null;
 }
@@ -125,6 +131,9 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   ws_close_timeout: wsHandlerDefaults.closeTimeout,
   ws_binary_messages: wsHandlerDefaults.binaryMessages,
   json_prototype_keys: httpHandlerDefaults.prototypeKeys,
+  // Not wsHandlerDefaults.keepRequest: the server reads the request only during the
+  // handshake, so by default it does not hold it for the life of every connection.
+  ws_keep_request: false,
   tls: null,
 });
 
@@ -217,6 +226,7 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   ws_close_timeout: positiveInt('a positive number of milliseconds'),
   ws_binary_messages: (v) => (v === 'error' || v === 'close' ? null : '"error" or "close"'),
   json_prototype_keys: (v) => (v === 'error' || v === 'remove' ? null : '"error" or "remove"'),
+  ws_keep_request: (v) => (typeof v === 'boolean' ? null : 'true or false'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
 };
 
@@ -488,6 +498,9 @@ export class ServerConfig {
   }
   getJsonPrototypeKeys(): 'error' | 'remove' {
     return this.#values.json_prototype_keys;
+  }
+  getWebSocketKeepRequest(): boolean {
+    return this.#values.ws_keep_request;
   }
   getTls(): ServerTlsOptions | null {
     return this.#values.tls;
