@@ -13,6 +13,11 @@ import { decideRoomJoin } from './room-policy';
 export interface CreateAppOptions {
   /** Where the server logs; default a console Logger at `config.logLevel` (no log files). */
   logger?: LoggerInterface;
+  /**
+   * The chat page's bundled script, served at `/chat.js` (`dist/public/chat.js` after the
+   * build; `bundlePageScript()` in tests). Without it the page says it is not built.
+   */
+  pageScript?: string;
 }
 
 export interface DemoApp {
@@ -61,7 +66,7 @@ export function createApp(
   server.addHandshakeMiddleware(createOriginCheck(settings.corsOrigins));
   server.addHandshakeMiddleware(authenticateHandshake);
   server.addHandshakeMiddleware(nameFromHandshake);
-  server.registerController(new PageController());
+  server.registerController(new PageController(options.pageScript));
   server.registerController(new ChatController());
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 
-// The chat page is kept as strings in this module (not a file read at run time), so it
-// survives bundling and `pnpm deploy` unchanged and needs no build step of its own.
-// The script and style are inline; the Content-Security-Policy allows exactly these two
-// blocks by their SHA-256 hashes and nothing else.
+// The chat page's HTML and style are kept as strings in this module. Its script is
+// `browser/chat-page.ts` bundled with @pkg/client (`page-bundle.ts`), served from the same
+// port at PAGE_SCRIPT_PATH. The Content-Security-Policy allows that same-origin script and
+// the inline style by its SHA-256 hash, and nothing else.
+
+/** Where the page loads its script from. */
+export const PAGE_SCRIPT_PATH = '/chat.js';
 
 const STYLE = `
   :root { color-scheme: light; font-family: system-ui, sans-serif; }
@@ -26,151 +29,16 @@ const STYLE = `
   #messages li.mine { background: #dbeafe; }
   #messages li.broadcast { color: #92400e; }
   #messages li.error { color: #b91c1c; }
-`;
-
-const SCRIPT = `
-(function () {
-  'use strict';
-  var byId = function (id) { return document.getElementById(id); };
-  var list = byId('messages');
-  var stateEl = byId('state');
-  var countEl = byId('client-count');
-  var sendButton = byId('send');
-  var socket = null;
-  var socketToken = '';
-  var myId = null;
-  var myRoom = null;
-  var pendingJoin = null;
-
-  function add(kind, text) {
-    var item = document.createElement('li');
-    item.className = kind;
-    item.textContent = text;
-    list.appendChild(item);
-    list.scrollTop = list.scrollHeight;
-    return item;
-  }
-
-  function setState(text) { stateEl.textContent = text; }
-
-  function refreshCount() {
-    fetch('/api/status', { cache: 'no-store' })
-      .then(function (res) { return res.ok ? res.json() : null; })
-      .then(function (status) { if (status) countEl.textContent = String(status.clients); })
-      .catch(function () { /* the next refresh tries again */ });
-  }
-
-  function send(event, data) { socket.send(JSON.stringify({ event: event, data: data })); }
-
-  function who(data) { return data.name || data.clientId; }
-
-  function handle(event, data) {
-    switch (event) {
-      case 'welcome':
-        myId = data.clientId;
-        add('system', 'Connected as ' + (data.name || 'guest') + (data.user ? ', signed in as ' + data.user.name : '') + ' (' + data.clientId + ').');
-        refreshCount();
-        break;
-      case 'room.joined':
-        if (data.room !== myRoom) add('system', 'You joined room ' + data.room + '.');
-        myRoom = data.room;
-        setState('In room ' + data.room + ' as ' + (data.name || data.clientId));
-        sendButton.disabled = false;
-        byId('message').focus();
-        break;
-      case 'user.joined':
-        // room null: someone connected (only the count changes); a room: someone entered it.
-        if (data.room && data.room === myRoom) add('system', who(data) + ' joined the room.');
-        refreshCount();
-        break;
-      case 'user.left':
-        if (data.room && data.room === myRoom) add('system', who(data) + ' left the room.');
-        refreshCount();
-        break;
-      case 'chat.message':
-        add(data.clientId === myId ? 'chat mine' : 'chat', who(data) + ': ' + data.message);
-        break;
-      case 'api.message':
-        add('broadcast', '[broadcast] ' + data.message);
-        break;
-      case 'error':
-        // The message is a sentence meant for people; the code stays in the tooltip.
-        add('error', data.message || 'Something went wrong.').title = 'code: ' + data.code;
-        break;
-      default:
-        break;
-    }
-  }
-
-  function connect(token, name) {
-    var url = new URL('/', window.location.href);
-    url.protocol = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (token) url.searchParams.set('key', token);
-    if (name) url.searchParams.set('name', name);
-    var ws = new WebSocket(url.toString());
-    socket = ws;
-    socketToken = token;
-    setState('Connecting...');
-    ws.addEventListener('open', function () {
-      setState('Connected');
-      if (pendingJoin) { send('room.join', pendingJoin); pendingJoin = null; }
-    });
-    ws.addEventListener('message', function (msg) {
-      var envelope;
-      try { envelope = JSON.parse(msg.data); } catch (e) { return; }
-      if (envelope && typeof envelope.event === 'string') handle(envelope.event, envelope.data || {});
-    });
-    ws.addEventListener('close', function () {
-      if (socket !== ws) return;
-      var refused = myId === null;
-      socket = null;
-      myId = null;
-      myRoom = null;
-      sendButton.disabled = true;
-      var why = !refused
-        ? 'Disconnected from the server. Press Join to connect again.'
-        : token
-          ? 'Could not connect: the server refused the token. Use a demo token (alice-token, bob-token, admin-token) or leave the field empty.'
-          : 'Could not connect to the server. Is it running?';
-      setState(refused ? 'Not connected' : 'Disconnected');
-      add('error', why);
-      refreshCount();
-    });
-  }
-
-  byId('join-form').addEventListener('submit', function (e) {
-    e.preventDefault();
-    var name = byId('name').value.trim();
-    var join = { room: byId('room').value.trim() };
-    if (name) join.name = name;
-    var token = byId('token').value.trim();
-    if (socket && socketToken !== token) { var old = socket; socket = null; old.close(); }
-    if (!socket) { pendingJoin = join; connect(token, name); }
-    else if (socket.readyState === WebSocket.OPEN) send('room.join', join);
-    else pendingJoin = join;
-  });
-
-  byId('send-form').addEventListener('submit', function (e) {
-    e.preventDefault();
-    var input = byId('message');
-    if (!input.value.trim() || !socket || socket.readyState !== WebSocket.OPEN) return;
-    send('chat.message', { message: input.value });
-    input.value = '';
-    input.focus();
-  });
-
-  refreshCount();
-  setInterval(refreshCount, 5000);
-})();
+  #messages li .delivery { color: #047857; font-size: 0.8rem; }
 `;
 
 const sha256 = (text: string): string =>
   `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
-/** The page's Content-Security-Policy: its own inline script and style, same-origin fetch/WebSocket. */
+/** The page's Content-Security-Policy: its own script and inline style, same-origin fetch/WebSocket. */
 export const CHAT_PAGE_CSP = [
   "default-src 'none'",
-  `script-src ${sha256(SCRIPT)}`,
+  "script-src 'self'",
   `style-src ${sha256(STYLE)}`,
   "connect-src 'self'",
   'img-src data:',
@@ -178,6 +46,13 @@ export const CHAT_PAGE_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/** Headers sent with the page script. */
+export const PAGE_SCRIPT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Content-Type': 'text/javascript; charset=utf-8',
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-cache',
+});
 
 /** Headers sent with the page. */
 export const CHAT_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -218,7 +93,7 @@ export const CHAT_PAGE_HTML = `<!doctype html>
     <button id="send" type="submit" disabled>Send</button>
   </form>
 </main>
-<script>${SCRIPT}</script>
+<script src="${PAGE_SCRIPT_PATH}"></script>
 </body>
 </html>
 `;

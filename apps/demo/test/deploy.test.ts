@@ -26,6 +26,9 @@ afterAll(async () => {
 describe('deploy folder (pnpm deploy --legacy --prod)', () => {
   it('holds the built demo and only the production @pkg packages it needs', () => {
     expect(existsSync(path.join(dir, 'dist', 'main.js'))).toBe(true);
+    // The page script, bundled with @pkg/client at build time; the client itself is not a
+    // runtime dependency.
+    expect(existsSync(path.join(dir, 'dist', 'public', 'chat.js'))).toBe(true);
     expect(existsSync(path.join(dir, 'src'))).toBe(false);
     expect(readdirSync(path.join(dir, 'node_modules', '@pkg')).sort()).toEqual([
       'core',
@@ -46,6 +49,10 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
     const health = await fetch(`${started.url}/health`);
     expect(health.status).toBe(200);
     expect(((await health.json()) as { status: string }).status).toBe('healthy');
+    const script = await fetch(`${started.url}/chat.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toContain('emitWithAck(');
 
     client = await TestClient.connect(`${started.url.replace(/^http/, 'ws')}/?name=deploy`);
     expect((await client.next()).event).toBe('welcome');

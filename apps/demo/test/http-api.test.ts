@@ -15,15 +15,34 @@ function post(url: string, body: string, contentType?: string): Promise<globalTh
 }
 
 describe('chat page', () => {
-  it('serves the page at / with a CSP that allows only its own inline blocks', async () => {
+  it('serves the page at / with a CSP that allows only its own script and style', async () => {
     const { http } = await start();
     const res = await fetch(`${http}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[^']+'/);
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self';");
+    expect(res.headers.get('content-security-policy')).toMatch(/style-src 'sha256-[^']+'/);
     const html = await res.text();
     expect(html).toContain('<title>Chat demo</title>');
+    expect(html).toContain('<script src="/chat.js"></script>');
     expect(html).toContain('id="client-count"');
+  });
+
+  it('serves the bundled page script at /chat.js from the same port', async () => {
+    const { http } = await start({}, { pageScript: '"use strict";/* bundle */' });
+    const res = await fetch(`${http}/chat.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await res.text()).toBe('"use strict";/* bundle */');
+  });
+
+  it('answers /chat.js with 404 and a script that says so when the demo is not built', async () => {
+    const { http } = await start();
+    const res = await fetch(`${http}/chat.js`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await res.text()).toContain('The page script is not built');
   });
 
   it('answers 404 JSON for a path no controller serves', async () => {

@@ -42,6 +42,13 @@ export type {
 // @pkg/decorators
 export { HttpRoute, OnConnect, OnDisconnect, RateLimit, SocketOn } from '@pkg/decorators';
 export type {
+  EventAnswer,
+  EventName,
+  EventPayload,
+  EventsMap,
+  ListenedEvents,
+  SocketEventsDeclaration,
+  UntypedEvents,
   HttpMethod,
   HttpMiddleware,
   HttpMiddlewareFn,

@@ -1,3 +1,11 @@
+import type {
+  EventName,
+  EventPayload,
+  EventsMap,
+  ListenedEvents,
+  SocketEventsDeclaration,
+  UntypedEvents,
+} from '@pkg/decorators';
 import type { EventData } from '@pkg/ws-protocol';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientType } from './client-registry';
@@ -51,8 +59,33 @@ export interface ControllerHost {
  * `OnDisconnect`, `HttpRoute` and `RateLimit`, then pass an instance to
  * `server.registerController()`, which calls `setServer` and registers the routes. The
  * helpers below forward to that server.
+ *
+ * The type parameters are optional: `Host` is what `getServer()` returns; `Emit` is the
+ * event map of what the server sends (it types `emit` and `broadcast`), `Listen` the map of
+ * what clients send (it types the `SocketOn` handlers). The same two interfaces type
+ * `@pkg/client`'s `Client<Listen, Emit>` on the other side:
+ *
+ * ```ts
+ * interface ClientEvents { 'chat.send': (data: { text: string }) => { delivered: boolean } }
+ * interface ServerEvents { 'chat.message': (data: { from: string; text: string }) => void }
+ *
+ * class ChatController extends SocketController<ControllerHost, ServerEvents, ClientEvents> {
+ *   @SocketOn('chat.send')
+ *   send(clientId: string, data: { text: string }): { delivered: boolean } {
+ *     this.broadcast('chat.message', { from: clientId, text: data.text });
+ *     return { delivered: true };
+ *   }
+ * }
+ * ```
  */
-export abstract class SocketController<Host extends ControllerHost = ControllerHost> {
+export abstract class SocketController<
+  Host extends ControllerHost = ControllerHost,
+  Emit extends EventsMap<Emit> = UntypedEvents,
+  Listen extends EventsMap<Listen> = UntypedEvents,
+> implements SocketEventsDeclaration<Listen> {
+  /** Types only (never set): the inbound event map `SocketOn` checks handlers against. */
+  declare readonly '~listen'?: ListenedEvents<Listen>;
+
   #server: Host | null = null;
 
   /** The server this controller is registered with (read-only; set by `setServer`). */
@@ -78,32 +111,36 @@ export abstract class SocketController<Host extends ControllerHost = ControllerH
   }
 
   /** Sends an event to one client. Returns false when the client is not connected. */
-  emit(clientId: string, event: string, data: EventData): boolean {
-    return this.getServer().send(clientId, event, data);
+  emit<E extends EventName<Emit>>(
+    clientId: string,
+    event: E,
+    data: EventPayload<Emit, E>,
+  ): boolean {
+    return this.getServer().send(clientId, event, data as EventData);
   }
 
   /** Broadcasts to all clients, a namespace, or a room (see `Server.broadcast`). */
-  broadcast(
-    event: string,
-    data: EventData,
+  broadcast<E extends EventName<Emit>>(
+    event: E,
+    data: EventPayload<Emit, E>,
     namespace: string | null = null,
     room: string | null = null,
     options: BroadcastOptions = {},
   ): void {
-    this.getServer().broadcast(event, data, namespace, room, options);
+    this.getServer().broadcast(event, data as EventData, namespace, room, options);
   }
 
   /** Broadcasts to a room, optionally leaving one client (usually the sender) out. */
-  broadcastToRoomClients(
-    event: string,
-    data: EventData,
+  broadcastToRoomClients<E extends EventName<Emit>>(
+    event: E,
+    data: EventPayload<Emit, E>,
     room: string,
     namespace: string = DEFAULT_NAMESPACE,
     exceptClientId?: string,
   ): void {
     this.getServer().broadcast(
       event,
-      data,
+      data as EventData,
       namespace,
       room,
       exceptClientId === undefined ? {} : { except: exceptClientId },

@@ -7,6 +7,15 @@ export { HttpRoute } from './http-route';
 export { RateLimit } from './rate-limit';
 export { getControllerMetadata } from './reader';
 export type {
+  EventAnswer,
+  EventName,
+  EventPayload,
+  EventsMap,
+  ListenedEvents,
+  SocketEventsDeclaration,
+  UntypedEvents,
+} from './event-map';
+export type {
   ControllerMetadata,
   HttpMethod,
   HttpMiddleware,

@@ -1,17 +1,18 @@
 import { decError } from './errors';
+import type { EventAnswer, EventPayload } from './event-map';
 import { openMethodRecord } from './store';
-import type { RouteOptions, EventData, WsContext, WsMiddleware } from './types';
+import type { RouteOptions, WsContext, WsMiddleware } from './types';
 import { quoteMethod, validateEvent, validateRouteOptions } from './validate';
 
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
 
 /** The shape of a `SocketOn` method: `(clientId, data, context?)`; fewer parameters are fine. */
-type SocketOnMethod<This, T> = (
+type SocketOnMethod<This, T, R = unknown> = (
   this: This,
   clientId: string,
   data: T,
   context: WsContext,
-) => unknown;
+) => R;
 
 /**
  * `unknown` (no constraint) when `T` is a usable type for `data`; otherwise an object type
@@ -25,10 +26,39 @@ type CheckSocketData<T> = 0 extends 1 & T // true only for `any`, which is accep
     ? { 'SocketOn: the data parameter must be typed as an object, an array or unknown': T }
     : unknown;
 
+/** An answer type of `void` (or `unknown`) asks nothing of the handler's return value. */
+type CheckAnswer<A, R> = [A] extends [void]
+  ? unknown
+  : unknown extends A
+    ? unknown
+    : [Awaited<R>] extends [A]
+      ? unknown
+      : { 'SocketOn: the handler must return the answer type of its event': A };
+
+/**
+ * `unknown` unless the decorated class declares its inbound events (a
+ * `SocketController<Host, Emit, Listen>` with a typed `Listen` map): then the event must be
+ * in the map, the data parameter must accept the event's payload, and the return value must
+ * be the event's answer.
+ */
+type CheckEventMap<This, E extends string, T, R> = This extends { readonly '~listen'?: infer L }
+  ? unknown extends L
+    ? unknown
+    : E extends keyof L
+      ? [EventPayload<L, E>] extends [T]
+        ? CheckAnswer<EventAnswer<L, E>, R>
+        : {
+            'SocketOn: the data parameter must accept the payload of its event': EventPayload<L, E>;
+          }
+      : { "SocketOn: the event is not in the controller's event map": keyof L }
+  : unknown;
+
 /** The decorator `SocketOn(...)` returns. */
-type SocketOnDecorator = <This, T = EventData>(
-  target: SocketOnMethod<This, T>,
-  context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T>> & CheckSocketData<T>,
+type SocketOnDecorator<E extends string = string> = <This, T = unknown, R = unknown>(
+  target: SocketOnMethod<This, T, R>,
+  context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T, R>> &
+    CheckSocketData<T> &
+    CheckEventMap<This, E, T, R>,
 ) => void;
 
 /** The shape of an `OnConnect` / `OnDisconnect` method: `(clientId)`. */
@@ -53,8 +83,15 @@ type LifecycleDecorator = <This>(
  *     this.broadcast('chat.message', { from: clientId, text: data.text });
  *   }
  * }
+ *
+ * In a controller that declares its inbound events (`SocketController<Host, Emit, Listen>`),
+ * the event must be one of `Listen`, the data parameter must accept its payload and the
+ * return value must be its answer; anything else fails to compile.
  */
-export function SocketOn(event: string, options?: RouteOptions<WsMiddleware>): SocketOnDecorator {
+export function SocketOn<E extends string>(
+  event: E,
+  options?: RouteOptions<WsMiddleware>,
+): SocketOnDecorator<E> {
   return (target: unknown, context: unknown): void => {
     const { classRecord, method, site } = openMethodRecord('SocketOn', target, context);
     const name = validateEvent(event, site);

@@ -1,6 +1,7 @@
-import { Response, SocketController, type Request, type EventData } from '@pkg/core';
+import { Response, SocketController, type ControllerHost, type Request } from '@pkg/core';
 import { HttpRoute, OnConnect, OnDisconnect, SocketOn } from '@pkg/decorators';
 import { USER_KEY, type DemoUser } from '../auth';
+import type { ClientEvents, ServerEvents } from '../events';
 import { NAME_KEY, checkName } from '../names';
 import { decideRoomJoin } from '../room-policy';
 
@@ -32,8 +33,10 @@ const unixSeconds = (): number => Math.floor(Date.now() / 1000);
  * `user.joined` / `user.left` carry a `room`: `null` when a client connects, and on a
  * disconnect the chat room the client was in (both go to every other client); the room's name
  * when a client enters or leaves that chat room (these go to that room's members only).
+ *
+ * The events are typed by the maps in `../events.ts`, the same ones the page's client uses.
  */
-export class ChatController extends SocketController {
+export class ChatController extends SocketController<ControllerHost, ServerEvents, ClientEvents> {
   private user(clientId: string): DemoUser | undefined {
     return this.getServer().getClientData(clientId, USER_KEY) as DemoUser | undefined;
   }
@@ -50,7 +53,7 @@ export class ChatController extends SocketController {
   }
 
   private fail(clientId: string, code: string, message: string): void {
-    this.emit(clientId, 'error', { code, message });
+    this.getServer().sendEventError(clientId, code, message);
   }
 
   @HttpRoute('GET', '/api/status')
@@ -103,11 +106,15 @@ export class ChatController extends SocketController {
     });
   }
 
+  /** Relays a chat line; the answer (to a message sent with an id) says whether it went out. */
   @SocketOn('chat.message')
-  chatMessage(clientId: string, data: EventData): void {
+  chatMessage(clientId: string, data: unknown): { delivered: boolean } {
     const text = isRecord(data) ? data.message : undefined;
     const problem = checkMessage(text);
-    if (problem !== undefined) return this.fail(clientId, 'invalid_payload', problem);
+    if (problem !== undefined) {
+      this.fail(clientId, 'invalid_payload', problem);
+      return { delivered: false };
+    }
     const room = this.chatRoom(clientId);
     const payload = {
       clientId,
@@ -118,10 +125,11 @@ export class ChatController extends SocketController {
     };
     if (room !== undefined) this.broadcast('chat.message', payload, '/', room);
     else this.broadcast('chat.message', payload);
+    return { delivered: true };
   }
 
   @SocketOn('room.join')
-  roomJoin(clientId: string, data: EventData): void {
+  roomJoin(clientId: string, data: unknown): void {
     if (!isRecord(data) || typeof data.room !== 'string') {
       return this.fail(clientId, 'invalid_payload', '"room" is required and must be a string.');
     }

@@ -1,6 +1,6 @@
 import { afterEach } from '@jest/globals';
 import { NullLogger } from '@pkg/core';
-import { startDemo, type DemoApp } from '../../src/app';
+import { startDemo, type CreateAppOptions, type DemoApp } from '../../src/app';
 import type { DemoConfig } from '../../src/config';
 import { TestClient, type Envelope } from './ws-client';
 
@@ -17,11 +17,14 @@ export interface RunningDemo {
   stop(): Promise<void>;
 }
 
-/** Starts the demo on 127.0.0.1, a free port, with a silent logger. */
-export async function startTestDemo(config: Partial<DemoConfig> = {}): Promise<RunningDemo> {
+/** Starts the demo on 127.0.0.1, a free port (unless `config.port`), with a silent logger. */
+export async function startTestDemo(
+  config: Partial<DemoConfig> = {},
+  options: Omit<CreateAppOptions, 'logger'> = {},
+): Promise<RunningDemo> {
   const app = await startDemo(
     { host: '127.0.0.1', port: 0, ...config },
-    { logger: new NullLogger() },
+    { ...options, logger: new NullLogger() },
   );
   const http = app.url()!;
   const ws = http.replace(/^http/, 'ws');
@@ -53,14 +56,17 @@ export async function startTestDemo(config: Partial<DemoConfig> = {}): Promise<R
  * For a test file: returns `start(config)`, which starts a demo on a free port, and stops
  * whatever it started after each test.
  */
-export function useDemo(): (config?: Partial<DemoConfig>) => Promise<RunningDemo> {
+export function useDemo(): (
+  config?: Partial<DemoConfig>,
+  options?: Omit<CreateAppOptions, 'logger'>,
+) => Promise<RunningDemo> {
   let demo: RunningDemo | undefined;
   afterEach(async () => {
     await demo?.stop();
     demo = undefined;
   });
-  return async (config = {}) => {
-    demo = await startTestDemo(config);
+  return async (config = {}, options = {}) => {
+    demo = await startTestDemo(config, options);
     return demo;
   };
 }

@@ -1,0 +1,207 @@
+/**
+ * The chat page's script, bundled with @pkg/client for the browser at build time (see
+ * `../page-bundle.ts`). It talks to the server only through `Client`, typed by the same
+ * event maps as `ChatController`: the client reconnects with backoff after a lost
+ * connection (a server restart, say), and the page then enters its room again on its own.
+ */
+import { Client, ClientError } from '@pkg/client';
+import type { ClientEvents, ServerEvents } from '../events';
+
+type ChatClient = Client<ClientEvents, ServerEvents>;
+type Join = { room: string; name?: string };
+
+const byId = <T extends HTMLElement = HTMLElement>(id: string): T => {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`The page has no #${id}.`);
+  return element as T;
+};
+
+const list = byId<HTMLUListElement>('messages');
+const stateEl = byId('state');
+const countEl = byId('client-count');
+const sendButton = byId<HTMLButtonElement>('send');
+const messageInput = byId<HTMLInputElement>('message');
+
+let client: ChatClient | null = null;
+let clientToken = '';
+let myId: string | null = null;
+let myRoom: string | null = null;
+/** The room (and name) this page wants to be in; sent again after every new connection. */
+let wanted: Join | null = null;
+/** True between a lost connection and the room being joined again. */
+let rejoining = false;
+
+function add(kind: string, text: string): HTMLLIElement {
+  const item = document.createElement('li');
+  item.className = kind;
+  item.textContent = text;
+  list.appendChild(item);
+  list.scrollTop = list.scrollHeight;
+  return item;
+}
+
+function setState(text: string): void {
+  stateEl.textContent = text;
+}
+
+function refreshCount(): void {
+  fetch('/api/status', { cache: 'no-store' })
+    .then((res) => (res.ok ? (res.json() as Promise<{ clients: number }>) : null))
+    .then((status) => {
+      if (status) countEl.textContent = String(status.clients);
+    })
+    .catch(() => undefined); // the next refresh tries again
+}
+
+const who = (data: { name: string | null; clientId: string }): string => data.name || data.clientId;
+
+/** Marks the newest own line with this text as delivered (the server's answer arrived). */
+function markDelivered(text: string): void {
+  const mine = list.querySelectorAll<HTMLLIElement>('li.mine:not(.delivered)');
+  for (let i = mine.length - 1; i >= 0; i -= 1) {
+    const item = mine[i]!;
+    if (item.dataset['text'] !== text) continue;
+    item.classList.add('delivered');
+    const mark = document.createElement('span');
+    mark.className = 'delivery';
+    mark.textContent = ' \u2713 delivered';
+    item.appendChild(mark);
+    return;
+  }
+}
+
+function listen(c: ChatClient, token: string): void {
+  let everConnected = false;
+
+  c.on('welcome', (data) => {
+    myId = data.clientId;
+    const signedIn = data.user ? `, signed in as ${data.user.name}` : '';
+    add('system', `Connected as ${data.name || 'guest'}${signedIn} (${data.clientId}).`);
+    refreshCount();
+  });
+  c.on('room.joined', (data) => {
+    if (data.room !== myRoom) add('system', `You joined room ${data.room}.`);
+    else if (rejoining) add('system', `Back in room ${data.room}.`);
+    rejoining = false;
+    myRoom = data.room;
+    setState(`In room ${data.room} as ${data.name || data.clientId}`);
+    sendButton.disabled = false;
+    messageInput.focus();
+  });
+  c.on('user.joined', (data) => {
+    // room null: someone connected (only the count changes); a room: someone entered it.
+    if (data.room && data.room === myRoom) add('system', `${who(data)} joined the room.`);
+    refreshCount();
+  });
+  c.on('user.left', (data) => {
+    if (data.room && data.room === myRoom) add('system', `${who(data)} left the room.`);
+    refreshCount();
+  });
+  c.on('chat.message', (data) => {
+    const item = add(
+      data.clientId === myId ? 'chat mine' : 'chat',
+      `${who(data)}: ${data.message}`,
+    );
+    item.dataset['text'] = data.message;
+  });
+  c.on('api.message', (data) => {
+    add('broadcast', `[broadcast] ${data.message}`);
+  });
+  c.on('error', (data) => {
+    // The message is a sentence meant for people; the code stays in the tooltip.
+    add('error', data.message || 'Something went wrong.').title = `code: ${data.code}`;
+  });
+
+  c.on('connect', (info) => {
+    everConnected = true;
+    setState('Connected');
+    // A resumed session keeps its room; a fresh one (first connection, or the server
+    // restarted) enters the wanted room again, without the user doing anything.
+    if (!info.resumed && wanted) c.emit('room.join', wanted);
+  });
+  c.on('disconnect', (info) => {
+    myId = null;
+    sendButton.disabled = true;
+    refreshCount();
+    if (!info.willReconnect) return;
+    rejoining = myRoom !== null;
+    setState('Reconnecting...');
+    add('system', 'Connection lost; reconnecting...');
+  });
+  c.on('reconnecting', (info) => setState(`Reconnecting (attempt ${info.attempt})...`));
+  c.on('reconnect', () => add('system', 'Reconnected.'));
+  c.on('connect_error', (error) => {
+    if (everConnected) return; // a failed reconnection attempt: the backoff retries
+    const refused =
+      error instanceof ClientError &&
+      (error.code === 'PKG_ERR_CLIENT_UNAUTHORIZED' || error.code === 'PKG_ERR_CLIENT_FORBIDDEN');
+    // Browsers hide the status of a refused upgrade: with a token, a connection that never
+    // opened is taken as a refused token.
+    if (refused || token) {
+      add(
+        'error',
+        'Could not connect: the server refused the token. Use a demo token (alice-token, bob-token, admin-token) or leave the field empty.',
+      );
+    } else {
+      add('error', 'Could not connect to the server. Is it running?');
+    }
+    setState('Not connected');
+    stop();
+  });
+}
+
+function stop(): void {
+  const old = client;
+  client = null;
+  myId = null;
+  myRoom = null;
+  sendButton.disabled = true;
+  old?.disconnect();
+}
+
+function start(token: string, name: string): void {
+  const query: Record<string, string> = {};
+  if (token) query['key'] = token;
+  if (name) query['name'] = name;
+  const c: ChatClient = new Client<ClientEvents, ServerEvents>('/', { query });
+  client = c;
+  clientToken = token;
+  listen(c, token);
+  setState('Connecting...');
+  c.connect().catch(() => undefined); // failures are reported through connect_error
+}
+
+byId<HTMLFormElement>('join-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const name = byId<HTMLInputElement>('name').value.trim();
+  const join: Join = { room: byId<HTMLInputElement>('room').value.trim() };
+  if (name) join.name = name;
+  const token = byId<HTMLInputElement>('token').value.trim();
+  wanted = join;
+  if (client && clientToken !== token) stop();
+  if (!client) start(token, name);
+  else if (client.connected) client.emit('room.join', join);
+  // else: the join goes out on `connect`
+});
+
+byId<HTMLFormElement>('send-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const text = messageInput.value;
+  const c = client;
+  if (!text.trim() || !c || !c.connected) return;
+  if (c.protocol === 1) {
+    // The server answers requests: show the delivery on the line once it is confirmed.
+    c.emitWithAck('chat.message', { message: text })
+      .then((answer) => {
+        if (answer.delivered) markDelivered(text);
+      })
+      .catch(() => undefined); // the server's error event already explains a refusal
+  } else {
+    c.emit('chat.message', { message: text });
+  }
+  messageInput.value = '';
+  messageInput.focus();
+});
+
+refreshCount();
+setInterval(refreshCount, 5000);
