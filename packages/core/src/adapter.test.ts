@@ -83,4 +83,15 @@ describe('LocalAdapter', () => {
     expect(() => adapter.broadcast('T', {})).toThrow(/not attached/);
     adapter.close();
   });
+
+  it('lists the ids a target selects and reports the local state', () => {
+    const { adapter } = setup(['a', 'b', 'c']);
+    adapter.joinRoom('b', 'r', '/x');
+    expect(adapter.clientIds()).toEqual(['a', 'b', 'c']);
+    expect(adapter.clientIds({ namespace: '/x' })).toEqual(['b']);
+    expect(adapter.clientIds({ namespace: '/x', room: 'r' })).toEqual(['b']);
+    expect(adapter.clientIds({ room: 'r' })).toEqual([]);
+    expect(adapter.getState()).toBe('local');
+    expect('forward' in adapter).toBe(false);
+  });
 });
