@@ -1,7 +1,6 @@
 import { createClient } from 'redis';
 import { reconnectDelay } from './options';
 
-
 export interface ConnectionOptions {
   readonly url: string;
   readonly maxReconnectDelay: number;

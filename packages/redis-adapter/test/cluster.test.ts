@@ -46,7 +46,12 @@ describeRedis('RedisAdapter: two instances', () => {
   }
 
   it('delivers a broadcast to all, a namespace, a room and with except exactly once', async () => {
-    const [a1, a2, b1, b2] = [await connect(a), await connect(a), await connect(b), await connect(b)];
+    const [a1, a2, b1, b2] = [
+      await connect(a),
+      await connect(a),
+      await connect(b),
+      await connect(b),
+    ];
     const all = [a1, a2, b1, b2];
     await a.call('join', { clientId: a2.id, room: 'r', namespace: '/' });
     await b.call('join', { clientId: b1.id, room: 'r', namespace: '/' });
@@ -57,8 +62,20 @@ describeRedis('RedisAdapter: two instances', () => {
     await a.call('broadcast', { event: 'to-all', data: { n: 1 }, namespace: null, room: null });
     await b.call('broadcast', { event: 'to-ns', data: {}, namespace: '/chat', room: null });
     await a.call('broadcast', { event: 'to-room', data: {}, namespace: '/', room: 'r' });
-    await b.call('broadcast', { event: 'except', data: {}, namespace: '/', room: 'r', except: [a2.id] });
-    await a.call('broadcast', { event: 'except-all', data: {}, namespace: null, room: null, except: [a1.id, b2.id] });
+    await b.call('broadcast', {
+      event: 'except',
+      data: {},
+      namespace: '/',
+      room: 'r',
+      except: [a2.id],
+    });
+    await a.call('broadcast', {
+      event: 'except-all',
+      data: {},
+      namespace: null,
+      room: null,
+      except: [a1.id, b2.id],
+    });
     await fence(all, 1);
 
     const count = (c: TestClient, e: string): number => c.events(e).length;
@@ -86,18 +103,26 @@ describeRedis('RedisAdapter: two instances', () => {
 
   it('sends to, joins, leaves and disconnects a client of the other instance', async () => {
     const [a1, b1] = [await connect(a), await connect(b)];
-    expect(await a.call('send', { clientId: b1.id, event: 'direct', data: { from: 'a' } })).toBe(true);
+    expect(await a.call('send', { clientId: b1.id, event: 'direct', data: { from: 'a' } })).toBe(
+      true,
+    );
     await waitFor(() => b1.events('direct').length === 1, 'the remote send');
     expect(b1.events('direct')[0]?.data).toEqual({ from: 'a' });
 
     expect(await a.call('join', { clientId: b1.id, room: 'remote', namespace: '/' })).toBe(true);
-    await waitFor(async () => (await b.call('count', { target: { room: 'remote' } })) === 1, 'the remote join');
+    await waitFor(
+      async () => (await b.call('count', { target: { room: 'remote' } })) === 1,
+      'the remote join',
+    );
     await b.call('synced');
     await a.call('broadcast', { event: 'in-remote', data: {}, namespace: '/', room: 'remote' });
     await waitFor(() => b1.events('in-remote').length === 1, 'the room broadcast');
 
     await a.call('leave', { clientId: b1.id, room: 'remote', namespace: '/' });
-    await waitFor(async () => (await a.call('count', { target: { room: 'remote' } })) === 0, 'the remote leave');
+    await waitFor(
+      async () => (await a.call('count', { target: { room: 'remote' } })) === 0,
+      'the remote leave',
+    );
 
     await b.call('disconnect', { clientId: a1.id });
     await waitFor(() => a1.closed, 'the remote disconnect');
@@ -143,9 +168,14 @@ describeRedis('RedisAdapter: two instances', () => {
     await redis.publish(`${prefix}:all`, 'not our format');
     await redis.publish(`${prefix}:all`, `${JSON.stringify({ v: 99, o: 'elsewhere', x: [] })}\n{}`);
     await redis.publish(`${prefix}:req`, '{"v":1,"o":"x","id":"1","b":{"kind":"explode"}}');
-    await waitFor(() => b.logs.filter((l) => /dropped a message/.test(l.message)).length >= 3, 'the log lines');
+    await waitFor(
+      () => b.logs.filter((l) => /dropped a message/.test(l.message)).length >= 3,
+      'the log lines',
+    );
     const reasons = b.logs.map((l) => String(l.context?.['reason'] ?? ''));
-    expect(reasons).toEqual(expect.arrayContaining(['no header line', 'unknown format version 99']));
+    expect(reasons).toEqual(
+      expect.arrayContaining(['no header line', 'unknown format version 99']),
+    );
     const stats = await b.call<{ dropped: number; pendingRequests: number }>('stats');
     expect(stats.dropped).toBeGreaterThanOrEqual(3);
     await a.call('broadcast', { event: 'still', data: {}, namespace: null, room: null });

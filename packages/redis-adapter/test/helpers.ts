@@ -48,7 +48,9 @@ export function sharedRedisAvailableSync(suite: string): boolean {
   if (process.env['CI'] === 'true') {
     throw new Error(`${suite}: Redis at 127.0.0.1:6379 is unreachable, and CI=true requires it.`);
   }
-  console.warn(`${suite}: skipped, no Redis at 127.0.0.1:6379 (start one, or set CI=true to fail instead).`);
+  console.warn(
+    `${suite}: skipped, no Redis at 127.0.0.1:6379 (start one, or set CI=true to fail instead).`,
+  );
   return false;
 }
 
@@ -80,9 +82,13 @@ export class PrivateRedis {
   }
 
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
     this.#child = child;
     await waitFor(() => redisAnswers(this.port), `redis-server on port ${this.port}`);
   }
@@ -98,7 +104,11 @@ export class PrivateRedis {
 }
 
 /** Polls `check` until it is true; fails after `limitMs` with what was awaited (not a timing assertion). */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, limitMs = 10000): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = 10000,
+): Promise<void> {
   const end = Date.now() + limitMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
@@ -144,22 +154,35 @@ export interface LogLine {
 export class Instance {
   readonly logs: LogLine[] = [];
   #nextId = 0;
-  readonly #waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly #waiting = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: Error) => void }
+  >();
 
   private constructor(
     readonly child: ChildProcess,
     readonly port: number,
     readonly nodeId: string,
   ) {
-    child.on('message', (m: { id?: number; ok?: boolean; value?: unknown; error?: { message: string; code?: string }; log?: LogLine }) => {
-      if (m.log) this.logs.push(m.log);
-      if (m.id === undefined) return;
-      const w = this.#waiting.get(m.id);
-      this.#waiting.delete(m.id);
-      if (!w) return;
-      if (m.ok) w.resolve(m.value);
-      else w.reject(Object.assign(new Error(m.error?.message ?? 'failed'), { code: m.error?.code }));
-    });
+    child.on(
+      'message',
+      (m: {
+        id?: number;
+        ok?: boolean;
+        value?: unknown;
+        error?: { message: string; code?: string };
+        log?: LogLine;
+      }) => {
+        if (m.log) this.logs.push(m.log);
+        if (m.id === undefined) return;
+        const w = this.#waiting.get(m.id);
+        this.#waiting.delete(m.id);
+        if (!w) return;
+        if (m.ok) w.resolve(m.value);
+        else
+          w.reject(Object.assign(new Error(m.error?.message ?? 'failed'), { code: m.error?.code }));
+      },
+    );
     child.on('exit', () => {
       for (const w of this.#waiting.values()) w.reject(new Error('instance exited'));
       this.#waiting.clear();
@@ -172,7 +195,9 @@ export class Instance {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     return new Promise((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`instance exited with ${code} before it was ready`)));
+      child.once('exit', (code) =>
+        reject(new Error(`instance exited with ${code} before it was ready`)),
+      );
       child.on('message', function onReady(m: { ready?: boolean; port?: number; nodeId?: string }) {
         if (!m.ready) return;
         child.off('message', onReady);
@@ -218,7 +243,9 @@ export class Instance {
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     await this.call('close').catch(() => undefined);
     this.child.disconnect();
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+    clearTimeout(timer);
     if (this.child.exitCode === null) this.child.kill('SIGKILL');
   }
 }
