@@ -187,4 +187,38 @@ describeRedis('RedisAdapter: two instances', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: 'healthy', adapter: 'connected' });
   });
+
+  it('gives up on an instance that does not answer, with PKG_ERR_REDIS_REQUEST_TIMEOUT', async () => {
+    // A subscriber that never answers counts as an instance for PUBSUB NUMSUB.
+    const silent = redis.duplicate();
+    await silent.connect();
+    await silent.subscribe(`${prefix}:req`, () => undefined);
+    try {
+      await expect(a.call('count', { target: {} })).rejects.toMatchObject({
+        code: 'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+      });
+      expect(await a.call('stats')).toMatchObject({ pendingRequests: 0 });
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('drops every room and namespace subscription once the last client is gone', async () => {
+    for (const c of clients.splice(0)) c.close();
+    await waitFor(
+      async () => (await a.call<string[]>('clients')).length === 0,
+      'A to have no client',
+    );
+    await waitFor(
+      async () => (await b.call<string[]>('clients')).length === 0,
+      'B to have no client',
+    );
+    await Promise.all([a.call('synced'), b.call('synced')]);
+    // Only the three fixed channels are left: all, requests, this node's replies.
+    expect(await a.call('stats')).toMatchObject({ subscriptions: 3, pendingRequests: 0 });
+    expect(await b.call('stats')).toMatchObject({ subscriptions: 3, pendingRequests: 0 });
+    expect(await subscribers(`${prefix}:ns:%2F`)).toBe(0);
+    expect(await subscribers(`${prefix}:room:%2F:r`)).toBe(0);
+    expect(await subscribers(`${prefix}:req`)).toBe(2);
+  });
 });
