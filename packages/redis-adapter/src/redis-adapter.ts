@@ -11,7 +11,10 @@ import {
   type RemoteClientOperation,
 } from '@pkg/core';
 import { closeConnection, createConnection, type RedisClient } from './connection';
+import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
+import { PendingRequests } from './pending-requests';
+import { Subscriptions } from './subscriptions';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -48,15 +51,6 @@ export interface RedisAdapterStats {
   readonly dropped: number;
   /** Cluster-wide requests waiting for their answers now. */
   readonly pendingRequests: number;
-}
-
-interface Pending {
-  readonly expected: number;
-  readonly replies: ReplyMessage[];
-  readonly stopOnFound: boolean;
-  readonly resolve: (replies: ReplyMessage[]) => void;
-  readonly reject: (err: Error) => void;
-  readonly timer: NodeJS.Timeout;
 }
 
 const FIXED_SUBSCRIPTIONS = 3;
@@ -103,17 +97,24 @@ export class RedisAdapter implements Adapter {
   #logger: LoggerInterface | null;
   #pub: RedisClient | null = null;
   #sub: RedisClient | null = null;
-  /** channel -> the target it carries, for every namespace/room channel subscribed to. */
-  readonly #targets = new Map<string, WireTarget>();
-  readonly #pending = new Map<string, Pending>();
+  #subscriptions: Subscriptions | null = null;
+  readonly #pending = new PendingRequests();
   #seq = 0;
-  /** Settles once every subscribe/unsubscribe issued so far has been answered by Redis. */
-  #subscriptionWork: Promise<unknown> = Promise.resolve();
   #state: AdapterState = 'connecting';
   #ready: Promise<void> | null = null;
   #lostThisOutage = 0;
   #counters = { published: 0, received: 0, echoesIgnored: 0, lost: 0, dropped: 0 };
   readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
+  /** What this instance does for requests from the others. */
+  readonly #operations: LocalOperations = {
+    count: (target) => this.#local.clientCount(target),
+    ids: (target) => this.#local.clientIds(target),
+    hasClient: (clientId) => this.#isLocal(clientId),
+    deliver: (clientId, text) => (this.#host?.deliver([clientId], text) ?? 0) > 0,
+    disconnect: (clientId) => this.#host?.disconnect?.(clientId) ?? false,
+    joinRoom: (clientId, room, namespace) => this.joinRoom(clientId, room, namespace),
+    leaveRoom: (clientId, room, namespace) => this.leaveRoom(clientId, room, namespace),
+  };
 
   constructor(options: RedisAdapterOptions = {}) {
     this.#options = resolveAdapterOptions(options);
@@ -150,6 +151,14 @@ export class RedisAdapter implements Adapter {
     );
     this.#pub = pub;
     this.#sub = sub;
+    this.#subscriptions = new Subscriptions(
+      this.#channels,
+      {
+        subscribe: (channel) => sub.subscribe(channel, this.#onMessage),
+        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
+      },
+      (err) => this.#onLinkError(err),
+    );
     for (const client of [pub, sub]) {
       client.on('ready', () => this.#updateState());
       client.on('end', () => this.#updateState());
@@ -182,11 +191,7 @@ export class RedisAdapter implements Adapter {
    * to a room that just got its first member here can miss it.
    */
   async synced(): Promise<void> {
-    let work: Promise<unknown>;
-    do {
-      work = this.#subscriptionWork;
-      await work;
-    } while (work !== this.#subscriptionWork);
+    await this.#subscriptions?.synced();
   }
 
   /** The link to Redis: `connecting`, `connected`, `degraded` or `closed`. */
@@ -198,7 +203,8 @@ export class RedisAdapter implements Adapter {
   stats(): RedisAdapterStats {
     return {
       state: this.#state,
-      subscriptions: this.#targets.size + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
+      subscriptions:
+        (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
       ...this.#counters,
       pendingRequests: this.#pending.size,
     };
@@ -208,18 +214,14 @@ export class RedisAdapter implements Adapter {
   async close(): Promise<void> {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
-    for (const [id, pending] of this.#pending) {
-      clearTimeout(pending.timer);
-      this.#pending.delete(id);
-      pending.reject(
-        createRedisError(
-          Error,
-          'PKG_ERR_REDIS_CLOSED',
-          'RedisAdapter: closed while a cluster-wide request was waiting for its answers.',
-        ),
-      );
-    }
-    this.#targets.clear();
+    this.#pending.failAll(() =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_CLOSED',
+        'RedisAdapter: closed while a cluster-wide request was waiting for its answers.',
+      ),
+    );
+    this.#subscriptions?.clear();
     const clients = [this.#sub, this.#pub].filter((c): c is RedisClient => c !== null);
     this.#sub = null;
     this.#pub = null;
@@ -332,32 +334,23 @@ export class RedisAdapter implements Adapter {
     this.#seq += 1;
     const id = `${this.nodeId}:${this.#seq}`;
     const timeout = this.#options.requestTimeout;
-    const answer = new Promise<ReplyMessage[]>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const pending = this.#pending.get(id);
-        this.#pending.delete(id);
-        reject(
-          createRedisError(
-            Error,
-            'PKG_ERR_REDIS_REQUEST_TIMEOUT',
-            `RedisAdapter: ${pending?.replies.length ?? 0} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
-          ),
-        );
-      }, timeout);
-      this.#pending.set(id, { expected, replies: [], stopOnFound, resolve, reject, timer });
-    });
+    const answer = this.#pending.add(id, expected, stopOnFound, timeout, (received) =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
+      ),
+    );
     try {
       await pub.publish(this.#channels.requests, encodeRequest(this.nodeId, id, body));
     } catch (err) {
-      const pending = this.#pending.get(id);
-      if (pending) {
-        clearTimeout(pending.timer);
-        this.#pending.delete(id);
-      }
-      throw createRedisError(
-        Error,
-        'PKG_ERR_REDIS_UNAVAILABLE',
-        `RedisAdapter: the "${body.kind}" request could not be published: ${err instanceof Error ? err.message : String(err)}`,
+      this.#pending.fail(
+        id,
+        createRedisError(
+          Error,
+          'PKG_ERR_REDIS_UNAVAILABLE',
+          `RedisAdapter: the "${body.kind}" request could not be published: ${err instanceof Error ? err.message : String(err)}`,
+        ),
       );
     }
     return answer;
@@ -380,7 +373,9 @@ export class RedisAdapter implements Adapter {
       return;
     }
     const target =
-      channel === this.#channels.all ? { namespace: null, room: null } : this.#targets.get(channel);
+      channel === this.#channels.all
+        ? { namespace: null, room: null }
+        : this.#subscriptions?.targetOf(channel);
     if (!target) return; // unsubscribed meanwhile: nobody here to deliver to
     this.#counters.received += 1;
     this.#local.broadcast(message.text, { ...target, except: message.except });
@@ -390,59 +385,19 @@ export class RedisAdapter implements Adapter {
     const decoded = decodeRequest(raw);
     if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
     const { origin, id, body } = decoded.value;
-    const host = this.#host;
-    if (!host) return;
-    let reply: ReplyMessage;
-    switch (body.kind) {
-      case 'count':
-        reply = { origin: this.nodeId, id, count: this.#local.clientCount(body.target) };
-        break;
-      case 'ids':
-        reply = { origin: this.nodeId, id, ids: this.#local.clientIds(body.target) };
-        break;
-      case 'send':
-        reply = {
-          origin: this.nodeId,
-          id,
-          found: this.#isLocal(body.clientId) && host.deliver([body.clientId], body.text) > 0,
-        };
-        break;
-      case 'disconnect':
-        reply = {
-          origin: this.nodeId,
-          id,
-          found: host.disconnect ? host.disconnect(body.clientId) : false,
-        };
-        break;
-      case 'joinRoom':
-      case 'leaveRoom': {
-        const found = this.#isLocal(body.clientId);
-        if (found && body.kind === 'joinRoom')
-          this.joinRoom(body.clientId, body.room, body.namespace);
-        if (found && body.kind === 'leaveRoom')
-          this.leaveRoom(body.clientId, body.room, body.namespace);
-        reply = { origin: this.nodeId, id, found };
-        break;
-      }
-    }
+    if (!this.#host) return;
+    const reply: ReplyMessage = {
+      origin: this.nodeId,
+      id,
+      ...answerRequest(body, this.#operations),
+    };
     this.#publish(this.#channels.replies(origin), encodeReply(reply), false);
   }
 
   #onReply(raw: string): void {
     const decoded = decodeReply(raw);
     if (!decoded.ok) return this.#drop(this.#channels.replies(this.nodeId), decoded.reason);
-    const reply = decoded.value;
-    const pending = this.#pending.get(reply.id);
-    if (!pending) return; // late answer to a request that timed out
-    pending.replies.push(reply);
-    if (
-      pending.replies.length >= pending.expected ||
-      (pending.stopOnFound && reply.found === true)
-    ) {
-      clearTimeout(pending.timer);
-      this.#pending.delete(reply.id);
-      pending.resolve(pending.replies);
-    }
+    this.#pending.reply(decoded.value); // false for a late reply to a request that timed out
   }
 
   #drop(channel: string, reason: string): void {
@@ -504,27 +459,12 @@ export class RedisAdapter implements Adapter {
   /** Subscribes to a namespace/room channel on its first local member, unsubscribes after the last. */
   #sync(namespace: string, room: string | null): void {
     const host = this.#host;
-    const sub = this.#sub;
-    if (!host || !sub) return;
-    const size =
+    if (!host || !this.#subscriptions) return;
+    const members =
       room === null
-        ? host.namespaces.namespaceMembers(namespace).size
-        : host.namespaces.roomMembers(room, namespace).size;
-    const channel =
-      room === null ? this.#channels.namespace(namespace) : this.#channels.room(namespace, room);
-    const subscribed = this.#targets.has(channel);
-    if (size > 0 && !subscribed) {
-      this.#targets.set(channel, { namespace, room });
-      this.#track(sub.subscribe(channel, this.#onMessage));
-    } else if (size === 0 && subscribed) {
-      this.#targets.delete(channel);
-      this.#track(sub.unsubscribe(channel, this.#onMessage));
-    }
-  }
-
-  #track(work: Promise<unknown>): void {
-    const settled = work.catch((err: unknown) => this.#onLinkError(err));
-    this.#subscriptionWork = Promise.all([this.#subscriptionWork, settled]);
+        ? host.namespaces.namespaceMembers(namespace)
+        : host.namespaces.roomMembers(room, namespace);
+    this.#subscriptions.update(namespace, room, members.size);
   }
 
   #onLinkError(err: unknown): void {
