@@ -167,6 +167,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.#closed = true;
     await closeConnection(this.#client);
     this.#client.removeAllListeners();
+    this.#client.on('error', () => undefined); // a late socket error must not become an uncaught one
   }
 
   #warn(what: string, err: unknown): void {

@@ -226,7 +226,10 @@ export class RedisAdapter implements Adapter {
     this.#sub = null;
     this.#pub = null;
     await Promise.all(clients.map((c) => closeConnection(c)));
-    for (const c of clients) c.removeAllListeners();
+    for (const c of clients) {
+      c.removeAllListeners();
+      c.on('error', () => undefined); // a late socket error must not become an uncaught one
+    }
     this.#local.close();
   }
 
