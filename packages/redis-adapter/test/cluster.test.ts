@@ -139,6 +139,33 @@ describeRedis('RedisAdapter: two instances', () => {
     expect(results.filter(Boolean)).toHaveLength(7);
   });
 
+  it('holds a decorated HTTP route limit across both instances, and counts WebSocket events in Redis', async () => {
+    // The HTTP key is the route and the client address (127.0.0.1 for every request here),
+    // so hits on either instance count against one limit of 5.
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${(i % 2 === 0 ? a : b).base}/limited`).then(async (res) => {
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+
+    // A WebSocket event's key is the event and the client id: 3 of 8 pass, the rest are refused.
+    const a1 = await connect(a);
+    for (let i = 0; i < 8; i++) a1.ws.send(JSON.stringify({ event: 'limited', data: {} }));
+    await waitFor(
+      () => a1.events('limited_ok').length + a1.events('error').length >= 8,
+      'an answer to every limited event',
+    );
+    expect(a1.events('limited_ok')).toHaveLength(3);
+    expect(a1.events('error').map((e) => e.data['code'])).toEqual(Array(5).fill('rate_limited'));
+    const keys = await redis.keys(`${prefix}*${a1.id}*`);
+    expect(keys.length).toBeGreaterThan(0);
+  });
+
   it('sends nothing to an instance with no member of a room, and unsubscribes after the last member', async () => {
     const a1 = await connect(a);
     const everyone = [a1, await connect(b)];
