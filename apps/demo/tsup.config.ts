@@ -3,7 +3,7 @@ import { defineConfig } from 'tsup';
 import { bundlePageScript } from './src/page-bundle';
 
 export default defineConfig({
-  entry: ['src/main.ts'],
+  entry: ['src/main.ts', 'src/cluster.ts'],
   format: ['esm'],
   target: 'node20',
   sourcemap: true,

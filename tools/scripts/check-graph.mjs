@@ -28,8 +28,13 @@ const allowed = {
   },
   '@pkg/redis-adapter': { '@pkg/core': 'any' },
   '@pkg/client': { '@pkg/core': 'tests' },
-  '@pkg/demo': { '@pkg/core': 'any', '@pkg/decorators': 'any', '@pkg/client': 'any' },
-  '@pkg/bench': { '@pkg/core': 'any' },
+  '@pkg/demo': {
+    '@pkg/core': 'any',
+    '@pkg/decorators': 'any',
+    '@pkg/client': 'any',
+    '@pkg/redis-adapter': 'any',
+  },
+  '@pkg/bench': { '@pkg/core': 'any', '@pkg/redis-adapter': 'any' },
 };
 const problems = [];
 

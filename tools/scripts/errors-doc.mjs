@@ -14,6 +14,7 @@ const areas = [
   ['@pkg/decorators', 'decorators', 'decErrorCodes'],
   ['@pkg/core', 'core', 'coreErrorCodes'],
   ['@pkg/client', 'client', 'clientErrorCodes'],
+  ['@pkg/redis-adapter', 'redis-adapter', 'redisErrorCodes'],
 ];
 
 const lines = [

@@ -1,4 +1,5 @@
 import { Logger, RoomsController, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
+import { RedisAdapter, RedisRateLimitStore } from '@pkg/redis-adapter';
 import { USER_KEY, authenticateHandshake, type DemoUser } from './auth';
 import { DEFAULT_CONFIG, type DemoConfig } from './config';
 import { ChatController } from './controllers/chat-controller';
@@ -63,6 +64,14 @@ export function createApp(
     logger,
   );
 
+  // REDIS_URL: broadcasts, rooms, counts and rate limits shared with every other instance.
+  let store: RedisRateLimitStore | null = null;
+  if (settings.redisUrl !== null) {
+    server.setAdapter(new RedisAdapter({ url: settings.redisUrl }));
+    store = new RedisRateLimitStore({ url: settings.redisUrl, logger });
+    server.setRateLimitStore(store);
+  }
+
   server.addHandshakeMiddleware(createOriginCheck(settings.corsOrigins));
   server.addHandshakeMiddleware(authenticateHandshake);
   server.addHandshakeMiddleware(nameFromHandshake);
@@ -95,7 +104,7 @@ export function createApp(
     },
     url: () => (listening ? baseUrl(settings.host, server.getPort()) : undefined),
     close() {
-      closing ??= server.close();
+      closing ??= server.close().then(() => store?.close());
       return closing;
     },
   };

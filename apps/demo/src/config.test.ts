@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       corsOrigins: ['*'],
       healthCheckPath: '/health',
+      redisUrl: null,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -34,6 +35,7 @@ describe('loadConfig', () => {
         TRUST_PROXY: '10.0.0.1, 192.168.0.0/16',
         CORS_ORIGINS: 'https://a.example, http://localhost:3000',
         HEALTH_CHECK_PATH: '/healthz',
+        REDIS_URL: 'redis://10.0.0.5:6380',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -42,6 +44,7 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.1', '192.168.0.0/16'],
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
       healthCheckPath: '/healthz',
+      redisUrl: 'redis://10.0.0.5:6380',
     });
   });
 
@@ -62,6 +65,8 @@ describe('loadConfig', () => {
     [{ CORS_ORIGINS: 'example.com' }, /CORS_ORIGINS .*"example\.com"/],
     [{ HEALTH_CHECK_PATH: 'health' }, /HEALTH_CHECK_PATH must be a path that starts with "\/"/],
     [{ HOST: 'my host' }, /HOST/],
+    [{ REDIS_URL: 'http://127.0.0.1:6379' }, /REDIS_URL must be a Redis URL/],
+    [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL/],
   ])('rejects %j with a message that names the variable', (env, pattern) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -14,6 +14,11 @@ export interface DemoConfig {
   corsOrigins: string[];
   /** Path of the health-check document. `HEALTH_CHECK_PATH`, default `/health`. */
   healthCheckPath: string;
+  /**
+   * Redis shared by several instances (`redis://host:port`): set, the demo uses the Redis
+   * adapter and rate-limit store. `REDIS_URL`, default unset (one process, in memory).
+   */
+  redisUrl: string | null;
 }
 
 export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
@@ -23,6 +28,7 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   trustProxy: false,
   corsOrigins: ['*'],
   healthCheckPath: '/health',
+  redisUrl: null,
 });
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -121,6 +127,23 @@ function parseHealthPath(value: string, problems: string[]): string {
   return value;
 }
 
+function parseRedisUrl(value: string, problems: string[]): string | null {
+  let valid = false;
+  try {
+    const url = new URL(value);
+    valid = (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    valid = false;
+  }
+  if (!valid) {
+    problems.push(
+      `REDIS_URL must be a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS); got "${value}".`,
+    );
+    return null;
+  }
+  return value;
+}
+
 /**
  * Reads the demo's settings from environment variables. Unset or empty variables take the
  * defaults of {@link DEFAULT_CONFIG}; every bad value is collected into one {@link ConfigError}.
@@ -133,6 +156,7 @@ export function loadConfig(env: Env): DemoConfig {
   const trustProxy = read(env, 'TRUST_PROXY');
   const corsOrigins = read(env, 'CORS_ORIGINS');
   const healthCheckPath = read(env, 'HEALTH_CHECK_PATH');
+  const redisUrl = read(env, 'REDIS_URL');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -147,6 +171,7 @@ export function loadConfig(env: Env): DemoConfig {
       healthCheckPath === undefined
         ? DEFAULT_CONFIG.healthCheckPath
         : parseHealthPath(healthCheckPath, problems),
+    redisUrl: redisUrl === undefined ? DEFAULT_CONFIG.redisUrl : parseRedisUrl(redisUrl, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { buildDeployFolder, runNode, startNode, type Started } from './helpers/deploy';
 import { TestClient } from './helpers/ws-client';
@@ -33,7 +34,13 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
     expect(readdirSync(path.join(dir, 'node_modules', '@pkg')).sort()).toEqual([
       'core',
       'decorators',
+      'redis-adapter',
     ]);
+    // REDIS_URL makes the demo use the Redis adapter, so its client ships in the folder.
+    const fromAdapter = createRequire(
+      path.join(dir, 'node_modules', '@pkg', 'redis-adapter', 'package.json'),
+    );
+    expect(fromAdapter.resolve('redis').startsWith(dir)).toBe(true);
     const core = path.join(dir, 'node_modules', '@pkg', 'core');
     // Published files only (dist, package.json, README): no sources, tests or configs.
     const files = readdirSync(core);

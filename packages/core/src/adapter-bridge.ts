@@ -1,6 +1,13 @@
 import type { LoggerInterface } from '@pkg/logger';
 import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
-import { LocalAdapter, type Adapter, type AdapterHost, type CountTarget } from './adapter';
+import {
+  LocalAdapter,
+  type Adapter,
+  type AdapterHost,
+  type AdapterState,
+  type CountTarget,
+  type RemoteClientOperation,
+} from './adapter';
 import type { ClientRegistry } from './client-registry';
 import { createCoreError } from './errors';
 import type { NamespaceManager } from './namespace-manager';
@@ -42,6 +49,8 @@ export interface AdapterBridgeOptions {
  * Rooms, namespaces and broadcast through the server's `Adapter` (in-memory by default, a
  * cluster adapter for several processes): checks the arguments, attaches the adapter to
  * this process's clients, and logs a failed adapter call instead of leaving it unhandled.
+ * With a cluster adapter (one with `forward`), an operation on a client that is not
+ * connected here goes to the instance that holds it.
  */
 export class AdapterBridge {
   readonly #o: AdapterBridgeOptions;
@@ -101,9 +110,31 @@ export class AdapterBridge {
     this.#settle(this.#adapter.broadcast(text, target), 'adapter.broadcast');
   }
 
+  /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */
+  send(clientId: string, event: string, data: EventData): boolean {
+    if (this.#o.wsHandler.send(clientId, event, data)) return true;
+    if (this.#o.clients.getType(clientId) !== undefined) return false;
+    return this.#forward({ type: 'send', clientId, text: prepareMessage(event, data) });
+  }
+
+  /**
+   * A WebSocket client gets close 1000 (its `OnDisconnect` handlers run), an HTTP connection
+   * is closed, an unknown id goes to the cluster adapter (ignored without one).
+   */
+  disconnectClient(clientId: string): void {
+    const type = this.#o.clients.getType(clientId);
+    if (type === 'ws') this.#o.wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+    else if (type === 'http') this.#o.clients.destroy(clientId);
+    else this.#forward({ type: 'disconnect', clientId });
+  }
+
   joinRoom(clientId: string, room: string, namespace: string): boolean {
     checkRoomArgs('joinRoom', room, namespace);
-    if (this.#o.clients.getType(clientId) !== 'ws') {
+    const type = this.#o.clients.getType(clientId);
+    if (type !== 'ws') {
+      if (type === undefined && this.#forward({ type: 'joinRoom', clientId, room, namespace })) {
+        return true;
+      }
       this.#o.logger.debug('joinRoom for a client that is not connected', {
         clientId,
         room,
@@ -117,6 +148,9 @@ export class AdapterBridge {
 
   leaveRoom(clientId: string, room: string, namespace: string): void {
     checkRoomArgs('leaveRoom', room, namespace);
+    if (this.#o.clients.getType(clientId) === undefined) {
+      if (this.#forward({ type: 'leaveRoom', clientId, room, namespace })) return;
+    }
     this.#settle(this.#adapter.leaveRoom(clientId, room, namespace), 'adapter.leaveRoom');
   }
 
@@ -139,20 +173,57 @@ export class AdapterBridge {
     return this.#adapter.clientCount(target);
   }
 
+  /** Ids the target selects: the adapter's `clientIds` when it has one, else local ids. */
+  async clientIds(target: CountTarget): Promise<string[]> {
+    if (this.#adapter.clientIds) return this.#adapter.clientIds(target);
+    return [...this.#localIds()];
+  }
+
+  /** The adapter's link to other instances, for the health document (undefined: local). */
+  state(): AdapterState | undefined {
+    return this.#adapter.getState?.();
+  }
+
   async close(): Promise<void> {
     await this.#adapter.close();
   }
 
+  *#localIds(): Generator<string> {
+    for (const client of this.#o.wsHandler.getClients()) yield client.id;
+  }
+
   #host(): AdapterHost {
-    const handler = this.#o.wsHandler;
+    const { clients, wsHandler, logger } = this.#o;
     return {
       namespaces: this.#o.namespaces,
-      localClientIds: () =>
-        (function* () {
-          for (const client of handler.getClients()) yield client.id;
-        })(),
-      deliver: (clientIds, text) => handler.sendToMany(clientIds, text),
+      localClientIds: () => this.#localIds(),
+      deliver: (clientIds, text) => wsHandler.sendToMany(clientIds, text),
+      hasClient: (clientId) => clients.getType(clientId) === 'ws',
+      disconnect: (clientId) => {
+        if (clients.getType(clientId) !== 'ws') return false;
+        wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+        return true;
+      },
+      logger,
     };
+  }
+
+  /**
+   * Hands an operation on a client that is not connected here to the adapter's `forward`;
+   * false when the adapter has none (the caller then treats the id as unknown).
+   */
+  #forward(operation: RemoteClientOperation): boolean {
+    const forward = this.#adapter.forward;
+    if (!forward) return false;
+    const work = forward.call(this.#adapter, operation).then((found) => {
+      if (!found) {
+        this.#o.logger.debug(`${operation.type} for a client no instance has`, {
+          clientId: operation.clientId,
+        });
+      }
+    });
+    this.#settle(work, `adapter.forward(${operation.type})`);
+    return true;
   }
 
   /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */

@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { LocalAdapter, type AdapterHost } from './adapter';
+import { NullLogger } from '@pkg/logger';
+import {
+  LocalAdapter,
+  type AdapterHost,
+  type AdapterState,
+  type CountTarget,
+  type RemoteClientOperation,
+} from './adapter';
 import { NamespaceManager } from './namespace-manager';
+import { Server } from './server';
+import { ServerConfig } from './server-config';
 
 function setup(ids: string[]) {
   const namespaces = new NamespaceManager();
@@ -82,5 +91,94 @@ describe('LocalAdapter', () => {
     const adapter = new LocalAdapter();
     expect(() => adapter.broadcast('T', {})).toThrow(/not attached/);
     adapter.close();
+  });
+
+  it('lists the ids a target selects and reports the local state', () => {
+    const { adapter } = setup(['a', 'b', 'c']);
+    adapter.joinRoom('b', 'r', '/x');
+    expect(adapter.clientIds()).toEqual(['a', 'b', 'c']);
+    expect(adapter.clientIds({ namespace: '/x' })).toEqual(['b']);
+    expect(adapter.clientIds({ namespace: '/x', room: 'r' })).toEqual(['b']);
+    expect(adapter.clientIds({ room: 'r' })).toEqual([]);
+    expect(adapter.getState()).toBe('local');
+    expect('forward' in adapter).toBe(false);
+  });
+});
+
+/** A LocalAdapter that also plays a cluster adapter: records what the server hands it. */
+class ClusterLikeAdapter extends LocalAdapter {
+  readonly forwarded: RemoteClientOperation[] = [];
+  host: AdapterHost | null = null;
+  state: AdapterState = 'connected';
+
+  override attach(host: AdapterHost): void {
+    super.attach(host);
+    this.host = host;
+  }
+
+  override clientIds(target: CountTarget = {}): string[] {
+    return [...super.clientIds(target), 'remote-1'];
+  }
+
+  forward(operation: RemoteClientOperation): Promise<boolean> {
+    this.forwarded.push(operation);
+    return Promise.resolve(true);
+  }
+
+  override getState(): AdapterState {
+    return this.state;
+  }
+}
+
+function serverWith(adapter: LocalAdapter): Server {
+  const server = new Server(
+    new ServerConfig({ host: '127.0.0.1', port: 0 }),
+    undefined,
+    undefined,
+    undefined,
+    new NullLogger(),
+  );
+  server.setAdapter(adapter);
+  return server;
+}
+
+describe('Server with a cluster adapter', () => {
+  it('hands operations on clients that are not connected here to forward()', () => {
+    const adapter = new ClusterLikeAdapter();
+    const server = serverWith(adapter);
+    expect(server.send('remote-1', 'hello', { a: 1 })).toBe(true);
+    expect(server.joinRoom('remote-1', 'r', '/x')).toBe(true);
+    server.leaveRoom('remote-1', 'r', '/x');
+    server.disconnectClient('remote-1');
+    expect(adapter.forwarded).toEqual([
+      { type: 'send', clientId: 'remote-1', text: '{"event":"hello","data":{"a":1}}' },
+      { type: 'joinRoom', clientId: 'remote-1', room: 'r', namespace: '/x' },
+      { type: 'leaveRoom', clientId: 'remote-1', room: 'r', namespace: '/x' },
+      { type: 'disconnect', clientId: 'remote-1' },
+    ]);
+  });
+
+  it('gives the adapter a host that knows local clients and the logger', () => {
+    const adapter = new ClusterLikeAdapter();
+    serverWith(adapter);
+    expect(adapter.host?.hasClient?.('nobody')).toBe(false);
+    expect(adapter.host?.disconnect?.('nobody')).toBe(false);
+    expect(adapter.host?.logger).toBeInstanceOf(NullLogger);
+  });
+
+  it('lists ids through the adapter and shows its state in the health document, still healthy', async () => {
+    const adapter = new ClusterLikeAdapter();
+    const server = serverWith(adapter);
+    await expect(server.fetchClientIds()).resolves.toEqual(['remote-1']);
+    adapter.state = 'degraded';
+    expect(server.getHealth()).toMatchObject({ status: 'healthy', adapter: 'degraded' });
+  });
+
+  it('keeps the local behaviour and the spec health document with the in-memory adapter', async () => {
+    const server = serverWith(new LocalAdapter());
+    expect(server.send('nobody', 'hello', {})).toBe(false);
+    expect(server.joinRoom('nobody', 'r')).toBe(false);
+    await expect(server.fetchClientIds()).resolves.toEqual([]);
+    expect(server.getHealth()).not.toHaveProperty('adapter');
   });
 });

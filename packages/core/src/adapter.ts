@@ -1,3 +1,4 @@
+import type { LoggerInterface } from '@pkg/logger';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 
 /**
@@ -17,6 +18,28 @@ export interface CountTarget {
   readonly room?: string | null;
 }
 
+/**
+ * How an adapter sees its link to the other instances: `local` (no other instances),
+ * `connecting`, `connected`, `degraded` (the link is down: local traffic still flows, messages
+ * for other instances are lost) or `closed`. The health check shows it; it never turns the
+ * health check to 503.
+ */
+export type AdapterState = 'local' | 'connecting' | 'connected' | 'degraded' | 'closed';
+
+/**
+ * An operation on one client that is not connected to this process, carried out by the
+ * instance that holds it. `send` carries an envelope serialised once by the sender.
+ */
+export type RemoteClientOperation =
+  | { readonly type: 'send'; readonly clientId: string; readonly text: string }
+  | { readonly type: 'disconnect'; readonly clientId: string }
+  | {
+      readonly type: 'joinRoom' | 'leaveRoom';
+      readonly clientId: string;
+      readonly room: string;
+      readonly namespace: string;
+    };
+
 /** What the server hands an adapter: local membership and local delivery. */
 export interface AdapterHost {
   /** Membership of the clients connected to this process. */
@@ -28,6 +51,15 @@ export interface AdapterHost {
    * to this process; returns how many it was written to.
    */
   deliver(clientIds: Iterable<string>, text: string): number;
+  /** Whether a WebSocket client with that id is connected to this process. */
+  hasClient?(clientId: string): boolean;
+  /**
+   * Disconnects a WebSocket client of this process (close 1000, its `OnDisconnect` handlers
+   * run), on behalf of another instance; false when it is not connected here.
+   */
+  disconnect?(clientId: string): boolean;
+  /** The server's logger, for adapters that have no logger of their own. */
+  readonly logger?: LoggerInterface;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -62,6 +94,20 @@ export interface Adapter {
   clientCount(target?: CountTarget): MaybePromise<number>;
   /** Releases connections and timers; called by `Server.close()`. */
   close(): MaybePromise<void>;
+  /**
+   * Ids of the clients the target selects (cluster-wide for a cluster adapter). Optional:
+   * without it the server lists its own clients.
+   */
+  clientIds?(target?: CountTarget): MaybePromise<string[]>;
+  /**
+   * Carries out an operation on a client that is not connected to this process, on the
+   * instance that holds it; resolves true when some instance had the client. The server
+   * calls it for `send`, `disconnectClient`, `joinRoom` and `leaveRoom` when the client is
+   * not local. Optional: without it those calls only reach local clients.
+   */
+  forward?(operation: RemoteClientOperation): Promise<boolean>;
+  /** The link to the other instances, for the health check. Optional (`local` without it). */
+  getState?(): AdapterState;
 }
 
 function exceptSet(except: BroadcastTarget['except']): ReadonlySet<string> | null {
@@ -121,6 +167,14 @@ export class LocalAdapter implements Adapter {
     }
     const ids = this.#select(host, target);
     return (ids as ReadonlySet<string>).size;
+  }
+
+  clientIds(target: CountTarget = {}): string[] {
+    return [...this.#select(this.#require(), target)];
+  }
+
+  getState(): AdapterState {
+    return 'local';
   }
 
   close(): void {

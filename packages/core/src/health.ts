@@ -1,4 +1,5 @@
 import { Response, type Request } from '@pkg/http';
+import type { AdapterState } from './adapter';
 
 /** The health-check document (spec: "Health-check document"). */
 export interface HealthDocument {
@@ -14,6 +15,12 @@ export interface HealthDocument {
     /** The uptime as text, e.g. `2h 5m 9s`. */
     uptime_human: string;
   };
+  /**
+   * The cluster adapter's link to the other instances (`connected`, `degraded`, ...); absent
+   * with the in-memory adapter. `degraded` still answers 200: this instance serves its own
+   * clients, so a Redis outage must not empty the load balancer.
+   */
+  adapter?: AdapterState;
 }
 
 export type HealthStatus = 'healthy' | 'draining';
@@ -32,13 +39,16 @@ export function buildHealthDocument(
   clients: number,
   startedAt: number,
   now: number = Date.now(),
+  adapter?: AdapterState,
 ): HealthDocument {
   const uptime = Math.max(0, Math.floor((now - startedAt) / 1000));
-  return {
+  const doc: HealthDocument = {
     status,
     timestamp: Math.floor(now / 1000),
     server: { clients, uptime, uptime_human: formatUptime(uptime) },
   };
+  if (adapter !== undefined && adapter !== 'local') doc.adapter = adapter;
+  return doc;
 }
 
 function trimTrailingSlash(path: string): string {

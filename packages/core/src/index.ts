@@ -63,7 +63,14 @@ export type {
 
 // @pkg/core
 export { LocalAdapter } from './adapter';
-export type { Adapter, AdapterHost, BroadcastTarget, CountTarget } from './adapter';
+export type {
+  Adapter,
+  AdapterHost,
+  AdapterState,
+  BroadcastTarget,
+  CountTarget,
+  RemoteClientOperation,
+} from './adapter';
 export type { ClientType } from './client-registry';
 export type {
   HttpRouteMatch,

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { Response, type HttpHandler, type Request } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
+import type { AdapterState } from './adapter';
 import type { ClientRegistry } from './client-registry';
 import { createCoreError } from './errors';
 import { buildHealthDocument, type HealthDocument } from './health';
@@ -29,6 +30,8 @@ export interface LifecycleOptions {
   readonly nextId: ClientIdGenerator;
   /** Closes the broadcast adapter, last. */
   readonly closeAdapter: () => Promise<void>;
+  /** The adapter's link to other instances, for the health document (undefined: local). */
+  readonly adapterState: () => AdapterState | undefined;
 }
 
 /**
@@ -79,6 +82,8 @@ export class Lifecycle {
       this.isDraining() ? 'draining' : 'healthy',
       this.#o.wsHandler.size,
       this.#startedAt || Date.now(),
+      Date.now(),
+      this.#o.adapterState(),
     );
   }
 

@@ -151,6 +151,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     wsHandler,
     nextId,
     closeAdapter: () => adapter.close(),
+    adapterState: () => adapter.state(),
   });
 
   const dependencies = {

@@ -230,12 +230,11 @@ export class Server implements ControllerHost {
 
   /**
    * Disconnects a client: a WebSocket client gets a close frame (1000) and its
-   * `OnDisconnect` handlers run; an HTTP connection is closed. Unknown ids are ignored.
+   * `OnDisconnect` handlers run; an HTTP connection is closed. An id not connected here goes
+   * to a cluster adapter (the instance holding it disconnects it); otherwise it is ignored.
    */
   disconnectClient(clientId: string): void {
-    const type = this.#p.clients.getType(clientId);
-    if (type === 'ws') this.#p.wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
-    else if (type === 'http') this.#p.clients.destroy(clientId);
+    this.#p.adapter.disconnectClient(clientId);
   }
 
   /** Stores a value for a connected client; forgotten on disconnect. False for an unknown client. */
@@ -263,6 +262,11 @@ export class Server implements ControllerHost {
     return this.#p.adapter.clientCount(target);
   }
 
+  /** Ids of the clients a target selects, through the adapter (cluster-wide with a cluster adapter). */
+  fetchClientIds(target: CountTarget = {}): Promise<string[]> {
+    return this.#p.adapter.clientIds(target);
+  }
+
   /** Ids of the WebSocket clients connected to this process. */
   getAllClients(): string[] {
     return [...this.#p.wsHandler.getClients()].map((c) => c.id);
@@ -278,9 +282,12 @@ export class Server implements ControllerHost {
     return this.#p.clients.isConnected(clientId);
   }
 
-  /** Sends an event to one WebSocket client. False when it is not connected. */
+  /**
+   * Sends an event to one WebSocket client; false when it is not connected. With a cluster
+   * adapter, a client of another instance is reached through it (true once handed over).
+   */
   send(clientId: string, event: string, data: EventData): boolean {
-    return this.#p.wsHandler.send(clientId, event, data);
+    return this.#p.adapter.send(clientId, event, data);
   }
 
   /** Sends the `error` event `{code, message, ...extra}` to one WebSocket client. */
@@ -308,7 +315,7 @@ export class Server implements ControllerHost {
     this.#p.adapter.broadcast(event, data, namespace, room, options);
   }
 
-  /** Puts a connected WebSocket client in a room. False (and nothing done) for an unknown client. */
+  /** Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes. */
   joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
     return this.#p.adapter.joinRoom(clientId, room, namespace);
   }

@@ -6,6 +6,8 @@ export interface ServedServer {
   count: () => number;
   /** The server's graceful close, run on SIGTERM before exiting 0. */
   close: () => Promise<void> | void;
+  /** Any other line from the runner (optional; ignored without it). */
+  command?: (line: string) => void;
 }
 
 export declare function serve(server: ServedServer): void;

@@ -3,7 +3,9 @@
 //   `cpu`   -> `CPU <µs>`    this process's CPU time so far (user + system);
 //   `mem`   -> `MEM <json>`  process.memoryUsage() after full garbage collections
 //                            (the runner starts servers with --expose-gc);
-//   `count` -> `COUNT <n>`   WebSocket connections the server holds now.
+//   `count` -> `COUNT <n>`   WebSocket connections the server holds now;
+//   any other line goes to the server's own `command(line)`, when it has one (a workload's
+//   server may take orders this way, e.g. `B <json>` to broadcast in cross-instance).
 // SIGTERM runs the server's own graceful close, then exits 0 (as an application would);
 // the end of stdin (the runner went away) exits at once.
 import { createInterface } from 'node:readline';
@@ -17,7 +19,7 @@ async function collect() {
   }
 }
 
-export function serve({ port, count, close }) {
+export function serve({ port, count, close, command }) {
   process.stdout.write(`PORT ${port}\n`);
   const lines = createInterface({ input: process.stdin });
   lines.on('line', async (line) => {
@@ -30,6 +32,8 @@ export function serve({ port, count, close }) {
       process.stdout.write(`MEM ${JSON.stringify(process.memoryUsage())}\n`);
     } else if (cmd === 'count') {
       process.stdout.write(`COUNT ${count()}\n`);
+    } else if (command) {
+      command(line);
     }
   });
   lines.on('close', () => process.exit(0));

@@ -1,0 +1,256 @@
+// nginx (Debian's package) in front of two demo instances that share Redis, with the config
+// of apps/demo/deploy/nginx.conf: sticky sessions, WebSocket upgrade headers, TRUST_PROXY set
+// to nginx's address. Clients connect from 127.0.0.2 so that their address differs from
+// nginx's (127.0.0.1).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { NullLogger } from '@pkg/core';
+import { startDemo, type DemoApp } from '../src/app';
+
+const CLIENT_ADDRESS = '127.0.0.2';
+
+function which(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** nginx, installed with apt-get when missing and we may (root); null when it cannot be had. */
+function findNginx(): string | null {
+  const paths = ['/usr/sbin/nginx', '/usr/bin/nginx'];
+  const found = (): string | null => paths.find((p) => spawnSync(p, ['-v']).status === 0) ?? null;
+  if (found()) return found();
+  if (process.getuid?.() === 0 && which('apt-get')) {
+    spawnSync(
+      'sh',
+      ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx'],
+      {
+        stdio: 'ignore',
+        timeout: 180_000,
+      },
+    );
+  }
+  return found();
+}
+
+function redisAnswers(): boolean {
+  const probe = spawnSync(process.execPath, [
+    '-e',
+    "const s=require('net').connect(6379,'127.0.0.1',()=>s.write('PING\\r\\n'));s.setTimeout(1000,()=>process.exit(1));s.on('error',()=>process.exit(1));s.on('data',d=>process.exit(String(d).startsWith('+PONG')?0:1));",
+  ]);
+  return probe.status === 0;
+}
+
+const nginx = findNginx();
+const redis = redisAnswers();
+if ((!nginx || !redis) && process.env['CI'] === 'true') {
+  throw new Error(
+    `nginx end-to-end test: ${nginx ? 'Redis at 127.0.0.1:6379 is unreachable' : 'nginx could not be installed'}, and CI=true requires it.`,
+  );
+}
+if (!nginx || !redis) {
+  console.warn(
+    `nginx end-to-end test: skipped, ${nginx ? 'no Redis at 127.0.0.1:6379' : 'nginx is not installed (run as root to let the test install it)'}.`,
+  );
+}
+const describeE2e = nginx && redis ? describe : describe.skip;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** An HTTP request from CLIENT_ADDRESS. */
+function httpFrom(
+  url: string,
+  method = 'GET',
+  body?: unknown,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      url,
+      {
+        method,
+        localAddress: CLIENT_ADDRESS,
+        headers: payload
+          ? {
+              ...extra,
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(payload)),
+            }
+          : extra,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(text) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
+
+describeE2e('nginx in front of two instances sharing Redis', () => {
+  let dir: string;
+  let proxy: ChildProcess;
+  let proxyPort: number;
+  const apps: DemoApp[] = [];
+  const sockets: WebSocket[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      apps.push(
+        await startDemo(
+          {
+            host: '127.0.0.1',
+            port: 0,
+            trustProxy: ['127.0.0.1'],
+            redisUrl: 'redis://127.0.0.1:6379',
+          },
+          { logger: new NullLogger() },
+        ),
+      );
+    }
+    proxyPort = await freePort();
+    dir = mkdtempSync(path.join(tmpdir(), 'pkg-nginx-'));
+    chmodSync(dir, 0o777); // nginx workers run as an unprivileged user
+    const template = readFileSync(path.join(__dirname, '..', 'deploy', 'nginx.conf'), 'utf8');
+    const config = template
+      .replace('listen 8080;', `listen 127.0.0.1:${proxyPort};`)
+      .replace('server 127.0.0.1:6001', `server 127.0.0.1:${apps[0]!.server.getPort()}`)
+      .replace('server 127.0.0.1:6002', `server 127.0.0.1:${apps[1]!.server.getPort()}`)
+      .replace('worker_processes auto;', 'worker_processes 1;')
+      .replace(
+        'http {',
+        [
+          'client_body_temp_path',
+          'proxy_temp_path',
+          'fastcgi_temp_path',
+          'uwsgi_temp_path',
+          'scgi_temp_path',
+        ]
+          .map((d) => `${d} ${dir}/${d};`)
+          .concat([`access_log ${dir}/access.log;`])
+          .reduce((text, line) => `${text}\n    ${line}`, 'http {'),
+      );
+    writeFileSync(path.join(dir, 'nginx.conf'), config);
+    proxy = spawn(
+      nginx!,
+      [
+        '-p',
+        dir,
+        '-c',
+        path.join(dir, 'nginx.conf'),
+        '-g',
+        `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`,
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    await waitUntil(() => portOpen(proxyPort), 'nginx to listen');
+  });
+
+  afterAll(async () => {
+    for (const s of sockets) s.terminate();
+    if (proxy && proxy.exitCode === null) {
+      const exited = new Promise((r) => proxy.once('exit', r));
+      proxy.kill('SIGQUIT');
+      await exited;
+    }
+    for (const app of apps) await app.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps a client on one instance, delivers a broadcast posted to the other, and sees the client address', async () => {
+    const received: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const ws = new WebSocket(`ws://127.0.0.1:${proxyPort}/`, { localAddress: CLIENT_ADDRESS });
+      sockets.push(ws);
+      ws.on('message', (raw) => {
+        const envelope = JSON.parse(String(raw)) as { event: string; data: { message?: string } };
+        if (envelope.event === 'api.message') received.push(`${i}:${envelope.data.message}`);
+      });
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve);
+        ws.once('error', reject);
+      });
+    }
+    // Sticky: every connection from one address is on the same instance.
+    await waitUntil(
+      () => apps.some((app) => app.server.getClientCount() === 3),
+      'all three clients on one instance',
+    );
+    const holder = apps.findIndex((app) => app.server.getClientCount() === 3);
+    const other = apps[1 - holder]!;
+    expect(other.server.getClientCount()).toBe(0);
+    await Promise.all(
+      apps.map((app) => (app.server.getAdapter() as { synced?: () => Promise<void> }).synced?.()),
+    );
+
+    const posted = await httpFrom(`${other.url()}/api/broadcast`, 'POST', {
+      message: 'via the other instance',
+    });
+    expect(posted.status).toBe(200);
+    await waitUntil(() => received.length === 3, 'the broadcast through nginx');
+    expect(received.sort()).toEqual([
+      '0:via the other instance',
+      '1:via the other instance',
+      '2:via the other instance',
+    ]);
+
+    const whoami = await httpFrom(`http://127.0.0.1:${proxyPort}/api/whoami`);
+    expect(whoami.status).toBe(200);
+    expect(whoami.json['ip']).toBe(CLIENT_ADDRESS);
+    // A forged X-Forwarded-For counts for nothing: through nginx the address nginx saw
+    // wins, and straight to an instance the peer (not a trusted proxy) is the client.
+    const forged = { 'x-forwarded-for': '203.0.113.9' };
+    const viaProxy = await httpFrom(
+      `http://127.0.0.1:${proxyPort}/api/whoami`,
+      'GET',
+      undefined,
+      forged,
+    );
+    expect(viaProxy.json['ip']).toBe(CLIENT_ADDRESS);
+    const direct = await httpFrom(`${other.url()}/api/whoami`, 'GET', undefined, forged);
+    expect(direct.json['ip']).toBe(CLIENT_ADDRESS);
+    const health = await httpFrom(`http://127.0.0.1:${proxyPort}/health`);
+    expect(health.json).toMatchObject({ status: 'healthy', adapter: 'connected' });
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import { REDIS_ADAPTER_DEFAULTS, reconnectDelay, resolveAdapterOptions } from './options';
+import { RedisRateLimitStore } from './rate-limit-store';
+import { redisErrorCodes } from './errors';
+
+describe('options', () => {
+  it('fills every default', () => {
+    const o = resolveAdapterOptions({});
+    expect(o).toMatchObject({ ...REDIS_ADAPTER_DEFAULTS, logger: null });
+    expect(o.nodeId).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  it('rejects unknown keys and wrong types by name, with the package code', () => {
+    expect(() => resolveAdapterOptions({ uri: 'x' })).toThrow(/unknown option "uri"/);
+    expect(() => resolveAdapterOptions({ url: 'http://x' })).toThrow(/redis:\/\//);
+    expect(() => resolveAdapterOptions({ requestTimeout: 0 })).toThrow(TypeError);
+    expect(() => resolveAdapterOptions({ logger: {} })).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
+    );
+    expect(() => new RedisRateLimitStore({ onError: 'maybe' as 'open' })).toThrow(
+      /"open" or "closed"/,
+    );
+  });
+
+  it('backs off up to the maximum delay', () => {
+    expect(reconnectDelay(0, 2000)).toBeLessThanOrEqual(50);
+    expect(reconnectDelay(30, 2000)).toBeLessThanOrEqual(2000);
+    expect(reconnectDelay(30, 2000)).toBeGreaterThanOrEqual(1600);
+  });
+
+  it('keeps its error codes in one table', () => {
+    expect(Object.keys(redisErrorCodes)).toEqual([
+      'PKG_ERR_REDIS_INVALID_OPTION',
+      'PKG_ERR_REDIS_NOT_ATTACHED',
+      'PKG_ERR_REDIS_UNAVAILABLE',
+      'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+      'PKG_ERR_REDIS_CLOSED',
+    ]);
+  });
+});

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import type { LoggerInterface } from '@pkg/core';
+import { createRedisError } from './errors';
+
+/** Settings of {@link RedisAdapter}; every one is optional. */
+export interface RedisAdapterOptions {
+  /** Redis URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS). Default `redis://127.0.0.1:6379`. */
+  url?: string;
+  /** Prefix of every channel name, so that several applications can share one Redis. Default `pkg`. */
+  keyPrefix?: string;
+  /** This instance's id on the wire. Default: 12 random hex digits. */
+  nodeId?: string;
+  /** How long a cluster-wide request (counts, ids, remote operations) waits for every instance, ms. Default `5000`. */
+  requestTimeout?: number;
+  /** The longest pause between two reconnection attempts, ms. Default `2000`. */
+  maxReconnectDelay?: number;
+  /** Where the adapter logs. Default: the server's logger. */
+  logger?: LoggerInterface;
+}
+
+export interface ResolvedRedisAdapterOptions {
+  readonly url: string;
+  readonly keyPrefix: string;
+  readonly nodeId: string;
+  readonly requestTimeout: number;
+  readonly maxReconnectDelay: number;
+  readonly logger: LoggerInterface | null;
+}
+
+export const REDIS_ADAPTER_DEFAULTS = Object.freeze({
+  url: 'redis://127.0.0.1:6379',
+  keyPrefix: 'pkg',
+  requestTimeout: 5000,
+  maxReconnectDelay: 2000,
+});
+
+function invalid(owner: string, message: string): Error {
+  return createRedisError(TypeError, 'PKG_ERR_REDIS_INVALID_OPTION', `${owner}: ${message}`);
+}
+
+/** Checks that `options` is an object with only the known keys; returns it as a record. */
+export function checkKeys(
+  owner: string,
+  options: unknown,
+  known: readonly string[],
+): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalid(owner, 'the options must be an object.');
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw invalid(owner, `unknown option "${key}"; the options are ${known.join(', ')}.`);
+    }
+  }
+  return options as Record<string, unknown>;
+}
+
+export function checkString(owner: string, name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value === '') {
+    throw invalid(owner, `option "${name}" must be a non-empty string.`);
+  }
+  return value;
+}
+
+export function checkUrl(owner: string, value: unknown, fallback: string): string {
+  const url = checkString(owner, 'url', value, fallback);
+  if (!/^rediss?:\/\//.test(url)) {
+    throw invalid(owner, `option "url" must start with redis:// or rediss://; got "${url}".`);
+  }
+  return url;
+}
+
+export function checkPositiveInt(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || (value as number) < 1) {
+    throw invalid(owner, `option "${name}" must be a positive whole number of milliseconds.`);
+  }
+  return value as number;
+}
+
+export function checkLogger(owner: string, value: unknown): LoggerInterface | null {
+  if (value === undefined) return null;
+  const v = value as Record<string, unknown> | null;
+  if (
+    typeof v !== 'object' ||
+    v === null ||
+    !['debug', 'info', 'warning', 'error'].every((m) => typeof v[m] === 'function')
+  ) {
+    throw invalid(
+      owner,
+      'option "logger" must be a LoggerInterface (debug, info, warning, error, ...).',
+    );
+  }
+  return value as LoggerInterface;
+}
+
+export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOptions {
+  const owner = 'RedisAdapter';
+  const o = checkKeys(owner, options, [
+    'url',
+    'keyPrefix',
+    'nodeId',
+    'requestTimeout',
+    'maxReconnectDelay',
+    'logger',
+  ]);
+  return {
+    url: checkUrl(owner, o['url'], REDIS_ADAPTER_DEFAULTS.url),
+    keyPrefix: checkString(owner, 'keyPrefix', o['keyPrefix'], REDIS_ADAPTER_DEFAULTS.keyPrefix),
+    nodeId: checkString(owner, 'nodeId', o['nodeId'], randomBytes(6).toString('hex')),
+    requestTimeout: checkPositiveInt(
+      owner,
+      'requestTimeout',
+      o['requestTimeout'],
+      REDIS_ADAPTER_DEFAULTS.requestTimeout,
+    ),
+    maxReconnectDelay: checkPositiveInt(
+      owner,
+      'maxReconnectDelay',
+      o['maxReconnectDelay'],
+      REDIS_ADAPTER_DEFAULTS.maxReconnectDelay,
+    ),
+    logger: checkLogger(owner, o['logger']),
+  };
+}
+
+/** Exponential backoff from 50 ms up to `max`, with up to 20% jitter so instances spread out. */
+export function reconnectDelay(retries: number, max: number): number {
+  const base = Math.min(50 * 2 ** Math.min(retries, 16), max);
+  return Math.round(base * (0.8 + Math.random() * 0.2));
+}

@@ -1,0 +1,525 @@
+import {
+  DEFAULT_NAMESPACE,
+  LocalAdapter,
+  Logger,
+  type Adapter,
+  type AdapterHost,
+  type AdapterState,
+  type BroadcastTarget,
+  type CountTarget,
+  type LoggerInterface,
+  type RemoteClientOperation,
+} from '@pkg/core';
+import { closeConnection, createConnection, type RedisClient } from './connection';
+import { answerRequest, type LocalOperations } from './answer-request';
+import { createRedisError } from './errors';
+import { PendingRequests } from './pending-requests';
+import { Subscriptions } from './subscriptions';
+import {
+  resolveAdapterOptions,
+  type RedisAdapterOptions,
+  type ResolvedRedisAdapterOptions,
+} from './options';
+import {
+  Channels,
+  decodeBroadcast,
+  decodeReply,
+  decodeRequest,
+  encodeBroadcast,
+  encodeReply,
+  encodeRequest,
+  type ReplyMessage,
+  type RequestBody,
+  type WireTarget,
+} from './wire';
+
+/** Counters of what the adapter did, e.g. to check that nothing leaks or to export metrics. */
+export interface RedisAdapterStats {
+  /** The link to Redis (see `AdapterState`). */
+  readonly state: AdapterState;
+  /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room. */
+  readonly subscriptions: number;
+  /** Broadcasts published for the other instances. */
+  readonly published: number;
+  /** Broadcasts received from other instances (own echoes not counted). */
+  readonly received: number;
+  /** Own broadcasts that came back from Redis and were ignored. */
+  readonly echoesIgnored: number;
+  /** Messages for other instances lost because Redis could not be reached (never queued). */
+  readonly lost: number;
+  /** Messages from Redis dropped because they were malformed, foreign or of an unknown version. */
+  readonly dropped: number;
+  /** Cluster-wide requests waiting for their answers now. */
+  readonly pendingRequests: number;
+}
+
+const FIXED_SUBSCRIPTIONS = 3;
+
+function exceptList(except: BroadcastTarget['except']): string[] {
+  if (except === undefined) return [];
+  return typeof except === 'string' ? [except] : [...except];
+}
+
+function wireTarget(target: CountTarget): WireTarget {
+  if (target.room != null)
+    return { namespace: target.namespace ?? DEFAULT_NAMESPACE, room: target.room };
+  return { namespace: target.namespace ?? null, room: null };
+}
+
+/**
+ * A cluster `Adapter` over Redis pub/sub: several processes or machines act as one server.
+ *
+ * - A broadcast is delivered to local clients at once and published once, on the channel of
+ *   its target: all clients, one namespace, or one room. An instance subscribes to a
+ *   namespace or room channel only while it has local members there, so instances without
+ *   members receive nothing for it. Every instance delivers to its own members (minus
+ *   `except`) and ignores its own echo, so each client gets the message exactly once.
+ * - `clientCount`, `clientIds` and `forward` (send / disconnect / join / leave for a client
+ *   of another instance) ask every instance and wait at most `requestTimeout`.
+ * - When Redis goes away, local traffic continues; messages for the other instances are
+ *   counted as lost and logged, never queued; the state is `degraded`; node-redis reconnects
+ *   and restores the subscriptions by itself.
+ *
+ * ```ts
+ * const adapter = new RedisAdapter({ url: process.env.REDIS_URL });
+ * server.setAdapter(adapter);
+ * await server.run();
+ * await adapter.ready();
+ * ```
+ */
+export class RedisAdapter implements Adapter {
+  /** This instance's id on the wire. */
+  readonly nodeId: string;
+  readonly #options: ResolvedRedisAdapterOptions;
+  readonly #channels: Channels;
+  readonly #local = new LocalAdapter();
+  #host: AdapterHost | null = null;
+  #logger: LoggerInterface | null;
+  #pub: RedisClient | null = null;
+  #sub: RedisClient | null = null;
+  #subscriptions: Subscriptions | null = null;
+  readonly #pending = new PendingRequests();
+  #seq = 0;
+  #state: AdapterState = 'connecting';
+  #ready: Promise<void> | null = null;
+  #lostThisOutage = 0;
+  #counters = { published: 0, received: 0, echoesIgnored: 0, lost: 0, dropped: 0 };
+  readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
+  /** What this instance does for requests from the others. */
+  readonly #operations: LocalOperations = {
+    count: (target) => this.#local.clientCount(target),
+    ids: (target) => this.#local.clientIds(target),
+    hasClient: (clientId) => this.#isLocal(clientId),
+    deliver: (clientId, text) => (this.#host?.deliver([clientId], text) ?? 0) > 0,
+    disconnect: (clientId) => this.#host?.disconnect?.(clientId) ?? false,
+    joinRoom: (clientId, room, namespace) => this.joinRoom(clientId, room, namespace),
+    leaveRoom: (clientId, room, namespace) => this.leaveRoom(clientId, room, namespace),
+  };
+
+  constructor(options: RedisAdapterOptions = {}) {
+    this.#options = resolveAdapterOptions(options);
+    this.nodeId = this.#options.nodeId;
+    this.#channels = new Channels(this.#options.keyPrefix);
+    this.#logger = this.#options.logger;
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  /** Called by the server: connects to Redis (in the background) and subscribes. */
+  attach(host: AdapterHost): Promise<void> {
+    if (this.#host) {
+      throw createRedisError(
+        Error,
+        'PKG_ERR_REDIS_INVALID_OPTION',
+        'RedisAdapter: already attached to a server; use one adapter per server.',
+      );
+    }
+    this.#host = host;
+    this.#local.attach(host);
+    this.#logger ??= host.logger ?? new Logger('info', true, false);
+    const connection = {
+      url: this.#options.url,
+      maxReconnectDelay: this.#options.maxReconnectDelay,
+    };
+    const pub = createConnection(
+      { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
+      (err) => this.#onLinkError(err),
+    );
+    const sub = createConnection(
+      { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
+      (err) => this.#onLinkError(err),
+    );
+    this.#pub = pub;
+    this.#sub = sub;
+    this.#subscriptions = new Subscriptions(
+      this.#channels,
+      {
+        subscribe: (channel) => sub.subscribe(channel, this.#onMessage),
+        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
+      },
+      (err) => this.#onLinkError(err),
+    );
+    for (const client of [pub, sub]) {
+      client.on('ready', () => this.#updateState());
+      client.on('end', () => this.#updateState());
+      client.on('reconnecting', () => this.#updateState());
+    }
+    const connected = Promise.all([pub.connect(), sub.connect()]);
+    const fixed = [
+      this.#channels.all,
+      this.#channels.requests,
+      this.#channels.replies(this.nodeId),
+    ];
+    const subscribed = sub.subscribe(fixed, this.#onMessage);
+    this.#ready = Promise.all([connected, subscribed]).then(() => {
+      this.#updateState();
+    });
+    // A failure here is logged through the client's error listener; reconnection goes on.
+    this.#ready.catch(() => undefined);
+    return Promise.resolve();
+  }
+
+  /** Resolves once both connections are up and the fixed channels are subscribed. */
+  ready(): Promise<void> {
+    if (!this.#ready) return Promise.reject(this.#notAttached('ready'));
+    return this.#ready;
+  }
+
+  /**
+   * Resolves once every subscription change made so far (a first member joined a room, the
+   * last one left) has been confirmed by Redis. Until then a message from another instance
+   * to a room that just got its first member here can miss it.
+   */
+  async synced(): Promise<void> {
+    await this.#subscriptions?.synced();
+  }
+
+  /** The link to Redis: `connecting`, `connected`, `degraded` or `closed`. */
+  getState(): AdapterState {
+    return this.#state;
+  }
+
+  /** Counters for monitoring and tests. */
+  stats(): RedisAdapterStats {
+    return {
+      state: this.#state,
+      subscriptions:
+        (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
+      ...this.#counters,
+      pendingRequests: this.#pending.size,
+    };
+  }
+
+  /** Unsubscribes, fails pending requests with `PKG_ERR_REDIS_CLOSED`, and closes both connections. */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#pending.failAll(() =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_CLOSED',
+        'RedisAdapter: closed while a cluster-wide request was waiting for its answers.',
+      ),
+    );
+    this.#subscriptions?.clear();
+    const clients = [this.#sub, this.#pub].filter((c): c is RedisClient => c !== null);
+    this.#sub = null;
+    this.#pub = null;
+    await Promise.all(clients.map((c) => closeConnection(c)));
+    for (const c of clients) {
+      c.removeAllListeners();
+      c.on('error', () => undefined); // a late socket error must not become an uncaught one
+    }
+    this.#local.close();
+  }
+
+  // ------------------------------------------------------------ membership (local + subscriptions)
+
+  joinNamespace(clientId: string, namespace: string): void {
+    this.#local.joinNamespace(clientId, namespace);
+    this.#sync(namespace, null);
+  }
+
+  leaveNamespace(clientId: string, namespace?: string): void {
+    const before = this.#memberships(clientId, namespace);
+    this.#local.leaveNamespace(clientId, namespace);
+    this.#syncAll(before);
+  }
+
+  joinRoom(clientId: string, room: string, namespace: string): void {
+    this.#local.joinRoom(clientId, room, namespace);
+    this.#sync(namespace, null);
+    this.#sync(namespace, room);
+  }
+
+  leaveRoom(clientId: string, room: string, namespace: string): void {
+    this.#local.leaveRoom(clientId, room, namespace);
+    this.#sync(namespace, room);
+  }
+
+  leaveAllRooms(clientId: string): void {
+    const before = this.#memberships(clientId);
+    this.#local.leaveAllRooms(clientId);
+    this.#syncAll(before);
+  }
+
+  removeClient(clientId: string): void {
+    const before = this.#memberships(clientId);
+    this.#local.removeClient(clientId);
+    this.#syncAll(before);
+  }
+
+  // ------------------------------------------------------------ broadcast
+
+  /** Delivers to local clients at once, then publishes once for the other instances. */
+  broadcast(text: string, target: BroadcastTarget): number {
+    const delivered = this.#local.broadcast(text, target);
+    let channel: string;
+    if (target.room != null)
+      channel = this.#channels.room(target.namespace ?? DEFAULT_NAMESPACE, target.room);
+    else if (target.namespace != null) channel = this.#channels.namespace(target.namespace);
+    else channel = this.#channels.all;
+    this.#publish(channel, encodeBroadcast(this.nodeId, exceptList(target.except), text));
+    return delivered;
+  }
+
+  // ------------------------------------------------------------ cluster-wide requests
+
+  /** Clients the target selects on every instance. Rejects when Redis is unreachable or an instance does not answer in time. */
+  async clientCount(target: CountTarget = {}): Promise<number> {
+    const replies = await this.#ask({ kind: 'count', target: wireTarget(target) }, false);
+    return replies.reduce((sum, r) => sum + (r.count ?? 0), 0);
+  }
+
+  /** Ids of the clients the target selects on every instance. */
+  async clientIds(target: CountTarget = {}): Promise<string[]> {
+    const replies = await this.#ask({ kind: 'ids', target: wireTarget(target) }, false);
+    return replies.flatMap((r) => r.ids ?? []);
+  }
+
+  /** Carries out an operation on a client of another instance; true when some instance had it. */
+  async forward(operation: RemoteClientOperation): Promise<boolean> {
+    const body: RequestBody =
+      operation.type === 'send'
+        ? { kind: 'send', clientId: operation.clientId, text: operation.text }
+        : operation.type === 'disconnect'
+          ? { kind: 'disconnect', clientId: operation.clientId }
+          : {
+              kind: operation.type,
+              clientId: operation.clientId,
+              room: operation.room,
+              namespace: operation.namespace,
+            };
+    const replies = await this.#ask(body, true);
+    return replies.some((r) => r.found === true);
+  }
+
+  async #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
+    this.#require(body.kind);
+    const pub = this.#pub;
+    if (!pub || this.#state !== 'connected') {
+      throw createRedisError(
+        Error,
+        'PKG_ERR_REDIS_UNAVAILABLE',
+        `RedisAdapter: Redis is ${this.#state === 'closed' ? 'closed' : 'unreachable'}, so the cluster-wide "${body.kind}" request could not be sent; retry once the health check says "connected".`,
+      );
+    }
+    // Every instance (this one included) answers on our reply channel; NUMSUB says how many.
+    const numsub = await pub.pubSubNumSub(this.#channels.requests);
+    const expected = Number(numsub[this.#channels.requests] ?? 0);
+    if (expected === 0) {
+      throw createRedisError(
+        Error,
+        'PKG_ERR_REDIS_UNAVAILABLE',
+        'RedisAdapter: no instance is subscribed to the request channel yet; wait for adapter.ready().',
+      );
+    }
+    this.#seq += 1;
+    const id = `${this.nodeId}:${this.#seq}`;
+    const timeout = this.#options.requestTimeout;
+    const answer = this.#pending.add(id, expected, stopOnFound, timeout, (received) =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
+      ),
+    );
+    try {
+      await pub.publish(this.#channels.requests, encodeRequest(this.nodeId, id, body));
+    } catch (err) {
+      this.#pending.fail(
+        id,
+        createRedisError(
+          Error,
+          'PKG_ERR_REDIS_UNAVAILABLE',
+          `RedisAdapter: the "${body.kind}" request could not be published: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
+    }
+    return answer;
+  }
+
+  // ------------------------------------------------------------ receiving
+
+  #receive(raw: string, channel: string): void {
+    if (channel === this.#channels.requests) this.#onRequest(raw);
+    else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(raw);
+    else this.#onBroadcast(raw, channel);
+  }
+
+  #onBroadcast(raw: string, channel: string): void {
+    const decoded = decodeBroadcast(raw);
+    if (!decoded.ok) return this.#drop(channel, decoded.reason);
+    const message = decoded.value;
+    if (message.origin === this.nodeId) {
+      this.#counters.echoesIgnored += 1;
+      return;
+    }
+    const target =
+      channel === this.#channels.all
+        ? { namespace: null, room: null }
+        : this.#subscriptions?.targetOf(channel);
+    if (!target) return; // unsubscribed meanwhile: nobody here to deliver to
+    this.#counters.received += 1;
+    this.#local.broadcast(message.text, { ...target, except: message.except });
+  }
+
+  #onRequest(raw: string): void {
+    const decoded = decodeRequest(raw);
+    if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
+    const { origin, id, body } = decoded.value;
+    if (!this.#host) return;
+    const reply: ReplyMessage = {
+      origin: this.nodeId,
+      id,
+      ...answerRequest(body, this.#operations),
+    };
+    this.#publish(this.#channels.replies(origin), encodeReply(reply), false);
+  }
+
+  #onReply(raw: string): void {
+    const decoded = decodeReply(raw);
+    if (!decoded.ok) return this.#drop(this.#channels.replies(this.nodeId), decoded.reason);
+    this.#pending.reply(decoded.value); // false for a late reply to a request that timed out
+  }
+
+  #drop(channel: string, reason: string): void {
+    this.#counters.dropped += 1;
+    this.#log().warning('RedisAdapter: dropped a message from Redis', {
+      channel,
+      reason,
+      dropped: this.#counters.dropped,
+    });
+  }
+
+  // ------------------------------------------------------------ internals
+
+  #isLocal(clientId: string): boolean {
+    const host = this.#host;
+    if (!host) return false;
+    return host.hasClient
+      ? host.hasClient(clientId)
+      : host.namespaces.clientNamespaces.has(clientId);
+  }
+
+  #publish(channel: string, message: string, isBroadcast = true): void {
+    const pub = this.#pub;
+    if (pub && pub.isReady) {
+      if (isBroadcast) this.#counters.published += 1;
+      pub.publish(channel, message).catch(() => this.#lose(channel));
+    } else if (this.#state !== 'closed') {
+      this.#lose(channel);
+    }
+  }
+
+  #lose(channel: string): void {
+    this.#counters.lost += 1;
+    this.#lostThisOutage += 1;
+    if (this.#lostThisOutage === 1) {
+      this.#log().warning(
+        'RedisAdapter: Redis is unreachable; messages for other instances are being dropped (local clients are still served)',
+        { channel, lost: this.#counters.lost },
+      );
+    }
+  }
+
+  #memberships(
+    clientId: string,
+    namespace?: string,
+  ): Array<{ namespace: string; rooms: readonly string[] }> {
+    const host = this.#require('leave');
+    const all = host.namespaces.getMemberships(clientId);
+    return namespace === undefined ? all : all.filter((m) => m.namespace === namespace);
+  }
+
+  #syncAll(memberships: ReadonlyArray<{ namespace: string; rooms: readonly string[] }>): void {
+    for (const m of memberships) {
+      this.#sync(m.namespace, null);
+      for (const room of m.rooms) this.#sync(m.namespace, room);
+    }
+  }
+
+  /** Subscribes to a namespace/room channel on its first local member, unsubscribes after the last. */
+  #sync(namespace: string, room: string | null): void {
+    const host = this.#host;
+    if (!host || !this.#subscriptions) return;
+    const members =
+      room === null
+        ? host.namespaces.namespaceMembers(namespace)
+        : host.namespaces.roomMembers(room, namespace);
+    this.#subscriptions.update(namespace, room, members.size);
+  }
+
+  #onLinkError(err: unknown): void {
+    if (this.#state === 'closed') return;
+    const wasConnected = this.#state === 'connected';
+    this.#updateState();
+    if (wasConnected || this.#state === 'connecting') {
+      // Log the first error of an outage only: node-redis repeats it on every retry.
+      this.#log().warning('RedisAdapter: Redis connection error', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+    if (this.#state === 'connecting') this.#state = 'degraded';
+  }
+
+  #updateState(): void {
+    if (this.#state === 'closed') return;
+    const up = this.#pub?.isReady === true && this.#sub?.isReady === true;
+    const before = this.#state;
+    if (up) this.#state = 'connected';
+    else if (before === 'connected') this.#state = 'degraded';
+    if (before === this.#state) return;
+    if (this.#state === 'degraded') {
+      this.#lostThisOutage = 0;
+      this.#log().warning(
+        'RedisAdapter: Redis unreachable; serving local clients only until it returns',
+        { nodeId: this.nodeId },
+      );
+    } else if (this.#state === 'connected' && before === 'degraded') {
+      this.#log().info('RedisAdapter: Redis reachable again; subscriptions restored', {
+        nodeId: this.nodeId,
+        lostDuringOutage: this.#lostThisOutage,
+      });
+      this.#lostThisOutage = 0;
+    }
+  }
+
+  #log(): LoggerInterface {
+    this.#logger ??= new Logger('info', true, false);
+    return this.#logger;
+  }
+
+  #notAttached(method: string): Error {
+    return createRedisError(
+      Error,
+      'PKG_ERR_REDIS_NOT_ATTACHED',
+      `RedisAdapter.${method}: the adapter is not attached; pass it to server.setAdapter() first.`,
+    );
+  }
+
+  #require(method: string): AdapterHost {
+    if (!this.#host) throw this.#notAttached(method);
+    return this.#host;
+  }
+}

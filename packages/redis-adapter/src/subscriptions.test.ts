@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { Subscriptions } from './subscriptions';
+import { Channels } from './wire';
+
+function setup() {
+  const calls: string[] = [];
+  const errors: unknown[] = [];
+  const subs = new Subscriptions(
+    new Channels('p'),
+    {
+      subscribe: async (channel) => void calls.push(`+${channel}`),
+      unsubscribe: async (channel) => {
+        calls.push(`-${channel}`);
+        if (channel.endsWith('bad')) throw new Error('lost');
+      },
+    },
+    (err) => errors.push(err),
+  );
+  return { subs, calls, errors };
+}
+
+describe('Subscriptions', () => {
+  it('subscribes on the first local member and unsubscribes after the last', async () => {
+    const { subs, calls } = setup();
+    subs.update('/', 'r', 1);
+    subs.update('/', 'r', 2);
+    subs.update('/chat', null, 1);
+    expect(subs.size).toBe(2);
+    expect(subs.targetOf('p:room:%2F:r')).toEqual({ namespace: '/', room: 'r' });
+    subs.update('/', 'r', 0);
+    subs.update('/', 'r', 0);
+    await subs.synced();
+    expect(calls).toEqual(['+p:room:%2F:r', '+p:ns:%2Fchat', '-p:room:%2F:r']);
+    expect(subs.size).toBe(1);
+    expect(subs.targetOf('p:room:%2F:r')).toBeUndefined();
+  });
+
+  it('reports a failed change and still settles', async () => {
+    const { subs, errors } = setup();
+    subs.update('/', 'bad', 1);
+    subs.update('/', 'bad', 0);
+    await subs.synced();
+    expect(errors).toHaveLength(1);
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  Channels,
+  WIRE_VERSION,
+  decodeBroadcast,
+  decodeReply,
+  decodeRequest,
+  encodeBroadcast,
+  encodeReply,
+  encodeRequest,
+} from './wire';
+
+describe('wire format', () => {
+  it('round-trips a broadcast and passes the envelope through untouched', () => {
+    const text = '{"event":"chat","data":{"text":"line\\nbreak"}}';
+    const raw = encodeBroadcast('node-a', ['c1'], text);
+    expect(decodeBroadcast(raw)).toEqual({
+      ok: true,
+      value: { origin: 'node-a', except: ['c1'], text },
+    });
+  });
+
+  it('rejects foreign, malformed and unknown-version messages with a reason', () => {
+    expect(decodeBroadcast('hello')).toEqual({ ok: false, reason: 'no header line' });
+    expect(decodeBroadcast('[1]\n{}')).toEqual({ ok: false, reason: 'not a JSON object' });
+    expect(decodeBroadcast('{"v":2,"o":"a","x":[]}\n{}')).toEqual({
+      ok: false,
+      reason: 'unknown format version 2',
+    });
+    expect(decodeBroadcast(`{"v":${WIRE_VERSION},"x":[]}\n{}`)).toEqual({
+      ok: false,
+      reason: 'no origin node id',
+    });
+    expect(decodeBroadcast(`{"v":${WIRE_VERSION},"o":"a","x":[1]}\n{}`).ok).toBe(false);
+    expect(decodeRequest('{"v":1,"o":"a","id":"1","b":{"kind":"send","clientId":""}}').ok).toBe(
+      false,
+    );
+    expect(decodeReply('{"v":1,"o":"a","id":"1","count":-1}').ok).toBe(false);
+  });
+
+  it('round-trips requests and replies', () => {
+    const body = { kind: 'joinRoom', clientId: 'c', room: 'r', namespace: '/' } as const;
+    expect(decodeRequest(encodeRequest('a', 'a:1', body))).toEqual({
+      ok: true,
+      value: { origin: 'a', id: 'a:1', body },
+    });
+    const count = { kind: 'count', target: { namespace: '/x', room: null } } as const;
+    expect(decodeRequest(encodeRequest('a', 'a:2', count))).toEqual({
+      ok: true,
+      value: { origin: 'a', id: 'a:2', body: count },
+    });
+    expect(decodeReply(encodeReply({ origin: 'b', id: 'a:1', ids: ['x'], found: true }))).toEqual({
+      ok: true,
+      value: { origin: 'b', id: 'a:1', ids: ['x'], found: true },
+    });
+  });
+
+  it('percent-encodes names so that no room can pose as another channel', () => {
+    const ch = new Channels('p');
+    expect(ch.room('/', 'a:b')).toBe('p:room:%2F:a%3Ab');
+    expect(ch.room('/:x', 'y')).not.toBe(ch.room('/', 'x:y'));
+    expect(ch.namespace('/chat')).toBe('p:ns:%2Fchat');
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The messages instances exchange over Redis, and the channel names.
+ *
+ * A broadcast is `<header JSON>\n<envelope>`: the header says the format version (`v`), the
+ * origin node (`o`) and the ids left out (`x`); the envelope is the text the server
+ * serialised once, passed on untouched (never parsed or re-escaped). Requests and replies
+ * between instances are one JSON object each. Anything else is rejected by the decoders with
+ * a reason, for a log line.
+ */
+export const WIRE_VERSION = 1;
+
+/** A broadcast as received: who sent it, whom to leave out, the envelope. */
+export interface BroadcastMessage {
+  readonly origin: string;
+  readonly except: readonly string[];
+  readonly text: string;
+}
+
+/** Which clients a request is about: all, a namespace, or a room. */
+export interface WireTarget {
+  readonly namespace: string | null;
+  readonly room: string | null;
+}
+
+export type RequestBody =
+  | { readonly kind: 'count'; readonly target: WireTarget }
+  | { readonly kind: 'ids'; readonly target: WireTarget }
+  | { readonly kind: 'send'; readonly clientId: string; readonly text: string }
+  | { readonly kind: 'disconnect'; readonly clientId: string }
+  | {
+      readonly kind: 'joinRoom' | 'leaveRoom';
+      readonly clientId: string;
+      readonly room: string;
+      readonly namespace: string;
+    };
+
+export interface RequestMessage {
+  readonly origin: string;
+  readonly id: string;
+  readonly body: RequestBody;
+}
+
+/** A reply: a count, a list of ids, or whether the client was found. */
+export interface ReplyMessage {
+  readonly origin: string;
+  readonly id: string;
+  readonly count?: number;
+  readonly ids?: readonly string[];
+  readonly found?: boolean;
+}
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** Channel names under a prefix; names are percent-encoded so no name can fake another. */
+export class Channels {
+  readonly all: string;
+  readonly requests: string;
+  readonly #prefix: string;
+
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+    this.all = `${prefix}:all`;
+    this.requests = `${prefix}:req`;
+  }
+
+  namespace(namespace: string): string {
+    return `${this.#prefix}:ns:${encodeURIComponent(namespace)}`;
+  }
+
+  room(namespace: string, room: string): string {
+    return `${this.#prefix}:room:${encodeURIComponent(namespace)}:${encodeURIComponent(room)}`;
+  }
+
+  replies(nodeId: string): string {
+    return `${this.#prefix}:res:${encodeURIComponent(nodeId)}`;
+  }
+}
+
+export function encodeBroadcast(origin: string, except: readonly string[], text: string): string {
+  return `${JSON.stringify({ v: WIRE_VERSION, o: origin, x: except })}\n${text}`;
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string');
+}
+
+function parseObject(raw: string): Decoded<Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: 'not a JSON object' };
+  }
+  const obj = value as Record<string, unknown>;
+  if (obj['v'] !== WIRE_VERSION) {
+    return { ok: false, reason: `unknown format version ${JSON.stringify(obj['v'] ?? null)}` };
+  }
+  if (typeof obj['o'] !== 'string' || obj['o'] === '') {
+    return { ok: false, reason: 'no origin node id' };
+  }
+  return { ok: true, value: obj };
+}
+
+export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
+  const newline = raw.indexOf('\n');
+  if (newline < 0) return { ok: false, reason: 'no header line' };
+  const header = parseObject(raw.slice(0, newline));
+  if (!header.ok) return header;
+  const except = header.value['x'];
+  if (!isStringArray(except)) return { ok: false, reason: '"x" is not a list of client ids' };
+  return {
+    ok: true,
+    value: { origin: header.value['o'] as string, except, text: raw.slice(newline + 1) },
+  };
+}
+
+export function encodeRequest(origin: string, id: string, body: RequestBody): string {
+  return JSON.stringify({ v: WIRE_VERSION, o: origin, id, b: body });
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function checkTarget(value: unknown): WireTarget | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const t = value as Record<string, unknown>;
+  const namespace = t['namespace'] ?? null;
+  const room = t['room'] ?? null;
+  if (namespace !== null && !isName(namespace)) return null;
+  if (room !== null && !isName(room)) return null;
+  return { namespace, room };
+}
+
+function checkBody(value: unknown): RequestBody | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const b = value as Record<string, unknown>;
+  switch (b['kind']) {
+    case 'count':
+    case 'ids': {
+      const target = checkTarget(b['target']);
+      return target ? { kind: b['kind'], target } : null;
+    }
+    case 'send':
+      return isName(b['clientId']) && typeof b['text'] === 'string'
+        ? { kind: 'send', clientId: b['clientId'], text: b['text'] }
+        : null;
+    case 'disconnect':
+      return isName(b['clientId']) ? { kind: 'disconnect', clientId: b['clientId'] } : null;
+    case 'joinRoom':
+    case 'leaveRoom':
+      return isName(b['clientId']) && isName(b['room']) && isName(b['namespace'])
+        ? { kind: b['kind'], clientId: b['clientId'], room: b['room'], namespace: b['namespace'] }
+        : null;
+    default:
+      return null;
+  }
+}
+
+export function decodeRequest(raw: string): Decoded<RequestMessage> {
+  const parsed = parseObject(raw);
+  if (!parsed.ok) return parsed;
+  const id = parsed.value['id'];
+  if (!isName(id)) return { ok: false, reason: 'no request id' };
+  const body = checkBody(parsed.value['b']);
+  if (!body) return { ok: false, reason: 'unknown or malformed request body' };
+  return { ok: true, value: { origin: parsed.value['o'] as string, id, body } };
+}
+
+export function encodeReply(reply: ReplyMessage): string {
+  const { origin, ...rest } = reply;
+  return JSON.stringify({ v: WIRE_VERSION, o: origin, ...rest });
+}
+
+export function decodeReply(raw: string): Decoded<ReplyMessage> {
+  const parsed = parseObject(raw);
+  if (!parsed.ok) return parsed;
+  const { id, count, ids, found } = parsed.value;
+  if (!isName(id)) return { ok: false, reason: 'no request id' };
+  if (count !== undefined && !(Number.isInteger(count) && (count as number) >= 0)) {
+    return { ok: false, reason: '"count" is not a whole number' };
+  }
+  if (ids !== undefined && !isStringArray(ids)) return { ok: false, reason: '"ids" is not a list' };
+  if (found !== undefined && typeof found !== 'boolean') {
+    return { ok: false, reason: '"found" is not a boolean' };
+  }
+  return {
+    ok: true,
+    value: {
+      origin: parsed.value['o'] as string,
+      id,
+      ...(count === undefined ? {} : { count: count as number }),
+      ...(ids === undefined ? {} : { ids: ids as string[] }),
+      ...(found === undefined ? {} : { found: found as boolean }),
+    },
+  };
+}

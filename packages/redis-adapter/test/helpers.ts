@@ -1,0 +1,287 @@
+// Shared helpers of the integration tests: a Redis to talk to, server instances in child
+// processes (test/fixtures/instance.ts, bundled once with esbuild so the child runs the
+// sources), and `ws` clients that queue what they receive.
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
+import WebSocket from 'ws';
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+
+/** Whether something answers a Redis PING at host:port. */
+export function redisAnswers(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    let answer = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, host, () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+  });
+}
+
+/**
+ * Whether the shared Redis can be used, checked synchronously so that a test file can choose
+ * between `describe` and `describe.skip` when it loads: true when Redis at 127.0.0.1:6379 answers; under CI=true a missing Redis
+ * throws (the run fails); elsewhere a notice is printed and false returned.
+ */
+export function sharedRedisAvailableSync(suite: string): boolean {
+  const probe = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      "const s=require('net').connect(6379,'127.0.0.1',()=>s.write('PING\\r\\n'));s.setTimeout(1000,()=>process.exit(1));s.on('error',()=>process.exit(1));s.on('data',d=>process.exit(String(d).startsWith('+PONG')?0:1));",
+    ],
+    { stdio: 'ignore' },
+  );
+  if (probe.status === 0) return true;
+  if (process.env['CI'] === 'true') {
+    throw new Error(`${suite}: Redis at 127.0.0.1:6379 is unreachable, and CI=true requires it.`);
+  }
+  console.warn(
+    `${suite}: skipped, no Redis at 127.0.0.1:6379 (start one, or set CI=true to fail instead).`,
+  );
+  return false;
+}
+
+/** A free TCP port on 127.0.0.1 (for processes that cannot be told port 0, like redis-server). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A private redis-server on a free port, no persistence; `stop()` / `start()` for fault tests. */
+export class PrivateRedis {
+  #child: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.start();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    this.#child = child;
+    await waitFor(() => redisAnswers(this.port), `redis-server on port ${this.port}`);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** Polls `check` until it is true; fails after `limitMs` with what was awaited (not a timing assertion). */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  limitMs = 10000,
+): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let bundleDir: string | null = null;
+
+/** Bundles test/fixtures/instance.ts once per test file; returns the script path. */
+function instanceScript(): string {
+  if (!bundleDir) {
+    bundleDir = mkdtempSync(path.join(tmpdir(), 'pkg-redis-instance-'));
+    buildSync({
+      entryPoints: [path.join(__dirname, 'fixtures', 'instance.ts')],
+      outfile: path.join(bundleDir, 'instance.cjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      conditions: ['source'],
+      external: ['bufferutil', 'utf-8-validate'],
+      logLevel: 'error',
+      absWorkingDir: REPO_ROOT,
+    });
+  }
+  return path.join(bundleDir, 'instance.cjs');
+}
+
+/** Removes the bundle made by {@link instanceScript}. */
+export function removeBundle(): void {
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  bundleDir = null;
+}
+
+export interface LogLine {
+  level: string;
+  message: string;
+  context?: Record<string, unknown>;
+}
+
+/** A server instance in a child process, driven over IPC. */
+export class Instance {
+  readonly logs: LogLine[] = [];
+  #nextId = 0;
+  readonly #waiting = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: Error) => void }
+  >();
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly port: number,
+    readonly nodeId: string,
+  ) {
+    child.on(
+      'message',
+      (m: {
+        id?: number;
+        ok?: boolean;
+        value?: unknown;
+        error?: { message: string; code?: string };
+        log?: LogLine;
+      }) => {
+        if (m.log) this.logs.push(m.log);
+        if (m.id === undefined) return;
+        const w = this.#waiting.get(m.id);
+        this.#waiting.delete(m.id);
+        if (!w) return;
+        if (m.ok) w.resolve(m.value);
+        else
+          w.reject(Object.assign(new Error(m.error?.message ?? 'failed'), { code: m.error?.code }));
+      },
+    );
+    child.on('exit', () => {
+      for (const w of this.#waiting.values()) w.reject(new Error('instance exited'));
+      this.#waiting.clear();
+    });
+  }
+
+  static start(env: Record<string, string>): Promise<Instance> {
+    const child = fork(instanceScript(), [], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    return new Promise((resolve, reject) => {
+      child.once('exit', (code) =>
+        reject(new Error(`instance exited with ${code} before it was ready`)),
+      );
+      child.on('message', function onReady(m: { ready?: boolean; port?: number; nodeId?: string }) {
+        if (!m.ready) return;
+        child.off('message', onReady);
+        child.removeAllListeners('exit');
+        resolve(new Instance(child, m.port ?? 0, m.nodeId ?? ''));
+      });
+    });
+  }
+
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}/`;
+  }
+
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  call<T = unknown>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
+    this.#nextId += 1;
+    const id = this.#nextId;
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ id, cmd, ...args });
+    });
+  }
+
+  /** Connects a client and finds its id (the one this instance did not list before). */
+  async connect(): Promise<TestClient> {
+    const before = new Set(await this.call<string[]>('clients'));
+    const client = await TestClient.open(this.wsUrl);
+    let id = '';
+    await waitFor(async () => {
+      const now = await this.call<string[]>('clients');
+      id = now.find((c) => !before.has(c)) ?? '';
+      return id !== '';
+    }, 'the new client to be listed');
+    client.id = id;
+    return client;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    await this.call('close').catch(() => undefined);
+    this.child.disconnect();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+    clearTimeout(timer);
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+export interface Envelope {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** A `ws` client that keeps every envelope it receives. */
+export class TestClient {
+  id = '';
+  readonly received: Envelope[] = [];
+  closed = false;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Envelope));
+    ws.on('close', () => {
+      this.closed = true;
+    });
+  }
+
+  static open(url: string, headers: Record<string, string> = {}): Promise<TestClient> {
+    const ws = new WebSocket(url, { headers });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new TestClient(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  /** Events received with that name. */
+  events(name: string): Envelope[] {
+    return this.received.filter((e) => e.event === name);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
