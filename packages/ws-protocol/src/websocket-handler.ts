@@ -15,7 +15,7 @@ import { assertCloseFrame, closeCodeForWsError, WsCloseCode } from './close-code
 import { Connection } from './connection';
 import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
-import type { Envelope, EventData } from './envelope';
+import type { Envelope, EventData, RequestId } from './envelope';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 import { HeartbeatSweep } from './heartbeat';
@@ -423,16 +423,21 @@ export class WebSocketHandler {
     }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
+      envelope = decodeMessage(
+        toBuffer(raw),
+        this.#options.prototypeKeys,
+        this.#options.controlEvents,
+      );
     } catch (err) {
-      const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
-      const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
+      const known = err instanceof MessageDecodeError;
+      const code = known ? err.code : WsEventErrorCode.INVALID_JSON;
+      const message = known ? err.message : 'Invalid message.';
       this.#log.debug('WebSocket message refused', {
         clientId: client.id,
         code: 'PKG_ERR_WS_INVALID_MESSAGE',
         reason: code,
       });
-      this.sendError(client.id, code, message);
+      this.sendError(client.id, code, message, known ? err.id : undefined);
       return false;
     }
     for (const fn of this.#messageListeners) {
@@ -447,7 +452,7 @@ export class WebSocketHandler {
 
   /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
   decodeWebSocketFrame(raw: RawData | string): Envelope {
-    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
+    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys, this.#options.controlEvents);
   }
 
   // ---------------------------------------------------------------- outbound
@@ -499,9 +504,13 @@ export class WebSocketHandler {
     return count;
   }
 
-  /** Sends the `error` event `{code, message}` to one client. */
-  sendError(clientId: string, code: string, message: string): boolean {
-    return this.send(clientId, 'error', { code, message });
+  /**
+   * Sends the `error` event `{code, message}` to one client; with `id`, the error answers
+   * that client request (`{"event": "error", "id", "data"}`).
+   */
+  sendError(clientId: string, code: string, message: string, id?: RequestId): boolean {
+    if (id === undefined) return this.send(clientId, 'error', { code, message });
+    return this.sendRaw(clientId, JSON.stringify({ event: 'error', id, data: { code, message } }));
   }
 
   #deliver(conn: Connection<WebSocketHandler>, payload: string | Buffer): boolean {
