@@ -36,6 +36,10 @@ export interface AdapterBridgeOptions {
   readonly clients: ClientRegistry;
   readonly wsHandler: WebSocketHandler;
   readonly logger: LoggerInterface;
+  /** Delivery of broadcasts (default: the handler's sendToMany). */
+  readonly deliver?: (clientIds: Iterable<string>, text: string) => number;
+  /** The clients of this process (default: the handler's connected clients). */
+  readonly localClientIds?: () => Iterable<string>;
 }
 
 /**
@@ -147,11 +151,13 @@ export class AdapterBridge {
     const handler = this.#o.wsHandler;
     return {
       namespaces: this.#o.namespaces,
-      localClientIds: () =>
-        (function* () {
-          for (const client of handler.getClients()) yield client.id;
-        })(),
-      deliver: (clientIds, text) => handler.sendToMany(clientIds, text),
+      localClientIds:
+        this.#o.localClientIds ??
+        (() =>
+          (function* () {
+            for (const client of handler.getClients()) yield client.id;
+          })()),
+      deliver: this.#o.deliver ?? ((clientIds, text) => handler.sendToMany(clientIds, text)),
     };
   }
 

@@ -64,7 +64,10 @@ describe('decodeMessage', () => {
   });
 
   it('ignores members other than event, data and id', () => {
-    expect(decodeMessage('{"event":"a","data":{},"x":7,"seq":1}')).toEqual({ event: 'a', data: {} });
+    expect(decodeMessage('{"event":"a","data":{},"x":7,"seq":1}')).toEqual({
+      event: 'a',
+      data: {},
+    });
   });
 
   it('refuses text that is not JSON', () => {

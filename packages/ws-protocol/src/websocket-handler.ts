@@ -559,6 +559,21 @@ export class WebSocketHandler {
     for (const conn of this.#clients.values()) yield conn.client;
   }
 
+  /**
+   * Gives a connected client another id, for a server that resumes a session under the id
+   * the client had before. Returns the client under its new id, or undefined (nothing
+   * changed) when `currentId` is not connected or `newId` is in use.
+   */
+  renameClient(currentId: string, newId: string): WsClient | undefined {
+    const conn = this.#clients.get(currentId);
+    if (conn === undefined || typeof newId !== 'string' || newId === '') return undefined;
+    if (this.#clients.has(newId) || this.#pending.has(newId)) return undefined;
+    conn.client = Object.freeze({ ...conn.client, id: newId });
+    this.#clients.delete(currentId);
+    this.#clients.set(newId, conn);
+    return conn.client;
+  }
+
   /** Number of connected clients (including those whose close is under way). */
   get size(): number {
     return this.#clients.size;
