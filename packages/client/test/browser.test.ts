@@ -137,7 +137,8 @@ describe('@pkg/client in Chromium', () => {
       ),
     ).toBe('waiting');
     await ada.context.setOffline(false);
-    await count(ada.page, 'room_joined', 3);
+    // Back within the recovery window: the session is resumed, rooms kept by the server.
+    await count(ada.page, 'connect', 3);
     await say(bob.page, 'three');
     await count(ada.page, 'said:three', 1);
 

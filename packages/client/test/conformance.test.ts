@@ -1,21 +1,20 @@
-// Protocol conformance of the client for the features of protocol version 1 that
-// @pkg/core does not serve yet: request ids and answers, requests from the server,
-// the message heartbeat, authentication in `$hello`, connection state recovery. The
-// partner is test/protocol-server.ts, a `ws` server written from docs/protocol.md; each
-// test here is to be pointed at the real Server once it implements version 1.
+// Protocol conformance of the client and the real @pkg/core Server for protocol version 1:
+// request ids and answers, requests from the server, the message heartbeat, authentication
+// in `$hello`, connection state recovery. The partner is the real Server behind a TCP relay
+// (test/v1-server.ts) that can go silent, for tests of a peer that does not answer.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ClientError, type ConnectInfo, type DisconnectInfo } from '../src/index';
 import { Recorder, cleanup, makeClient, next } from './helpers';
-import { ProtocolServer, type ProtocolServerOptions } from './protocol-server';
+import { V1Server, type V1ServerOptions } from './v1-server';
 
-const servers: ProtocolServer[] = [];
+const servers: V1Server[] = [];
 afterEach(async () => {
   await cleanup();
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function start(options: ProtocolServerOptions = {}): Promise<ProtocolServer> {
-  const server = await ProtocolServer.start(options);
+async function start(options: V1ServerOptions = {}): Promise<V1Server> {
+  const server = await V1Server.start(options);
   servers.push(server);
   return server;
 }
@@ -26,8 +25,10 @@ describe('hello and welcome', () => {
     const client = makeClient(server.url, { auth: 't0k3n' });
     const info = next<ConnectInfo>(client, 'connect');
     await client.connect();
-    expect(await info).toEqual({ protocol: 1, clientId: 'c1', resumed: false });
-    expect(client.id).toBe('c1');
+    const id = server.server.getAllClients()[0];
+    expect(typeof id).toBe('string');
+    expect(await info).toEqual({ protocol: 1, clientId: id, resumed: false });
+    expect(client.id).toBe(id);
     expect(server.hellos).toEqual([
       { v: 1, auth: 't0k3n', heartbeat: { interval: 25000, timeout: 20000 } },
     ]);
@@ -134,14 +135,19 @@ describe('requests from the server (rid)', () => {
       throw new Error('kaput');
     });
     await client.connect();
-    await expect(server.request(client.id!, 'confirm', { file: 'a.txt' })).resolves.toEqual({
+    const server_ = server.server;
+    await expect(server_.emitWithAck(client.id!, 'confirm', { file: 'a.txt' })).resolves.toEqual({
       ok: true,
     });
-    await expect(server.request(client.id!, 'explode', {})).rejects.toMatchObject({
-      data: { code: 'handler_error', message: 'kaput' },
+    const refused = await server_.emitWithAck(client.id!, 'explode', {}).catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      code: 'PKG_ERR_CORE_ACK_REFUSED',
+      remoteCode: 'handler_error',
     });
-    await expect(server.request(client.id!, 'nobody', {})).rejects.toMatchObject({
-      data: { code: 'unknown_event' },
+    expect((refused as Error).message).toContain('kaput');
+    await expect(server_.emitWithAck(client.id!, 'nobody', {})).rejects.toMatchObject({
+      code: 'PKG_ERR_CORE_ACK_REFUSED',
+      remoteCode: 'unknown_event',
     });
   });
 });
@@ -149,6 +155,7 @@ describe('requests from the server (rid)', () => {
 describe('heartbeat', () => {
   it('pings at the granted interval and stays connected while the server answers', async () => {
     const server = await start();
+    // The server clamps both values to at least 1000 ms and the client uses what it granted.
     const client = makeClient(server.url, { heartbeat: { interval: 20, timeout: 1000 } });
     const drops = new Recorder<DisconnectInfo>();
     client.on('disconnect', drops.push);
@@ -226,35 +233,50 @@ describe('connection state recovery', () => {
   });
 
   it('starts fresh past the window, says so, and joins its rooms again', async () => {
-    const server = await start();
-    const client = makeClient(server.url);
+    const server = await start({ config: { recovery_window: 50 } });
+    const network = new EventTarget();
+    const client = makeClient(server.url, { network });
     await client.connect();
     await client.joinRoom('lobby');
     const first = client.id!;
+    const dropped = next<DisconnectInfo>(client, 'disconnect');
+    const expired = server.nextGone();
+    network.dispatchEvent(new Event('offline'));
+    await dropped;
+    // The window passes while the client is away: its session ends, OnDisconnect runs.
+    expect(await expired).toBe(first);
     const fresh = next<ConnectInfo>(client, 'connect');
     const rejoined = next(client, 'room_joined');
-    server.expireSessions();
-    server.dropTcp(first);
+    network.dispatchEvent(new Event('online'));
     const info = await fresh;
     expect(info).toMatchObject({ protocol: 1, resumed: false, freshReason: 'expired' });
     expect(info.clientId).not.toBe(first);
     await rejoined;
-    expect(server.roomMembers('lobby')).toContain(client.id);
+    expect(server.roomMembers('lobby')).toEqual([client.id]);
     expect(client.rooms()).toEqual([{ room: 'lobby', namespace: '/' }]);
   });
 
   it('starts fresh with reason "overflow" when the missed messages no longer fit the buffer', async () => {
-    const server = await start({ bufferSize: 2 });
-    const client = makeClient(server.url);
+    const server = await start({ config: { recovery_buffer: 2 } });
+    const network = new EventTarget();
+    const client = makeClient(server.url, { network });
     await client.connect();
     await client.joinRoom('lobby');
+    const first = client.id!;
+    const dropped = next<DisconnectInfo>(client, 'disconnect');
+    network.dispatchEvent(new Event('offline'));
+    await dropped;
+    for (let n = 1; n <= 3; n++) server.broadcast('lobby', 'news', { n });
+    const gone = server.nextGone();
     const fresh = next<ConnectInfo>(client, 'connect');
     const rejoined = next(client, 'room_joined');
-    server.dropTcp(client.id!);
-    for (let n = 1; n <= 3; n++) server.broadcast('lobby', 'news', { n });
+    network.dispatchEvent(new Event('online'));
     expect(await fresh).toMatchObject({ resumed: false, freshReason: 'overflow' });
+    // The refused session ends: OnDisconnect runs for the old id.
+    expect(await gone).toBe(first);
     await rejoined;
     expect(client.rooms()).toEqual([{ room: 'lobby', namespace: '/' }]);
+    expect(server.roomMembers('lobby')).toEqual([client.id]);
   });
 
   it('ends the session with disconnect(): the next connect does not resume', async () => {

@@ -1,6 +1,7 @@
-// The client against the real @pkg/core Server of today (protocol version 0): routing to
-// SocketOn handlers, OnConnect messages, the built-in rooms events, `?key=` authentication
-// in the handshake, and reconnection across a server restart with the rooms joined again.
+// The client against the real @pkg/core Server: routing to SocketOn handlers, OnConnect
+// messages, the built-in rooms events, `?key=` authentication in the handshake, and
+// reconnection across a server restart with the rooms joined again. test/conformance.test.ts
+// covers the features of protocol version 1 one by one.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { OnConnect, RoomsController, SocketController, SocketOn } from '@pkg/core';
 import { ClientError, type ConnectInfo, type DisconnectInfo } from '../src/index';
@@ -36,17 +37,19 @@ interface Said {
   text: string;
 }
 
-describe('the client with the current server (protocol version 0)', () => {
-  it('falls back to version 0, sends {event, data} to SocketOn and receives what the server sends', async () => {
+describe('the client with the real server', () => {
+  it('speaks version 1, gets $welcome before what OnConnect sends, and reaches SocketOn handlers', async () => {
     const { url } = await startCoreServer(controllers);
     const client = makeClient(url);
     const greeted = next<{ clientId: string }>(client, 'hello.app');
     const connected = next<ConnectInfo>(client, 'connect');
     await client.connect();
-    expect(await connected).toEqual({ protocol: 0, clientId: undefined, resumed: false });
-    expect(client.protocol).toBe(0);
+    const info = await connected;
+    expect(info).toMatchObject({ protocol: 1, resumed: false });
+    expect(client.protocol).toBe(1);
     expect(client.connected).toBe(true);
-    expect(typeof (await greeted).clientId).toBe('string');
+    // OnConnect ran after $welcome, for the id the welcome gave.
+    expect((await greeted).clientId).toBe(info.clientId);
 
     const reply = next(client, 'echo.reply');
     client.emit('echo', { n: 1 });
@@ -71,22 +74,21 @@ describe('the client with the current server (protocol version 0)', () => {
     expect(removed.items).toEqual([]);
   });
 
-  it('rejects emitWithAck at once: a version 0 server never answers ids', async () => {
+  it('answers emitWithAck with the handler result (null for a handler that returns nothing)', async () => {
     const { url } = await startCoreServer(controllers);
     const client = makeClient(url);
     await client.connect();
-    await expect(client.emitWithAck('echo', {})).rejects.toMatchObject({
-      code: 'PKG_ERR_CLIENT_REMOTE',
-      remoteCode: 'unsupported',
-    });
+    const reply = next(client, 'echo.reply');
+    await expect(client.emitWithAck('echo', { n: 1 })).resolves.toBeNull();
+    expect(await reply).toEqual({ n: 1 });
   });
 
-  it('rejects a request waiting for the connection once the server turns out to speak version 0', async () => {
+  it('sends a request made while connecting once welcomed, and gets its answer', async () => {
     const { url } = await startCoreServer(controllers);
     const client = makeClient(url);
     const waiting = client.emitWithAck('echo', {});
     await client.connect();
-    await expect(waiting).rejects.toMatchObject({ remoteCode: 'unsupported' });
+    await expect(waiting).resolves.toBeNull();
   });
 
   it('rejects joinRoom at once when the server has no RoomsController', async () => {

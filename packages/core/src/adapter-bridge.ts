@@ -43,6 +43,15 @@ export interface AdapterBridgeOptions {
   readonly clients: ClientRegistry;
   readonly wsHandler: WebSocketHandler;
   readonly logger: LoggerInterface;
+  /** Delivery of broadcasts (default: the handler's sendToMany). */
+  readonly deliver?: (clientIds: Iterable<string>, text: string) => number;
+  /** The clients of this process (default: the handler's connected clients). */
+  readonly localClientIds?: () => Iterable<string>;
+  /**
+   * Sends to a client of this process; false when it has none by that id (default: the
+   * handler's send). Only ids unknown here go to a cluster adapter.
+   */
+  readonly sendLocal?: (clientId: string, event: string, data: EventData) => boolean;
 }
 
 /**
@@ -112,7 +121,10 @@ export class AdapterBridge {
 
   /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */
   send(clientId: string, event: string, data: EventData): boolean {
-    if (this.#o.wsHandler.send(clientId, event, data)) return true;
+    const sent = this.#o.sendLocal
+      ? this.#o.sendLocal(clientId, event, data)
+      : this.#o.wsHandler.send(clientId, event, data);
+    if (sent) return true;
     if (this.#o.clients.getType(clientId) !== undefined) return false;
     return this.#forward({ type: 'send', clientId, text: prepareMessage(event, data) });
   }
@@ -196,8 +208,8 @@ export class AdapterBridge {
     const { clients, wsHandler, logger } = this.#o;
     return {
       namespaces: this.#o.namespaces,
-      localClientIds: () => this.#localIds(),
-      deliver: (clientIds, text) => wsHandler.sendToMany(clientIds, text),
+      localClientIds: this.#o.localClientIds ?? (() => this.#localIds()),
+      deliver: this.#o.deliver ?? ((clientIds, text) => wsHandler.sendToMany(clientIds, text)),
       hasClient: (clientId) => clients.getType(clientId) === 'ws',
       disconnect: (clientId) => {
         if (clients.getType(clientId) !== 'ws') return false;

@@ -20,6 +20,15 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_RATE_LIMITED',
       'PKG_ERR_CORE_HANDLER_FAILED',
       'PKG_ERR_CORE_DRAINING',
+      'PKG_ERR_CORE_TOO_MANY_PENDING',
+      'PKG_ERR_CORE_ACK_TIMEOUT',
+      'PKG_ERR_CORE_ACK_REFUSED',
+      'PKG_ERR_CORE_CLIENT_GONE',
+      'PKG_ERR_CORE_PROTOCOL_UNSUPPORTED',
+      'PKG_ERR_CORE_UNAUTHORIZED',
+      'PKG_ERR_CORE_FORBIDDEN',
+      'PKG_ERR_CORE_AUTH_TIMEOUT',
+      'PKG_ERR_CORE_HEARTBEAT_MISSED',
     ]);
   });
 
@@ -60,6 +69,10 @@ describe('CoreEventErrorCode', () => {
       INTERNAL_ERROR: 'internal_error',
       FORBIDDEN: 'forbidden',
       INVALID_PAYLOAD: 'invalid_payload',
+      TOO_MANY_PENDING: 'too_many_pending',
+      UNAUTHORIZED: 'unauthorized',
+      AUTH_TIMEOUT: 'auth_timeout',
+      INVALID_ENVELOPE: 'invalid_envelope',
     });
   });
 });

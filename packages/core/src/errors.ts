@@ -69,6 +69,42 @@ export const coreErrorCodes = {
     status: 503,
     closeCode: 1001,
   },
+  PKG_ERR_CORE_TOO_MANY_PENDING: {
+    message:
+      'emitWithAck: the client already has max_pending_server_requests unanswered server requests.',
+  },
+  PKG_ERR_CORE_ACK_TIMEOUT: {
+    message: 'emitWithAck: the client did not answer within the timeout.',
+  },
+  PKG_ERR_CORE_ACK_REFUSED: {
+    message: 'emitWithAck: the client answered $nack (no handler, or its handler failed).',
+  },
+  PKG_ERR_CORE_CLIENT_GONE: {
+    message: 'emitWithAck: the client is not connected, or disconnected before it answered.',
+  },
+  PKG_ERR_CORE_PROTOCOL_UNSUPPORTED: {
+    message:
+      'emitWithAck: the client did not say $hello with protocol version 1, so it cannot answer requests.',
+  },
+  PKG_ERR_CORE_UNAUTHORIZED: {
+    message: 'An authentication handler refused the credentials of $hello (or their absence).',
+    status: 401,
+    closeCode: 4401,
+  },
+  PKG_ERR_CORE_FORBIDDEN: {
+    message: 'An authentication handler refused an authenticated client with status 403.',
+    status: 403,
+    closeCode: 4403,
+  },
+  PKG_ERR_CORE_AUTH_TIMEOUT: {
+    message: 'A client that must authenticate in $hello did not send it within auth_timeout.',
+    closeCode: 4408,
+  },
+  PKG_ERR_CORE_HEARTBEAT_MISSED: {
+    message:
+      'A protocol version 1 client with a heartbeat sent nothing for its interval + timeout.',
+    closeCode: 4408,
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;
@@ -104,6 +140,14 @@ export const CoreEventErrorCode = {
   FORBIDDEN: 'forbidden',
   /** The event's data does not have the expected shape (RoomsController). */
   INVALID_PAYLOAD: 'invalid_payload',
+  /** Too many client requests (`id`) of one connection are still unanswered. */
+  TOO_MANY_PENDING: 'too_many_pending',
+  /** Authentication in `$hello` was refused (then close 4401). */
+  UNAUTHORIZED: 'unauthorized',
+  /** No `$hello` within `auth_timeout` (then close 4408). */
+  AUTH_TIMEOUT: 'auth_timeout',
+  /** A second `$hello`, or a message outside the protocol's order. */
+  INVALID_ENVELOPE: 'invalid_envelope',
 } as const;
 
 export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];

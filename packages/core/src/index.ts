@@ -36,6 +36,7 @@ export type {
   HandshakeContext,
   HandshakeHook,
   HandshakeRefusal,
+  RequestId,
   WsClient,
 } from '@pkg/ws-protocol';
 
@@ -62,6 +63,7 @@ export type {
 } from '@pkg/decorators';
 
 // @pkg/core
+export type { EmitWithAckOptions } from './acks';
 export { LocalAdapter } from './adapter';
 export type {
   Adapter,
@@ -88,6 +90,7 @@ export { Middleware } from './middleware';
 export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './middleware';
 export { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 export type { ClientMembership, NamespaceStats } from './namespace-manager';
+export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol-v1';
 export { RoomsController } from './rooms-controller';
 export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
 export { Router } from './router';

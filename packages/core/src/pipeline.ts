@@ -15,6 +15,7 @@ import { HttpDispatcher } from './http-dispatch';
 import { Lifecycle } from './lifecycle';
 import { createCoreError } from './errors';
 import { Middleware } from './middleware';
+import { ProtocolV1 } from './protocol-v1';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 import { Router } from './router';
 import { ServerConfig, type ServerCorsOptions } from './server-config';
@@ -96,6 +97,7 @@ export interface Pipeline {
   readonly router: Router;
   readonly lifecycle: Lifecycle;
   readonly adapter: AdapterBridge;
+  readonly protocol: ProtocolV1;
 }
 
 /**
@@ -133,6 +135,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     generateId: nextId,
+    controlEvents: true,
   });
   const httpHandler = new HttpHandler({
     cors: config.getCors(),
@@ -142,7 +145,39 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     debug: config.isDebug(),
   });
-  const adapter = new AdapterBridge({ namespaces, clients, wsHandler, logger });
+  // The dispatcher is built below (it answers through the protocol layer); connections and
+  // messages arrive only after run(), when it exists.
+  const late: { ws?: WsDispatcher } = {};
+  const protocol = new ProtocolV1({
+    wsHandler,
+    clients,
+    logger,
+    recoveryWindow: config.get('recovery_window'),
+    recoveryBuffer: config.get('recovery_buffer'),
+    authTimeout: config.get('auth_timeout'),
+    helloWait: config.get('hello_wait'),
+    maxPendingRequests: config.get('max_pending_requests'),
+    maxPendingServerRequests: config.get('max_pending_server_requests'),
+    ackTimeout: config.get('ack_timeout'),
+    start: (clientId) => {
+      adapter.connected(clientId, DEFAULT_NAMESPACE);
+      late.ws!.connected(clientId);
+    },
+    dispatch: (client, envelope) => late.ws!.onMessage(client, envelope),
+    end: (clientId, done) => {
+      adapter.disconnected(clientId);
+      late.ws!.disconnected(clientId, done);
+    },
+  });
+  const adapter = new AdapterBridge({
+    namespaces,
+    clients,
+    wsHandler,
+    logger,
+    deliver: protocol.deliver,
+    localClientIds: () => protocol.localClientIds(),
+    sendLocal: (clientId, event, data) => protocol.send(clientId, event, data),
+  });
   const lifecycle = new Lifecycle({
     config,
     logger,
@@ -150,7 +185,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     httpHandler,
     wsHandler,
     nextId,
-    closeAdapter: () => adapter.close(),
+    closeAdapter: () => protocol.close().then(() => adapter.close()),
     adapterState: () => adapter.state(),
   });
 
@@ -160,11 +195,16 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     debug: config.isDebug(),
     unknownEvent: config.getUnknownEventPolicy(),
-    sendEventError: o.sendEventError,
+    sendEventError: ((clientId, code, message, extra, id) => {
+      if (id === undefined) o.sendEventError(clientId, code, message, extra);
+      else protocol.sendErrorAnswer(clientId, id, code, message, extra ?? {});
+    }) satisfies SendEventError,
+    answer: protocol.answer,
     track: lifecycle.track,
   };
   const registry = new ControllerRegistry();
   const ws = new WsDispatcher(registry, dependencies);
+  late.ws = ws;
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
 
@@ -173,17 +213,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
       withHealthCheck(config.getHealthCheckPath(), o.health, http.dispatch),
     ),
   );
-  wsHandler.onConnect((client) => {
-    clients.markWebSocket(client.id, client.data);
-    adapter.connected(client.id, DEFAULT_NAMESPACE);
-    ws.connected(client.id);
-  });
-  wsHandler.onMessage(ws.onMessage);
-  wsHandler.onDisconnect((client) => {
-    clients.markDisconnected(client.id);
-    adapter.disconnected(client.id);
-    ws.disconnected(client.id, () => clients.forgetData(client.id));
-  });
+  // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
+  // it decides when OnConnect runs and when a client is gone for good (session recovery).
+  wsHandler.onConnect(protocol.connected);
+  wsHandler.onMessage(protocol.onMessage);
+  wsHandler.onDisconnect(protocol.disconnected);
   return {
     middleware,
     namespaces,
@@ -195,5 +229,6 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     router,
     lifecycle,
     adapter,
+    protocol,
   };
 }

@@ -32,6 +32,35 @@ describe('ServerConfig', () => {
     expect(config.toJSON()).toEqual({ ...SERVER_CONFIG_DEFAULTS });
   });
 
+  it('has the protocol version 1 keys with their documented defaults, checked', () => {
+    const config = new ServerConfig();
+    expect(config.get('recovery_window')).toBe(120_000);
+    expect(config.get('recovery_buffer')).toBe(1000);
+    expect(config.get('auth_timeout')).toBe(10_000);
+    expect(config.get('hello_wait')).toBe(1000);
+    expect(config.get('max_pending_requests')).toBe(128);
+    expect(config.get('max_pending_server_requests')).toBe(64);
+    expect(config.get('ack_timeout')).toBe(10_000);
+    expect(new ServerConfig({ recovery_window: 0, hello_wait: 0 }).get('recovery_window')).toBe(0);
+    for (const [key, value] of [
+      ['recovery_window', -1],
+      ['recovery_window', 2 ** 31],
+      ['recovery_buffer', 0],
+      ['auth_timeout', 0],
+      ['hello_wait', 1.5],
+      ['max_pending_requests', 0],
+      ['max_pending_server_requests', '64'],
+      ['ack_timeout', 0],
+    ] as const) {
+      expect(() => new ServerConfig({ [key]: value } as ServerConfigOptions)).toThrow(
+        expect.objectContaining({
+          code: 'PKG_ERR_CORE_INVALID_CONFIG',
+          message: expect.stringContaining(`"${key}"`),
+        }),
+      );
+    }
+  });
+
   it('takes the spec keys', () => {
     const config = new ServerConfig({
       host: '127.0.0.1',

@@ -94,6 +94,20 @@ export interface ServerConfigOptions {
   ws_keep_request?: boolean;
   /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
   tls?: ServerTlsOptions | null;
+  /** Protocol version 1: how long a dropped client's session can be resumed; 0 turns recovery off. Default 120000. */
+  recovery_window?: number;
+  /** Protocol version 1: messages kept per session for replay after a resume. Default 1000. */
+  recovery_buffer?: number;
+  /** Protocol version 1: time a client that must authenticate in `$hello` has to send it (then close 4408). Default 10000. */
+  auth_timeout?: number;
+  /** Time a new connection waits for `$hello` before it counts as version 0 and `OnConnect` runs; 0 = no wait. Default 1000. */
+  hello_wait?: number;
+  /** Client requests (`id`) per connection whose answer is not sent yet; one more is `too_many_pending`. Default 128. */
+  max_pending_requests?: number;
+  /** Server requests (`emitWithAck`) per client whose answer has not come; one more is a RangeError. Default 64. */
+  max_pending_server_requests?: number;
+  /** Default timeout of `emitWithAck`. Default 10000. */
+  ack_timeout?: number;
 }
 
 /** The resolved configuration: every key present. */
@@ -135,6 +149,13 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   // handshake, so by default it does not hold it for the life of every connection.
   ws_keep_request: false,
   tls: null,
+  recovery_window: 120_000,
+  recovery_buffer: 1000,
+  auth_timeout: 10_000,
+  hello_wait: 1000,
+  max_pending_requests: 128,
+  max_pending_server_requests: 64,
+  ack_timeout: 10_000,
 });
 
 type Check = (value: unknown) => string | null;
@@ -167,6 +188,12 @@ const positiveInt =
   (what: string): Check =>
   (v) =>
     typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? null : what;
+
+/** A setTimeout delay: an integer from `min` to 2^31-1. */
+const timer =
+  (what: string, min: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= 2 ** 31 - 1 ? null : what;
 
 const isPem = (v: unknown): boolean =>
   (typeof v === 'string' && v.length > 0) || Buffer.isBuffer(v);
@@ -228,6 +255,13 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   json_prototype_keys: (v) => (v === 'error' || v === 'remove' ? null : '"error" or "remove"'),
   ws_keep_request: (v) => (typeof v === 'boolean' ? null : 'true or false'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
+  recovery_window: timer('a number of milliseconds up to 2147483647 (0 turns recovery off)', 0),
+  recovery_buffer: positiveInt('a positive number of messages'),
+  auth_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
+  hello_wait: timer('a number of milliseconds up to 2147483647 (0 = no wait)', 0),
+  max_pending_requests: positiveInt('a positive number of requests'),
+  max_pending_server_requests: positiveInt('a positive number of requests'),
+  ack_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
 };
 
 const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

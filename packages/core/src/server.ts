@@ -2,6 +2,7 @@ import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
 import type { HttpHandler, RateLimiter, RateLimitStore } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import type { EmitWithAckOptions } from './acks';
 import type { Adapter, CountTarget } from './adapter';
 import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
@@ -11,6 +12,7 @@ import type { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
 import type { NodeServer } from './node-server';
 import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
+import type { AuthHandler } from './protocol-v1';
 import type { Router } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
 import type { BroadcastOptions, ControllerHost, SocketController } from './socket-controller';
@@ -234,6 +236,8 @@ export class Server implements ControllerHost {
    * to a cluster adapter (the instance holding it disconnects it); otherwise it is ignored.
    */
   disconnectClient(clientId: string): void {
+    // A protocol version 1 session ends too (at once when its client is away).
+    if (this.#p.protocol.endSession(clientId)) return;
     this.#p.adapter.disconnectClient(clientId);
   }
 
@@ -283,11 +287,44 @@ export class Server implements ControllerHost {
   }
 
   /**
-   * Sends an event to one WebSocket client; false when it is not connected. With a cluster
-   * adapter, a client of another instance is reached through it (true once handed over).
+   * Sends an event to one WebSocket client; false when it is not connected. To a client with
+   * a recovery session (protocol version 1) the message carries `seq` and is kept for
+   * replay, also while the client is away (then true). With a cluster adapter, a client of
+   * another instance is reached through it (true once handed over).
    */
   send(clientId: string, event: string, data: EventData): boolean {
     return this.#p.adapter.send(clientId, event, data);
+  }
+
+  /**
+   * Sends a request to a protocol version 1 client and resolves with its answer (`$ack`).
+   * Rejects with `PKG_ERR_CORE_ACK_TIMEOUT` after `options.timeout` (default `ack_timeout`),
+   * `PKG_ERR_CORE_ACK_REFUSED` on `$nack`, `PKG_ERR_CORE_CLIENT_GONE` when the client is not
+   * connected or disconnects first, `PKG_ERR_CORE_PROTOCOL_UNSUPPORTED` for a client that did
+   * not say `$hello`, and a RangeError `PKG_ERR_CORE_TOO_MANY_PENDING` past
+   * `max_pending_server_requests` (nothing is sent then).
+   */
+  emitWithAck(
+    clientId: string,
+    event: string,
+    data: EventData,
+    options: EmitWithAckOptions = {},
+  ): Promise<unknown> {
+    return this.#p.protocol.emitWithAck(clientId, event, data, options);
+  }
+
+  /**
+   * Adds an authentication handler (protocol version 1). With one or more, a client passes
+   * them all before its `OnConnect` handlers run: with `$hello.auth` as `context.auth`, or,
+   * for a client without it (a version 0 client), with `auth` undefined, so a client already
+   * authenticated by handshake middleware can be accepted from `context.data`. Return `true`
+   * (or nothing) to accept, `false` or `{status: 401 | 403, message}` to refuse: the client
+   * gets an `error` event and close 4401 / 4403. Only before `run()`.
+   */
+  addAuthHandler(handler: AuthHandler): this {
+    this.#p.lifecycle.assertIdle('addAuthHandler');
+    this.#p.protocol.addAuthHandler(handler);
+    return this;
   }
 
   /** Sends the `error` event `{code, message, ...extra}` to one WebSocket client. */

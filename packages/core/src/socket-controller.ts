@@ -7,6 +7,7 @@ import type {
   UntypedEvents,
 } from '@pkg/decorators';
 import type { EventData } from '@pkg/ws-protocol';
+import type { EmitWithAckOptions } from './acks';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
@@ -52,6 +53,13 @@ export interface ControllerHost {
   isConnected(clientId: string): boolean;
   getLogger(): LoggerInterface;
   log(message: string): void;
+  /** Requests to protocol version 1 clients (`Server` has it; other hosts may not). */
+  emitWithAck?(
+    clientId: string,
+    event: string,
+    data: EventData,
+    options?: EmitWithAckOptions,
+  ): Promise<unknown>;
 }
 
 /**
@@ -117,6 +125,26 @@ export abstract class SocketController<
     data: EventPayload<Emit, E>,
   ): boolean {
     return this.getServer().send(clientId, event, data as EventData);
+  }
+
+  /** Sends a request to a protocol version 1 client; resolves with its answer (see `Server.emitWithAck`). */
+  emitWithAck(
+    clientId: string,
+    event: string,
+    data: EventData,
+    options: EmitWithAckOptions = {},
+  ): Promise<unknown> {
+    const server = this.getServer();
+    if (server.emitWithAck === undefined) {
+      return Promise.reject(
+        createCoreError(
+          Error,
+          'PKG_ERR_CORE_PROTOCOL_UNSUPPORTED',
+          `emitWithAck("${event}"): the server this controller is registered with cannot send requests.`,
+        ),
+      );
+    }
+    return server.emitWithAck(clientId, event, data, options);
   }
 
   /** Broadcasts to all clients, a namespace, or a room (see `Server.broadcast`). */

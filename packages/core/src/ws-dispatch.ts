@@ -1,6 +1,6 @@
 import type { RateLimiter } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
-import type { Envelope, EventData, WsClient } from '@pkg/ws-protocol';
+import type { Envelope, EventData, RequestId, WsClient } from '@pkg/ws-protocol';
 import {
   handlerLabel,
   handlerOf,
@@ -12,13 +12,35 @@ import { CoreEventErrorCode, createCoreError } from './errors';
 import { SocketContext, isThenable, type CompiledWsChain, type Middleware } from './middleware';
 import type { UnknownEventPolicy } from './server-config';
 
-/** Sends the `error` event `{code, message, ...extra}` to one client. */
+/** Sends the `error` event `{code, message, ...extra}` to one client (with `id`: as an answer). */
 export type SendEventError = (
   clientId: string,
   code: string,
   message: string,
   extra?: Record<string, unknown>,
+  id?: RequestId,
 ) => void;
+
+/** Answers a client request (`id`) with the handler's result. */
+export type SendAnswer = (clientId: string, event: string, id: RequestId, result: unknown) => void;
+
+/** The context of a message with an `id`: the handler's result answers it. */
+class RequestContext extends SocketContext {
+  readonly id: RequestId;
+  /** The handler ran (no middleware stopped the chain). */
+  reached = false;
+  /** An `error` already answered the request (rate limit). */
+  answered = false;
+  result: unknown;
+
+  constructor(clientId: string, event: string, data: EventData, id: RequestId) {
+    super(clientId, event, data);
+    this.id = id;
+  }
+}
+
+const idOf = (context: SocketContext): RequestId | undefined =>
+  context instanceof RequestContext ? context.id : undefined;
 
 /** What WebSocket dispatch needs, handed over once. */
 export interface WsDispatchOptions {
@@ -30,6 +52,8 @@ export interface WsDispatchOptions {
   /** Events without a handler: `'error'` (default) answers `unknown_event`, `'ignore'` logs. */
   readonly unknownEvent?: UnknownEventPolicy;
   readonly sendEventError: SendEventError;
+  /** Answers messages with an `id` (protocol version 1); without it, they get no answer. */
+  readonly answer?: SendAnswer;
   /** Receives the promise of every asynchronous dispatch (the lifecycle waits for them). */
   readonly track?: (work: Promise<void>) => void;
 }
@@ -87,13 +111,21 @@ export class WsDispatcher {
    * Dispatches one message. Returns undefined when it was handled synchronously, else a
    * promise that settles when it is done. Never throws and never rejects.
    */
-  dispatch(clientId: string, event: string, data: EventData): Promise<void> | undefined {
+  dispatch(
+    clientId: string,
+    event: string,
+    data: EventData,
+    id?: RequestId,
+  ): Promise<void> | undefined {
     const compiled = this.#routes.get(event);
     if (compiled === undefined) {
-      this.#unknownEvent(clientId, event);
+      this.#unknownEvent(clientId, event, id);
       return undefined;
     }
-    const context = new SocketContext(clientId, event, data);
+    const context =
+      id === undefined
+        ? new SocketContext(clientId, event, data)
+        : new RequestContext(clientId, event, data, id);
     let result: unknown;
     try {
       result = compiled.run(context);
@@ -101,9 +133,30 @@ export class WsDispatcher {
       this.#failed(compiled.route, context, err);
       return undefined;
     }
-    if (!isThenable(result)) return undefined;
-    return Promise.resolve(result).then(noop, (err: unknown) =>
-      this.#failed(compiled.route, context, err),
+    if (!isThenable(result)) {
+      if (id !== undefined) this.#answer(context as RequestContext);
+      return undefined;
+    }
+    return Promise.resolve(result).then(
+      id === undefined ? noop : () => this.#answer(context as RequestContext),
+      (err: unknown) => this.#failed(compiled.route, context, err),
+    );
+  }
+
+  /** Answers a request once its chain is done: the handler's result, or a middleware refusal. */
+  #answer(context: RequestContext): void {
+    if (context.answered) return;
+    const { clientId, event, id } = context;
+    if (context.reached && this.#options.answer !== undefined) {
+      this.#options.answer(clientId, event, id, context.result);
+      return;
+    }
+    this.#options.sendEventError(
+      clientId,
+      CoreEventErrorCode.FORBIDDEN,
+      `"${event}" was refused by a middleware.`,
+      { event },
+      id,
     );
   }
 
@@ -112,10 +165,10 @@ export class WsDispatcher {
     const id = client.id;
     const phase = this.#connectPhase.get(id);
     if (phase !== undefined) {
-      this.#track(phase.then(() => this.dispatch(id, envelope.event, envelope.data)));
+      this.#track(phase.then(() => this.dispatch(id, envelope.event, envelope.data, envelope.id)));
       return;
     }
-    const work = this.dispatch(id, envelope.event, envelope.data);
+    const work = this.dispatch(id, envelope.event, envelope.data, envelope.id);
     if (work !== undefined) this.#track(work);
   };
 
@@ -177,8 +230,18 @@ export class WsDispatcher {
     const fn = handlerOf(route);
     const controller = route.controller;
     const rule = route.rateLimit;
-    const call = (context: SocketContext): unknown =>
-      fn.call(controller, context.clientId, context.data, context);
+    const call = (context: SocketContext): unknown => {
+      const result = fn.call(controller, context.clientId, context.data, context);
+      if (!(context instanceof RequestContext)) return result;
+      context.reached = true;
+      if (!isThenable(result)) {
+        context.result = result;
+        return result;
+      }
+      return Promise.resolve(result).then((value) => {
+        context.result = value;
+      });
+    };
     let target = call as (context: unknown) => unknown;
     if (rule !== undefined) {
       const limiter = this.#options.rateLimiter;
@@ -196,7 +259,9 @@ export class WsDispatcher {
             CoreEventErrorCode.RATE_LIMITED,
             `Too many "${route.event}" events: at most ${rule.maxCount} per ${rule.timeWindow} s. Retry in ${result.retryAfter} s.`,
             { event: route.event, retryAfter: result.retryAfter },
+            idOf(ctx),
           );
+          if (ctx instanceof RequestContext) ctx.answered = true;
           return undefined;
         });
       };
@@ -219,11 +284,13 @@ export class WsDispatcher {
       this.#debug
         ? `Handling "${event}" failed: ${errorDetails(err)}`
         : `Handling "${event}" failed on the server.`,
+      undefined,
+      idOf(context),
     );
   }
 
-  #unknownEvent(clientId: string, event: string): void {
-    if (this.#ignoreUnknown) {
+  #unknownEvent(clientId: string, event: string, id?: RequestId): void {
+    if (this.#ignoreUnknown && id === undefined) {
       this.#logger.debug('Ignored WebSocket event without a handler', { clientId, event });
       return;
     }
@@ -232,6 +299,7 @@ export class WsDispatcher {
       CoreEventErrorCode.UNKNOWN_EVENT,
       `No handler for event "${event}".`,
       { event },
+      id,
     );
   }
 }

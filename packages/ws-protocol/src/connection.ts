@@ -34,7 +34,8 @@ const SETTLED: Promise<void> = Promise.resolve();
  * under way, the `closed` promise only once someone waits for it.
  */
 export class Connection<Owner = unknown> implements HeartbeatMember {
-  readonly client: WsClient;
+  /** Replaced (same fields, another id) by WebSocketHandler.renameClient. */
+  client: WsClient;
   /** The handler that accepted the connection (its shared listeners find it here). */
   readonly owner: Owner;
   heartbeatDue = 0;

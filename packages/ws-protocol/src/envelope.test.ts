@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeMessage, isValidEventName, MessageDecodeError, prepareMessage } from './envelope';
+import {
+  decodeMessage,
+  isValidEventName,
+  isValidRequestId,
+  MessageDecodeError,
+  prepareAnswer,
+  prepareMessage,
+} from './envelope';
 
 describe('prepareMessage', () => {
   it('gives the JSON text {"event", "data"}', () => {
@@ -56,8 +63,11 @@ describe('decodeMessage', () => {
     expect(decodeMessage(Buffer.from('{"event":"a","data":[]}'))).toEqual({ event: 'a', data: [] });
   });
 
-  it('ignores members other than event and data', () => {
-    expect(decodeMessage('{"event":"a","data":{},"id":7}')).toEqual({ event: 'a', data: {} });
+  it('ignores members other than event, data and id', () => {
+    expect(decodeMessage('{"event":"a","data":{},"x":7,"seq":1}')).toEqual({
+      event: 'a',
+      data: {},
+    });
   });
 
   it('refuses text that is not JSON', () => {
@@ -181,5 +191,72 @@ describe('isValidEventName', () => {
     expect(isValidEventName('')).toBe(false);
     expect(isValidEventName('a:b')).toBe(false);
     expect(isValidEventName(1)).toBe(false);
+  });
+});
+
+describe('request ids (protocol version 1)', () => {
+  it('keeps a valid id: a string of 1-64 characters or an integer 0 to 2^53-1', () => {
+    for (const id of ['a', 'x'.repeat(64), 0, 7, Number.MAX_SAFE_INTEGER]) {
+      expect(decodeMessage(JSON.stringify({ event: 'e', data: {}, id }))).toEqual({
+        event: 'e',
+        data: {},
+        id,
+      });
+    }
+    expect(isValidRequestId(12)).toBe(true);
+  });
+
+  it('refuses any other id with invalid_id and no id on the error', () => {
+    for (const id of ['', 'x'.repeat(65), -1, 1.5, 2 ** 53, null, true, {}, []]) {
+      const err = (() => {
+        try {
+          decodeMessage(JSON.stringify({ event: 'e', data: {}, id }));
+        } catch (e) {
+          return e as MessageDecodeError;
+        }
+        return undefined;
+      })();
+      expect(err).toBeInstanceOf(MessageDecodeError);
+      expect(err).toMatchObject({ code: 'invalid_id', id: undefined });
+      expect(isValidRequestId(id)).toBe(false);
+    }
+  });
+
+  it('puts a valid id on a later decode error, so that the error can answer the request', () => {
+    expect(() => decodeMessage('{"event":"bad name","data":{},"id":3}')).toThrow(
+      expect.objectContaining({ code: 'invalid_event', id: 3 }),
+    );
+    expect(() => decodeMessage('{"event":"e","data":1,"id":"q"}')).toThrow(
+      expect.objectContaining({ code: 'invalid_data', id: 'q' }),
+    );
+  });
+
+  it('decodes control events only when asked, with rid on $ack and $nack', () => {
+    expect(() => decodeMessage('{"event":"$hello","data":{"v":1}}')).toThrow(
+      expect.objectContaining({ code: 'invalid_event' }),
+    );
+    expect(decodeMessage('{"event":"$hello","data":{"v":1}}', 'error', true)).toEqual({
+      event: '$hello',
+      data: { v: 1 },
+    });
+    expect(decodeMessage('{"event":"$ack","rid":"r1","data":5}', 'error', true)).toEqual({
+      event: '$ack',
+      data: 5,
+      rid: 'r1',
+    });
+    expect(() => decodeMessage('{"event":"$ack","data":5}', 'error', true)).toThrow(
+      expect.objectContaining({ code: 'invalid_id' }),
+    );
+    expect(() => decodeMessage('{"event":"$welcome","data":{}}', 'error', true)).toThrow(
+      expect.objectContaining({ code: 'invalid_event' }),
+    );
+  });
+
+  it('serialises an answer with any JSON value, null for undefined', () => {
+    expect(prepareAnswer('add', 7, 5)).toBe('{"event":"add","id":7,"data":5}');
+    expect(prepareAnswer('add', 'a', undefined)).toBe('{"event":"add","id":"a","data":null}');
+    expect(() => prepareAnswer('add', 1, { n: 1n })).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_WS_INVALID_DATA' }),
+    );
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The wire format: every message in both directions is one JSON text message
- * `{"event": "<name>", "data": <object or array>}`. Members other than these two are
- * ignored on input and never produced on output.
+ * `{"event": "<name>", "data": <object or array>}`. Protocol version 1 adds the optional
+ * request ids `id` (client requests) and `rid` (answers to server requests), and the
+ * control events `$hello`, `$ping`, `$ack` and `$nack` (decoded only when asked for).
+ * Other members are ignored on input.
  */
 import secureJson from 'secure-json-parse';
 import { describe } from './describe';
@@ -10,10 +12,37 @@ import { createWsError, WsEventErrorCode } from './errors';
 /** The `data` member of an envelope: a JSON object or a JSON array. */
 export type EventData = Record<string, unknown> | unknown[];
 
+/** A request id: a string of 1-64 characters or an integer from 0 to 2^53-1. */
+export type RequestId = string | number;
+
 /** A decoded message. */
 export interface Envelope {
   event: string;
+  /** For `$ack` any JSON value (the answer), else an object or an array. */
   data: EventData;
+  /** Present when the client expects an answer (protocol version 1). */
+  id?: RequestId;
+  /** In `$ack` / `$nack`: the server request being answered. */
+  rid?: string;
+}
+
+/** Control events a client may send (protocol version 1). */
+export const CLIENT_CONTROL_EVENTS: ReadonlySet<string> = new Set([
+  '$hello',
+  '$ping',
+  '$ack',
+  '$nack',
+]);
+
+/** Longest string request id. */
+export const MAX_REQUEST_ID_LENGTH = 64;
+
+/** True for a string of 1-64 characters or an integer from 0 to 2^53-1. */
+export function isValidRequestId(value: unknown): value is RequestId {
+  if (typeof value === 'string') {
+    return value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH;
+  }
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 /** The wire codes a decode error can carry (a subset of {@link WsEventErrorCode}). */
@@ -21,7 +50,8 @@ export type MessageDecodeErrorCode =
   | typeof WsEventErrorCode.INVALID_JSON
   | typeof WsEventErrorCode.INVALID_ENVELOPE
   | typeof WsEventErrorCode.INVALID_EVENT
-  | typeof WsEventErrorCode.INVALID_DATA;
+  | typeof WsEventErrorCode.INVALID_DATA
+  | typeof WsEventErrorCode.INVALID_ID;
 
 const EVENT_NAME = /^[A-Za-z0-9._-]+$/;
 
@@ -33,10 +63,13 @@ const EVENT_NAME = /^[A-Za-z0-9._-]+$/;
 export class MessageDecodeError extends Error {
   override readonly name = 'MessageDecodeError';
   readonly code: MessageDecodeErrorCode;
+  /** The message's valid request id, when it had one (its `error` answer carries it). */
+  readonly id: RequestId | undefined;
 
-  constructor(code: MessageDecodeErrorCode, message: string) {
+  constructor(code: MessageDecodeErrorCode, message: string, id?: RequestId) {
     super(message);
     this.code = code;
+    this.id = id;
   }
 }
 
@@ -81,6 +114,24 @@ export function prepareMessage(event: string, data: EventData): string {
   }
 }
 
+/**
+ * Serialises an answer to a client request: `{"event", "id", "data"}`, where `data` is any
+ * JSON value (`null` for undefined). Throws a `TypeError` (`PKG_ERR_WS_INVALID_DATA`) when
+ * the value cannot be serialised.
+ */
+export function prepareAnswer(event: string, id: RequestId, data: unknown): string {
+  try {
+    return JSON.stringify({ event, id, data: data === undefined ? null : data });
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw createWsError(
+      TypeError,
+      'PKG_ERR_WS_INVALID_DATA',
+      `The answer to "${event}" cannot be serialised to JSON (${reason}): remove cycles and BigInt values.`,
+    );
+  }
+}
+
 const EXAMPLE = 'send {"event": "name", "data": {}}';
 
 /**
@@ -104,6 +155,7 @@ const FORBIDDEN_KEY_MESSAGE = 'Object contains forbidden prototype property';
 export function decodeMessage(
   raw: string | Buffer,
   prototypeKeys: PrototypeKeysPolicy = 'error',
+  controlEvents = false,
 ): Envelope {
   const text = typeof raw === 'string' ? raw : raw.toString('utf8');
   let parsed: unknown;
@@ -131,35 +183,68 @@ export function decodeMessage(
   }
   const record = parsed as Record<string, unknown>;
   const { event, data } = record;
+  let id: RequestId | undefined;
+  if (Object.hasOwn(record, 'id')) {
+    if (!isValidRequestId(record['id'])) {
+      throw new MessageDecodeError(
+        WsEventErrorCode.INVALID_ID,
+        `The "id" member is ${describe(record['id'])}: use a string of 1-${MAX_REQUEST_ID_LENGTH} characters or an integer from 0 to 2^53-1.`,
+      );
+    }
+    id = record['id'];
+  }
   if (!Object.hasOwn(record, 'event')) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_EVENT,
       `The message has no "event" member: ${EXAMPLE}.`,
+      id,
     );
   }
   if (typeof event !== 'string') {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_EVENT,
       `The "event" member is ${describe(event)}, not a string: ${EXAMPLE}.`,
+      id,
     );
   }
-  if (!EVENT_NAME.test(event)) {
+  const control = controlEvents && CLIENT_CONTROL_EVENTS.has(event);
+  if (!control && !EVENT_NAME.test(event)) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_EVENT,
       'The "event" member must be a non-empty name of letters, digits, ".", "_" or "-" (for example "chat.message").',
+      id,
     );
   }
   if (!Object.hasOwn(record, 'data')) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_DATA,
       `The message has no "data" member: ${EXAMPLE}.`,
+      id,
     );
+  }
+  if (control && (event === '$ack' || event === '$nack')) {
+    const rid = record['rid'];
+    if (typeof rid !== 'string' || rid === '' || rid.length > MAX_REQUEST_ID_LENGTH) {
+      throw new MessageDecodeError(
+        WsEventErrorCode.INVALID_ID,
+        `The "rid" member of ${event} is ${describe(rid)}: echo the "rid" of the server's request.`,
+      );
+    }
+    if (event === '$ack') return { event, data: data as EventData, rid };
+    if (!isEventData(data)) {
+      throw new MessageDecodeError(
+        WsEventErrorCode.INVALID_DATA,
+        `The "data" member of $nack is ${describe(data)}: send {"code", "message"}.`,
+      );
+    }
+    return { event, data, rid };
   }
   if (!isEventData(data)) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_DATA,
       `The "data" member is ${describe(data)}: send an object or an array.`,
+      id,
     );
   }
-  return { event, data };
+  return id === undefined ? { event, data } : { event, data, id };
 }

@@ -82,6 +82,7 @@ describe('WsEventErrorCode', () => {
       INVALID_JSON: 'invalid_json',
       INVALID_ENVELOPE: 'invalid_envelope',
       INVALID_EVENT: 'invalid_event',
+      INVALID_ID: 'invalid_id',
       INVALID_DATA: 'invalid_data',
       BINARY_NOT_SUPPORTED: 'binary_not_supported',
     });

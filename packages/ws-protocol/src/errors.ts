@@ -123,6 +123,8 @@ export const WsEventErrorCode = {
   INVALID_DATA: 'invalid_data',
   /** The message was a binary frame (with `binaryMessages: 'error'`, the default). */
   BINARY_NOT_SUPPORTED: 'binary_not_supported',
+  /** `id` (or `rid` in `$ack` / `$nack`) is not a string of 1-64 characters nor an integer 0 to 2^53-1. */
+  INVALID_ID: 'invalid_id',
 } as const;
 
 export type WsEventErrorCodeValue = (typeof WsEventErrorCode)[keyof typeof WsEventErrorCode];

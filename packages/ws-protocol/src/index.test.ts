@@ -9,6 +9,8 @@ describe('@pkg/ws-protocol entry', () => {
       'WsCloseCode',
       'WsEventErrorCode',
       'createClientIdGenerator',
+      'isValidRequestId',
+      'prepareAnswer',
       'prepareMessage',
       'wsErrorCodes',
       'wsHandlerDefaults',

@@ -45,6 +45,12 @@ export interface WebSocketHandlerOptions {
   clientIp?: (req: IncomingMessage) => string;
   /** Id of a new client when performHandshake gets none. Default: random per-process prefix + counter. */
   generateId?: () => string;
+  /**
+   * Decode the control events of protocol version 1 (`$hello`, `$ping`, `$ack`, `$nack`)
+   * and hand them to the onMessage listeners; when false (the default) they are
+   * `invalid_event` like any name outside `^[A-Za-z0-9._-]+$`.
+   */
+  controlEvents?: boolean;
 }
 
 export interface ResolvedWebSocketHandlerOptions {
@@ -63,6 +69,7 @@ export interface ResolvedWebSocketHandlerOptions {
   logger: LoggerInterface;
   clientIp: ((req: IncomingMessage) => string) | undefined;
   generateId: (() => string) | undefined;
+  controlEvents: boolean;
 }
 
 /** The defaults, in one place (README "Options" mirrors this table). */
@@ -80,6 +87,7 @@ export const wsHandlerDefaults = Object.freeze({
   keepRequest: true,
   closeTimeout: 5_000,
   handshakeTimeout: 10_000,
+  controlEvents: false,
 } as const);
 
 /** setTimeout's largest delay; anything above fires at once. */
@@ -98,6 +106,7 @@ const KNOWN_KEYS = new Set<string>([
   'keepRequest',
   'closeTimeout',
   'handshakeTimeout',
+  'controlEvents',
   'logger',
   'clientIp',
   'generateId',
@@ -213,6 +222,11 @@ export function resolveWsHandlerOptions(
   const keepRequest = o.keepRequest ?? d.keepRequest;
   if (typeof keepRequest !== 'boolean') throw invalid('keepRequest', 'a boolean', keepRequest);
 
+  const controlEvents = o.controlEvents ?? d.controlEvents;
+  if (typeof controlEvents !== 'boolean') {
+    throw invalid('controlEvents', 'a boolean', controlEvents);
+  }
+
   const logger = o.logger ?? noopLogger;
   if (!isLogger(logger)) {
     throw invalid('logger', 'a LoggerInterface (debug, info, warning, error, ... methods)', logger);
@@ -261,5 +275,6 @@ export function resolveWsHandlerOptions(
     logger,
     clientIp: clientIp as ((req: IncomingMessage) => string) | undefined,
     generateId: generateId as (() => string) | undefined,
+    controlEvents,
   };
 }

@@ -15,7 +15,7 @@ import { assertCloseFrame, closeCodeForWsError, WsCloseCode } from './close-code
 import { Connection } from './connection';
 import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
-import type { Envelope, EventData } from './envelope';
+import type { Envelope, EventData, RequestId } from './envelope';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 import { HeartbeatSweep } from './heartbeat';
@@ -426,16 +426,21 @@ export class WebSocketHandler {
     }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
+      envelope = decodeMessage(
+        toBuffer(raw),
+        this.#options.prototypeKeys,
+        this.#options.controlEvents,
+      );
     } catch (err) {
-      const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
-      const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
+      const known = err instanceof MessageDecodeError;
+      const code = known ? err.code : WsEventErrorCode.INVALID_JSON;
+      const message = known ? err.message : 'Invalid message.';
       this.#log.debug('WebSocket message refused', {
         clientId: client.id,
         code: 'PKG_ERR_WS_INVALID_MESSAGE',
         reason: code,
       });
-      this.sendError(client.id, code, message);
+      this.sendError(client.id, code, message, known ? err.id : undefined);
       return false;
     }
     for (const fn of this.#messageListeners) {
@@ -450,7 +455,7 @@ export class WebSocketHandler {
 
   /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
   decodeWebSocketFrame(raw: RawData | string): Envelope {
-    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
+    return decodeMessage(toBuffer(raw), this.#options.prototypeKeys, this.#options.controlEvents);
   }
 
   // ---------------------------------------------------------------- outbound
@@ -502,9 +507,13 @@ export class WebSocketHandler {
     return count;
   }
 
-  /** Sends the `error` event `{code, message}` to one client. */
-  sendError(clientId: string, code: string, message: string): boolean {
-    return this.send(clientId, 'error', { code, message });
+  /**
+   * Sends the `error` event `{code, message}` to one client; with `id`, the error answers
+   * that client request (`{"event": "error", "id", "data"}`).
+   */
+  sendError(clientId: string, code: string, message: string, id?: RequestId): boolean {
+    if (id === undefined) return this.send(clientId, 'error', { code, message });
+    return this.sendRaw(clientId, JSON.stringify({ event: 'error', id, data: { code, message } }));
   }
 
   #deliver(conn: Connection<WebSocketHandler>, payload: string | Buffer): boolean {
@@ -551,6 +560,21 @@ export class WebSocketHandler {
 
   *getClients(): IterableIterator<WsClient> {
     for (const conn of this.#clients.values()) yield conn.client;
+  }
+
+  /**
+   * Gives a connected client another id, for a server that resumes a session under the id
+   * the client had before. Returns the client under its new id, or undefined (nothing
+   * changed) when `currentId` is not connected or `newId` is in use.
+   */
+  renameClient(currentId: string, newId: string): WsClient | undefined {
+    const conn = this.#clients.get(currentId);
+    if (conn === undefined || typeof newId !== 'string' || newId === '') return undefined;
+    if (this.#clients.has(newId) || this.#pending.has(newId)) return undefined;
+    conn.client = Object.freeze({ ...conn.client, id: newId });
+    this.#clients.delete(currentId);
+    this.#clients.set(newId, conn);
+    return conn.client;
   }
 
   /** Number of connected clients (including those whose close is under way). */

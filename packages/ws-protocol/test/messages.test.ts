@@ -380,3 +380,39 @@ describe('listener registration', () => {
     }
   });
 });
+
+describe('protocol version 1 on the handler', () => {
+  it('answers a decode error with the valid id and refuses control events unless controlEvents is on', async () => {
+    const { ws } = await connected();
+    expect(await errorEventFor(ws, '{"event":"chat","data":5,"id":4}')).toMatchObject({
+      event: 'error',
+      id: 4,
+      data: { code: 'invalid_data' },
+    });
+    expect(await errorEventFor(ws, '{"event":"$hello","data":{"v":1}}')).toMatchObject({
+      data: { code: 'invalid_event' },
+    });
+    const on = await connected({ controlEvents: true });
+    on.ws.send('{"event":"$hello","data":{"v":1}}');
+    expect(await on.messages.next()).toEqual({ event: '$hello', data: { v: 1 } });
+  });
+
+  it('renames a connected client: messages and the disconnect report the new id', async () => {
+    const { ts, ws, client, messages, disconnects } = await connected();
+    const other = await openClient(ts.url);
+    const otherId = [...ts.handler.getClients()].find((c) => c.id !== client.id)!.id;
+    expect(ts.handler.renameClient(client.id, otherId)).toBeUndefined();
+    expect(ts.handler.renameClient('nobody', 'x')).toBeUndefined();
+    const renamed = ts.handler.renameClient(client.id, 'kept-id');
+    expect(renamed).toMatchObject({ id: 'kept-id', ip: client.ip });
+    expect(ts.handler.getClient(client.id)).toBeUndefined();
+    const reply = nextMessage(ws);
+    expect(ts.handler.send('kept-id', 'hi', {})).toBe(true);
+    expect(await reply).toEqual({ event: 'hi', data: {} });
+    ws.send('{"event":"chat","data":{}}');
+    await messages.next();
+    ws.close(1000);
+    expect(await disconnects.next()).toMatchObject({ id: 'kept-id', code: 1000 });
+    other.close();
+  });
+});
