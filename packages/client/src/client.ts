@@ -368,8 +368,7 @@ export class Client<
       return;
     }
     if (generation !== this.#generation) return;
-    const protocols =
-      this.#options.protocol === 'basic' || !this.#offerV1 ? [] : [V1_SUBPROTOCOL];
+    const protocols = this.#options.protocol === 'basic' || !this.#offerV1 ? [] : [V1_SUBPROTOCOL];
     const connection: Connection = new Connection(Ctor, url, protocols, {
       open: () => this.#onOpen(generation, auth),
       message: (text) => this.#onMessage(generation, text),
