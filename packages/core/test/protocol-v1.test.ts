@@ -342,9 +342,12 @@ describe('$hello and $welcome', () => {
 });
 
 describe('the handshake decides who waits for $hello', () => {
+  // Longer than the test timeout (20 s): a server that made a client without pkg.v1 wait
+  // for $hello would fail these tests instead of passing them late.
+  const LONG_WAIT = 60_000;
+
   it('runs OnConnect at once for a connection without pkg.v1, however long hello_wait is', async () => {
-    // With hello_wait 10 s a server that made this client wait would time the test out.
-    const { url, app } = await setup({ hello_wait: 10_000 });
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
     const client = await TestClient.connect(url);
     expect(client.ws.protocol).toBe('');
     expect(await client.next()).toEqual({
@@ -356,7 +359,7 @@ describe('the handshake decides who waits for $hello', () => {
   });
 
   it('selects pkg.v1 and welcomes such a client before OnConnect output, also with a long hello_wait', async () => {
-    const { url, app } = await setup({ hello_wait: 10_000 });
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
     const client = await connectV1(url);
     expect(client.ws.protocol).toBe('pkg.v1');
     expect(app.connects).toEqual([]);
@@ -379,7 +382,7 @@ describe('the handshake decides who waits for $hello', () => {
   });
 
   it("negotiates an application's own subprotocol as before, and serves it as version 0", async () => {
-    const { url, app } = await setup({ hello_wait: 10_000 });
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
     const client = await TestClient.connect(url, {}, ['chat.v2']);
     expect(client.ws.protocol).toBe('chat.v2');
     expect((await client.next()).event).toBe('app.hello');
@@ -389,7 +392,7 @@ describe('the handshake decides who waits for $hello', () => {
   });
 
   it('still welcomes a $hello from a connection without pkg.v1, after what OnConnect sent', async () => {
-    const { url, server } = await setup({ hello_wait: 10_000 });
+    const { url, server } = await setup({ hello_wait: LONG_WAIT });
     const client = await TestClient.connect(url);
     const first = await client.next();
     expect(first.event).toBe('app.hello');
