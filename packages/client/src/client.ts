@@ -35,7 +35,7 @@ import {
 import { attemptFailure, credentialRefusal } from './refusal';
 import { RoomSet, checkRoom } from './rooms';
 import { PendingRequests } from './requests';
-import { Connection, resolveWebSocket, type UpgradeRefusal } from './transport';
+import { Connection, V1_SUBPROTOCOL, resolveWebSocket, type UpgradeRefusal } from './transport';
 import { buildUrl } from './url';
 
 /** Where the client is: not connecting, opening a connection, connected, or waiting to retry. */
@@ -97,6 +97,11 @@ export class Client<
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #connectWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   #generation = 0;
+  /**
+   * Offer the subprotocol `pkg.v1`; false after a server selected none and `ws` refused the
+   * handshake for it, until the next connect() from idle.
+   */
+  #offerV1 = true;
   readonly #onOnline = (): void => this.#networkChanged(true);
   readonly #onOffline = (): void => this.#networkChanged(false);
 
@@ -294,6 +299,7 @@ export class Client<
     );
     if (this.#status === 'idle') {
       this.#attempt = 0;
+      this.#offerV1 = true;
       this.#reconnecting = false;
       this.#watchNetwork(true);
       void this.#open();
@@ -362,16 +368,35 @@ export class Client<
       return;
     }
     if (generation !== this.#generation) return;
-    this.#connection = new Connection(Ctor, url, {
+    const protocols = this.#options.protocol === 'basic' || !this.#offerV1 ? [] : [V1_SUBPROTOCOL];
+    const connection: Connection = new Connection(Ctor, url, protocols, {
       open: () => this.#onOpen(generation, auth),
       message: (text) => this.#onMessage(generation, text),
-      close: (code, reason, refusal) => this.#onClose(generation, code, reason, refusal),
+      close: (code, reason, refusal) => {
+        if (generation === this.#generation && connection.noSubprotocol && this.#offerV1) {
+          // `ws` refuses a handshake in which the server selected none of the offered
+          // subprotocols (browsers accept it): that server speaks version 0, so connect
+          // again at once without offering pkg.v1.
+          this.#offerV1 = false;
+          this.#connection = null;
+          void this.#open();
+          return;
+        }
+        this.#onClose(generation, code, reason, refusal);
+      },
     });
+    this.#connection = connection;
   }
 
   #onOpen(generation: number, auth: string | undefined): void {
     if (generation !== this.#generation) return;
-    if (this.#options.protocol === 'basic') {
+    const selected = this.#connection?.protocol;
+    if (
+      this.#options.protocol === 'basic' ||
+      (selected !== undefined && selected !== V1_SUBPROTOCOL)
+    ) {
+      // Version 0: asked for, or the server did not select pkg.v1 in the handshake (a
+      // server without protocol version 1), so no $hello and no waiting for $welcome.
       this.#established(0, undefined);
       return;
     }

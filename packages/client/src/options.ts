@@ -28,8 +28,9 @@ export interface ClientOptions {
    */
   query?: CredentialSource<Record<string, string>>;
   /**
-   * `'auto'` (default): say `$hello` (protocol version 1) and carry on in version 0 when the
-   * server does not know it. `'basic'`: version 0 only, exactly `{event, data}` messages.
+   * `'auto'` (default): offer the subprotocol `pkg.v1` and say `$hello` (protocol version 1)
+   * when the server selects it, else carry on in version 0 at once. `'basic'`: version 0
+   * only, nothing offered, exactly `{event, data}` messages.
    */
   protocol?: 'auto' | 'basic';
   /** Reconnect after a lost connection. Default true. */

@@ -21,7 +21,15 @@ export type WebSocketConstructor = new (
 /** readyState value of an open socket (the same in every implementation). */
 export const OPEN = 1;
 
+/** The subprotocol of protocol version 1, offered in the handshake (docs/protocol.md). */
+export const V1_SUBPROTOCOL = 'pkg.v1';
+
+/** The message of `ws`'s error when the server selected none of the offered subprotocols. */
+const WS_NO_SUBPROTOCOL = 'Server sent no subprotocol';
+
 interface ListenableSocket extends WebSocketLike {
+  /** The selected subprotocol ('' for none); every known implementation has it. */
+  readonly protocol?: unknown;
   addEventListener(type: string, listener: (event: never) => void): void;
   removeEventListener?(type: string, listener: (event: never) => void): void;
   /** Only `ws` has it: an EventEmitter method. */
@@ -72,11 +80,20 @@ export class Connection {
   readonly #socket: ListenableSocket;
   #refusal: UpgradeRefusal | undefined;
   #closed = false;
+  #noSubprotocol = false;
   readonly #callbacks: SocketCallbacks;
 
-  constructor(Ctor: WebSocketConstructor, url: string, callbacks: SocketCallbacks) {
+  /** `protocols`: the subprotocols to offer; none when empty. */
+  constructor(
+    Ctor: WebSocketConstructor,
+    url: string,
+    protocols: readonly string[],
+    callbacks: SocketCallbacks,
+  ) {
     this.#callbacks = callbacks;
-    const socket = new Ctor(url) as ListenableSocket;
+    const socket = (
+      protocols.length > 0 ? new Ctor(url, [...protocols]) : new Ctor(url)
+    ) as ListenableSocket;
     this.#socket = socket;
     socket.addEventListener('open', () => {
       if (!this.#closed) callbacks.open();
@@ -87,9 +104,26 @@ export class Connection {
     socket.addEventListener('close', (event: { code: number; reason: string }) =>
       this.#finish(event.code, event.reason),
     );
-    // An error is always followed by a close event; the close carries the outcome.
-    socket.addEventListener('error', () => undefined);
+    // An error is always followed by a close event; the close carries the outcome. `ws`
+    // (unlike browsers) fails a handshake in which the server selected no subprotocol.
+    socket.addEventListener('error', (event: { message?: unknown }) => {
+      if (event.message === WS_NO_SUBPROTOCOL) this.#noSubprotocol = true;
+    });
     if (typeof socket.on === 'function') this.#watchRefusal(socket);
+  }
+
+  /**
+   * The subprotocol the server selected ('' for none), or undefined when the
+   * implementation does not say.
+   */
+  get protocol(): string | undefined {
+    const { protocol } = this.#socket;
+    return typeof protocol === 'string' ? protocol : undefined;
+  }
+
+  /** The handshake failed only because the server selected none of the offered subprotocols. */
+  get noSubprotocol(): boolean {
+    return this.#noSubprotocol;
   }
 
   get isOpen(): boolean {

@@ -6,9 +6,12 @@
  * connection state recovery (sessions, `seq`, replay). It sits between the WebSocket
  * handler and the dispatcher: every decoded message passes here first; a message without
  * `id` from a client that never says `$hello` is dispatched exactly as in version 0.
+ * Only a connection that negotiated the subprotocol `pkg.v1` in its handshake waits for
+ * `$hello` before `OnConnect`; every other connection starts at once, as in version 0.
  */
 import type { LoggerInterface } from '@pkg/logger';
 import {
+  PROTOCOL_V1_SUBPROTOCOL,
   prepareAnswer,
   prepareMessage,
   type Envelope,
@@ -216,7 +219,10 @@ export class ProtocolV1 {
 
   // ------------------------------------------------------------------ connections
 
-  /** A new connection: it waits for `$hello` (`hello_wait`), or starts at once. */
+  /**
+   * A new connection: one that negotiated `pkg.v1` waits for `$hello` (at most
+   * `hello_wait`); any other starts at once, as in version 0.
+   */
   readonly connected = (client: WsClient): void => {
     const conn: Conn = {
       client,
@@ -234,13 +240,13 @@ export class ProtocolV1 {
     this.#conns.set(client.id, conn);
     this.#o.clients.markWebSocket(client.id, client.data);
     const wait = this.#o.helloWait;
-    if (wait === 0) {
-      this.#startV0(conn);
+    if (wait === 0 || client.socket.protocol !== PROTOCOL_V1_SUBPROTOCOL) {
+      this.#startV0(conn, 0);
       return;
     }
     conn.timer = setTimeout(() => {
       conn.timer = undefined;
-      if (!conn.hello && !conn.started && conn.queue === undefined) this.#startV0(conn);
+      if (!conn.hello && !conn.started && conn.queue === undefined) this.#startV0(conn, wait);
     }, wait);
   };
 
@@ -310,7 +316,8 @@ export class ProtocolV1 {
     });
   }
 
-  #startV0(conn: Conn): void {
+  /** Starts a connection without `$hello` (yet); `waited`: ms it already waited for one. */
+  #startV0(conn: Conn, waited: number): void {
     if (conn.authed) {
       this.#start(conn);
       return;
@@ -318,7 +325,7 @@ export class ProtocolV1 {
     // Authenticated in the handshake (the handler accepts without auth)? Else wait for $hello.
     this.#authenticate(conn, undefined, (refusal) => {
       if (refusal === undefined) return this.#start(conn);
-      const left = this.#o.authTimeout - this.#o.helloWait;
+      const left = this.#o.authTimeout - waited;
       conn.timer = setTimeout(
         () => {
           conn.timer = undefined;

@@ -100,7 +100,7 @@ export interface ServerConfigOptions {
   recovery_buffer?: number;
   /** Protocol version 1: time a client that must authenticate in `$hello` has to send it (then close 4408). Default 10000. */
   auth_timeout?: number;
-  /** Time a new connection waits for `$hello` before it counts as version 0 and `OnConnect` runs; 0 = no wait. Default 1000. */
+  /** Time a connection that negotiated the subprotocol `pkg.v1` waits for `$hello` before it counts as version 0 and `OnConnect` runs (other connections never wait); 0 = no wait. Default 1000. */
   hello_wait?: number;
   /** Client requests (`id`) per connection whose answer is not sent yet; one more is `too_many_pending`. Default 128. */
   max_pending_requests?: number;

@@ -1,4 +1,5 @@
 import type {
+  EventAnswer,
   EventName,
   EventPayload,
   EventsMap,
@@ -128,12 +129,12 @@ export abstract class SocketController<
   }
 
   /** Sends a request to a protocol version 1 client; resolves with its answer (see `Server.emitWithAck`). */
-  emitWithAck(
+  emitWithAck<E extends EventName<Emit>>(
     clientId: string,
-    event: string,
-    data: EventData,
+    event: E,
+    data: EventPayload<Emit, E>,
     options: EmitWithAckOptions = {},
-  ): Promise<unknown> {
+  ): Promise<EventAnswer<Emit, E>> {
     const server = this.getServer();
     if (server.emitWithAck === undefined) {
       return Promise.reject(
@@ -144,7 +145,9 @@ export abstract class SocketController<
         ),
       );
     }
-    return server.emitWithAck(clientId, event, data, options);
+    return server.emitWithAck(clientId, event, data as EventData, options) as Promise<
+      EventAnswer<Emit, E>
+    >;
   }
 
   /** Broadcasts to all clients, a namespace, or a room (see `Server.broadcast`). */

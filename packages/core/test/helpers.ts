@@ -102,9 +102,13 @@ export class TestClient {
     });
   }
 
-  /** Opens a connection and resolves once it is open. */
-  static async connect(url: string, options: ClientOptions = {}): Promise<TestClient> {
-    const ws = new WebSocket(url, options);
+  /** Opens a connection (offering `protocols`, if any) and resolves once it is open. */
+  static async connect(
+    url: string,
+    options: ClientOptions = {},
+    protocols: string[] = [],
+  ): Promise<TestClient> {
+    const ws = new WebSocket(url, protocols, options);
     const client = new TestClient(ws);
     opened.add(client);
     await new Promise<void>((resolve, reject) => {

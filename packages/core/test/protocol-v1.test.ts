@@ -111,12 +111,15 @@ async function setup(
   return { server, app, url: wsUrl };
 }
 
-/** Connects and says $hello; resolves with the client and the $welcome data. */
+/** Connects offering the subprotocol pkg.v1, as a version 1 client does. */
+const connectV1 = (url: string): Promise<TestClient> => TestClient.connect(url, {}, ['pkg.v1']);
+
+/** Connects as a version 1 client and says $hello; resolves with the client and $welcome. */
 async function hello(
   url: string,
   data: Record<string, unknown> = { v: 1 },
 ): Promise<{ client: TestClient; welcome: Record<string, unknown> }> {
-  const client = await TestClient.connect(url);
+  const client = await connectV1(url);
   client.sendRaw(JSON.stringify({ event: '$hello', data }));
   const first = await client.next();
   expect(first.event).toBe('$welcome');
@@ -331,10 +334,79 @@ describe('$hello and $welcome', () => {
     client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
     expect((await client.next('error')).data['code']).toBe('invalid_envelope');
 
-    const bad = await TestClient.connect(url);
+    const bad = await connectV1(url);
     bad.sendRaw(JSON.stringify({ event: '$hello', data: { v: 'one' } }));
     expect((await bad.next('error')).data['code']).toBe('invalid_payload');
     expect((await bad.closed).code).toBe(1008);
+  });
+});
+
+describe('the handshake decides who waits for $hello', () => {
+  // Longer than the test timeout (20 s): a server that made a client without pkg.v1 wait
+  // for $hello would fail these tests instead of passing them late.
+  const LONG_WAIT = 60_000;
+
+  it('runs OnConnect at once for a connection without pkg.v1, however long hello_wait is', async () => {
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
+    const client = await TestClient.connect(url);
+    expect(client.ws.protocol).toBe('');
+    expect(await client.next()).toEqual({
+      event: 'app.hello',
+      data: { clientId: app.connects[0] },
+    });
+    client.send('add', { a: 1, b: 1 });
+    expect(app.connects).toHaveLength(1);
+  });
+
+  it('selects pkg.v1 and welcomes such a client before OnConnect output, also with a long hello_wait', async () => {
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
+    const client = await connectV1(url);
+    expect(client.ws.protocol).toBe('pkg.v1');
+    expect(app.connects).toEqual([]);
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    const welcome = await client.next();
+    expect(welcome.event).toBe('$welcome');
+    expect(await client.next()).toMatchObject({
+      event: 'app.hello',
+      data: { clientId: welcome.data['clientId'] },
+    });
+  });
+
+  it('serves a pkg.v1 connection that never says $hello as version 0 after hello_wait', async () => {
+    const { url, app } = await setup({ hello_wait: 30 });
+    const client = await connectV1(url);
+    expect(await client.next()).toEqual({
+      event: 'app.hello',
+      data: { clientId: app.connects[0] },
+    });
+  });
+
+  it("negotiates an application's own subprotocol as before, and serves it as version 0", async () => {
+    const { url, app } = await setup({ hello_wait: LONG_WAIT });
+    const client = await TestClient.connect(url, {}, ['chat.v2']);
+    expect(client.ws.protocol).toBe('chat.v2');
+    expect((await client.next()).event).toBe('app.hello');
+    const both = await TestClient.connect(url, {}, ['chat.v2', 'pkg.v1']);
+    expect(both.ws.protocol).toBe('pkg.v1');
+    expect(app.connects).toHaveLength(1);
+  });
+
+  it('still welcomes a $hello from a connection without pkg.v1, after what OnConnect sent', async () => {
+    const { url, server } = await setup({ hello_wait: LONG_WAIT });
+    const client = await TestClient.connect(url);
+    const first = await client.next();
+    expect(first.event).toBe('app.hello');
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    const welcome = await client.next();
+    expect(welcome).toMatchObject({
+      event: '$welcome',
+      data: { v: 1, clientId: first.data['clientId'], resumed: false },
+    });
+    // It said $hello, so it may now answer requests of the server.
+    const answered = server.emitWithAck(first.data['clientId'] as string, 'confirm', {});
+    const asked = (await client.next('confirm')) as Message;
+    client.sendRaw(JSON.stringify({ event: '$ack', rid: asked.rid, data: 'yes' }));
+    expect(await answered).toBe('yes');
   });
 });
 
@@ -375,7 +447,7 @@ describe('authentication in $hello', () => {
     expect((await client.next()).event).toBe('app.hello');
     expect(app.connects).toHaveLength(1);
 
-    const bad = await TestClient.connect(url);
+    const bad = await connectV1(url);
     bad.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'nope' } }));
     expect(await bad.next()).toEqual({
       event: 'error',
@@ -383,7 +455,7 @@ describe('authentication in $hello', () => {
     });
     expect(await bad.closed).toEqual({ code: 4401, reason: 'Invalid token' });
 
-    const banned = await TestClient.connect(url);
+    const banned = await connectV1(url);
     banned.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'banned' } }));
     expect((await banned.next()).data).toEqual({
       code: 'forbidden',
@@ -392,7 +464,7 @@ describe('authentication in $hello', () => {
     });
     expect((await banned.closed).code).toBe(4403);
 
-    const long = await TestClient.connect(url);
+    const long = await connectV1(url);
     long.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'x'.repeat(8193) } }));
     expect((await long.closed).code).toBe(4401);
     expect(app.connects).toHaveLength(1);

@@ -147,3 +147,18 @@ describe('typed controllers', () => {
     expect(await client.next('whatever')).toEqual({ event: 'whatever', data: { n: 4 } });
   });
 });
+
+interface AskEvents {
+  'confirm.delete': (data: { file: string }) => boolean;
+}
+class Asker extends SocketController<ControllerHost, AskEvents> {}
+async function asks(a: Asker): Promise<void> {
+  const yes: boolean = await a.emitWithAck('c1', 'confirm.delete', { file: 'x' });
+  // @ts-expect-error -- the answer is a boolean
+  const no: string = await a.emitWithAck('c1', 'confirm.delete', { file: 'x' });
+  // @ts-expect-error -- wrong payload
+  await a.emitWithAck('c1', 'confirm.delete', { name: 'x' });
+  void yes;
+  void no;
+}
+void asks;

@@ -5,6 +5,7 @@ describe('@pkg/ws-protocol entry', () => {
   it('exports exactly its public API (a new export is a deliberate change)', () => {
     expect(Object.keys(wsProtocol).sort()).toEqual([
       'MessageDecodeError',
+      'PROTOCOL_V1_SUBPROTOCOL',
       'WebSocketHandler',
       'WsCloseCode',
       'WsEventErrorCode',

@@ -13,6 +13,7 @@ export type { WsClient } from './connection';
 export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handshake';
 export { prepareMessage, prepareAnswer, isValidRequestId, MessageDecodeError } from './envelope';
 export type { Envelope, EventData, MessageDecodeErrorCode, RequestId } from './envelope';
+export { PROTOCOL_V1_SUBPROTOCOL } from './subprotocol';
 export { createClientIdGenerator } from './client-id';
 export type { ClientIdGenerator } from './client-id';
 export { WsCloseCode } from './close-codes';

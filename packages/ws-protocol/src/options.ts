@@ -48,7 +48,9 @@ export interface WebSocketHandlerOptions {
   /**
    * Decode the control events of protocol version 1 (`$hello`, `$ping`, `$ack`, `$nack`)
    * and hand them to the onMessage listeners; when false (the default) they are
-   * `invalid_event` like any name outside `^[A-Za-z0-9._-]+$`.
+   * `invalid_event` like any name outside `^[A-Za-z0-9._-]+$`. When true the handshake
+   * also selects the subprotocol `pkg.v1` when the client offers it; when false `pkg.v1`
+   * is never selected (other subprotocols: the first offered, either way).
    */
   controlEvents?: boolean;
 }

@@ -29,6 +29,7 @@ import {
 } from './handshake';
 import type { HandshakeContext, HandshakeFailure, HandshakeHook } from './handshake';
 import { runHandshakeHooks } from './hooks';
+import { selectSubprotocol } from './subprotocol';
 import { compileOriginPolicy } from './origin';
 import type { OriginPredicate } from './origin';
 import { resolveWsHandlerOptions } from './options';
@@ -103,9 +104,12 @@ export class WebSocketHandler {
       ping: (conn) => this.#ping(conn),
       onTimeout: (conn) => this.#heartbeatExpired(conn),
     });
-    const { perMessageDeflate } = this.#options;
+    const { perMessageDeflate, controlEvents } = this.#options;
     this.#wss = new WebSocketServer({
       noServer: true,
+      // `pkg.v1` when offered and the handler speaks protocol version 1; else the first
+      // offered, as `ws` does by default.
+      handleProtocols: (offered) => selectSubprotocol(offered, controlEvents),
       clientTracking: false,
       maxPayload: this.#options.maxPayload,
       // Pings are answered by sendPong, so that pongs obey the send-buffer limit as well.

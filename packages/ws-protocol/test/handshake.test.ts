@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { once } from 'node:events';
+import { WebSocket } from 'ws';
 import type { HandshakeContext, WsClient } from '../src/index';
 import {
   cleanup,
@@ -392,5 +393,49 @@ describe('client ids and options', () => {
     expect((await done).code).toBe(1000);
     expect(await gone.next()).toBe(1000);
     expect(ts.handler.size).toBe(0);
+  });
+});
+
+describe('subprotocols', () => {
+  async function offer(url: string, protocols: string[]): Promise<WebSocket> {
+    const ws = new WebSocket(url, protocols);
+    opened.push(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return ws;
+  }
+  const opened: WebSocket[] = [];
+  afterEach(() => {
+    for (const ws of opened.splice(0)) ws.terminate();
+  });
+
+  it('selects and echoes pkg.v1 when the handler speaks version 1, wherever it is offered', async () => {
+    const ts = await startServer({ controlEvents: true });
+    const alone = await offer(ts.url, ['pkg.v1']);
+    expect(alone.protocol).toBe('pkg.v1');
+    const second = await offer(ts.url, ['chat.v2', 'pkg.v1']);
+    expect(second.protocol).toBe('pkg.v1');
+    const [client] = [...ts.handler.getClients()];
+    expect(client!.socket.protocol).toBe('pkg.v1');
+  });
+
+  it("still negotiates an application's own subprotocol: the first offered", async () => {
+    const v1 = await startServer({ controlEvents: true });
+    expect((await offer(v1.url, ['chat.v2'])).protocol).toBe('chat.v2');
+    expect((await offer(v1.url, ['chat.v2', 'chat.v1'])).protocol).toBe('chat.v2');
+    const plain = await startServer();
+    expect((await offer(plain.url, ['chat.v2'])).protocol).toBe('chat.v2');
+    expect((await offer(plain.url, ['pkg.v1', 'chat.v2'])).protocol).toBe('chat.v2');
+  });
+
+  it('does not select pkg.v1 without controlEvents (the handler does not speak version 1)', async () => {
+    const ts = await startServer();
+    const ws = new WebSocket(ts.url, ['pkg.v1']);
+    opened.push(ws);
+    const error = await new Promise<Error>((resolve) => ws.once('error', resolve));
+    // `ws` as a client refuses a handshake that selects none of the offered subprotocols.
+    expect(error.message).toBe('Server sent no subprotocol');
   });
 });
