@@ -20,6 +20,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_RATE_LIMITED',
       'PKG_ERR_CORE_HANDLER_FAILED',
       'PKG_ERR_CORE_DRAINING',
+      'PKG_ERR_CORE_VALIDATION_FAILED',
     ]);
   });
 
@@ -60,6 +61,7 @@ describe('CoreEventErrorCode', () => {
       INTERNAL_ERROR: 'internal_error',
       FORBIDDEN: 'forbidden',
       INVALID_PAYLOAD: 'invalid_payload',
+      VALIDATION_FAILED: 'validation_failed',
     });
   });
 });

@@ -69,6 +69,11 @@ export const coreErrorCodes = {
     status: 503,
     closeCode: 1001,
   },
+  PKG_ERR_CORE_VALIDATION_FAILED: {
+    message:
+      'A request or WebSocket message failed the schema of its route (answered 400 / error event validation_failed).',
+    status: 400,
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;
@@ -104,6 +109,8 @@ export const CoreEventErrorCode = {
   FORBIDDEN: 'forbidden',
   /** The event's data does not have the expected shape (RoomsController). */
   INVALID_PAYLOAD: 'invalid_payload',
+  /** The event's data failed the schema of its SocketOn; `issues` lists the problems. */
+  VALIDATION_FAILED: 'validation_failed',
 } as const;
 
 export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];

@@ -11,6 +11,7 @@ import {
 import { CoreEventErrorCode, createCoreError } from './errors';
 import { SocketContext, isThenable, type CompiledWsChain, type Middleware } from './middleware';
 import type { UnknownEventPolicy } from './server-config';
+import { validatedWsCall, validationMessage } from './validation';
 
 /** Sends the `error` event `{code, message, ...extra}` to one client. */
 export type SendEventError = (
@@ -177,8 +178,24 @@ export class WsDispatcher {
     const fn = handlerOf(route);
     const controller = route.controller;
     const rule = route.rateLimit;
-    const call = (context: SocketContext): unknown =>
-      fn.call(controller, context.clientId, context.data, context);
+    const call = validatedWsCall<SocketContext>(
+      route.schema,
+      (context, data) => fn.call(controller, context.clientId, data, context),
+      (context, issues) => {
+        this.#logger.debug('WebSocket event failed its schema', {
+          code: 'PKG_ERR_CORE_VALIDATION_FAILED',
+          clientId: context.clientId,
+          event: route.event,
+          issues: issues.length,
+        });
+        this.#options.sendEventError(
+          context.clientId,
+          CoreEventErrorCode.VALIDATION_FAILED,
+          validationMessage(issues, `The data of "${route.event}"`),
+          { event: route.event, issues },
+        );
+      },
+    );
     let target = call as (context: unknown) => unknown;
     if (rule !== undefined) {
       const limiter = this.#options.rateLimiter;

@@ -4,10 +4,17 @@ export { decErrorCodes } from './errors';
 export type { DecError, DecErrorCode } from './errors';
 export { SocketOn, OnConnect, OnDisconnect } from './socket';
 export { HttpRoute } from './http-route';
+export type { HttpHandlerResult } from './http-route';
 export { RateLimit } from './rate-limit';
 export { getControllerMetadata } from './reader';
 export type {
+  AnySchema,
   ControllerMetadata,
+  HttpInput,
+  HttpRouteOptions,
+  HttpSchemas,
+  SchemaOutput,
+  SocketOnOptions,
   HttpMethod,
   HttpMiddleware,
   HttpMiddlewareFn,

@@ -1,6 +1,13 @@
 import { decError } from './errors';
 import { openMethodRecord } from './store';
-import type { RouteOptions, EventData, WsContext, WsMiddleware } from './types';
+import type {
+  AnySchema,
+  EventData,
+  SchemaOutput,
+  SocketOnOptions,
+  WsContext,
+  WsMiddleware,
+} from './types';
 import { quoteMethod, validateEvent, validateRouteOptions } from './validate';
 
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
@@ -25,10 +32,28 @@ type CheckSocketData<T> = 0 extends 1 & T // true only for `any`, which is accep
     ? { 'SocketOn: the data parameter must be typed as an object, an array or unknown': T }
     : unknown;
 
-/** The decorator `SocketOn(...)` returns. */
-type SocketOnDecorator = <This, T = EventData>(
+/**
+ * `unknown` when the handler's `data` parameter accepts what the schema outputs (or when
+ * there is no schema); otherwise an object type naming both types, so that a handler whose
+ * parameter disagrees with its schema fails to compile.
+ */
+type CheckSchemaData<S, T> = [S] extends [AnySchema]
+  ? [SchemaOutput<S>] extends [T]
+    ? unknown
+    : {
+        'SocketOn: the data parameter does not accept the output of the schema': {
+          schemaOutput: SchemaOutput<S>;
+          parameter: T;
+        };
+      }
+  : unknown;
+
+/** The decorator `SocketOn(...)` returns; `S` is the type of the `schema` option. */
+type SocketOnDecorator<S> = <This, T = [S] extends [AnySchema] ? SchemaOutput<S> : EventData>(
   target: SocketOnMethod<This, T>,
-  context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T>> & CheckSocketData<T>,
+  context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T>> &
+    CheckSocketData<T> &
+    CheckSchemaData<S, T>,
 ) => void;
 
 /** The shape of an `OnConnect` / `OnDisconnect` method: `(clientId)`. */
@@ -46,21 +71,32 @@ type LifecycleDecorator = <This>(
  * or an array) and the message's {@link WsContext}. Route middleware runs after the global
  * stack, in the listed order; `excludeGlobalMiddlewares` skips global ones for this event.
  *
+ * With `schema` (any Standard Schema: zod, valibot, arktype...), `data` is validated after
+ * the middleware and the rate limit; invalid data is answered with the `error` event
+ * `validation_failed`, and the handler receives the schema's output, typed from it.
+ *
  * @example
  * class ChatController extends SocketController {
  *   @SocketOn('chat.message', { middlewares: [requireUser] })
  *   onMessage(clientId: string, data: { text: string }) {
  *     this.broadcast('chat.message', { from: clientId, text: data.text });
  *   }
+ *
+ *   @SocketOn('chat.rename', { schema: z.object({ name: z.string().max(40) }) })
+ *   onRename(clientId: string, data: { name: string }) {}
  * }
  */
-export function SocketOn(event: string, options?: RouteOptions<WsMiddleware>): SocketOnDecorator {
+export function SocketOn<S extends AnySchema | undefined = undefined>(
+  event: string,
+  options?: SocketOnOptions<S>,
+): SocketOnDecorator<S> {
   return (target: unknown, context: unknown): void => {
     const { classRecord, method, site } = openMethodRecord('SocketOn', target, context);
     const name = validateEvent(event, site);
-    const { middlewares, excludeGlobalMiddlewares } = validateRouteOptions<WsMiddleware>(
+    const { middlewares, excludeGlobalMiddlewares, schemas } = validateRouteOptions<WsMiddleware>(
       options,
       site,
+      ['schema'],
     );
     for (const other of classRecord.methods.values()) {
       if (other.socketRoutes.some((route) => route.event === name)) {
@@ -74,7 +110,13 @@ export function SocketOn(event: string, options?: RouteOptions<WsMiddleware>): S
       }
     }
     // Decorators of one method run bottom-up; unshift keeps the routes in source order.
-    method.socketRoutes.unshift({ event: name, middlewares, excludeGlobalMiddlewares });
+    const schema = schemas['schema'];
+    method.socketRoutes.unshift({
+      event: name,
+      middlewares,
+      excludeGlobalMiddlewares,
+      ...(schema !== undefined ? { schema } : {}),
+    });
   };
 }
 
