@@ -88,4 +88,4 @@ export type {
   UnknownEventPolicy,
 } from './server-config';
 export { SocketController } from './socket-controller';
-export type { BroadcastOptions, ControllerHost } from './socket-controller';
+export type { BroadcastOptions, BroadcastTargetOptions, ControllerHost } from './socket-controller';

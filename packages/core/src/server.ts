@@ -13,12 +13,18 @@ import type { NodeServer } from './node-server';
 import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
 import type { Router } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
-import type { BroadcastOptions, ControllerHost, SocketController } from './socket-controller';
+import {
+  resolveBroadcastArgs,
+  type BroadcastOptions,
+  type BroadcastTargetOptions,
+  type ControllerHost,
+  type SocketController,
+} from './socket-controller';
 
 export type { ClientType } from './client-registry';
 export type { ServerState } from './lifecycle';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
-export type { BroadcastOptions } from './socket-controller';
+export type { BroadcastOptions, BroadcastTargetOptions } from './socket-controller';
 
 /**
  * One server on one port: HTTP requests and WebSocket connections routed to the decorated
@@ -296,16 +302,17 @@ export class Server implements ControllerHost {
   /**
    * Broadcasts an event: with no namespace and no room to every WebSocket client, with a
    * namespace to its members, with a room to that room's members (in `namespace`, `/` when
-   * null). `options.except` leaves clients out. The envelope is serialised once.
+   * null). `options.except` leaves clients out. The envelope is serialised once. The same
+   * target can be given as one object: `broadcast(event, data, { namespace, room, except })`.
    */
   broadcast(
     event: string,
     data: EventData,
-    namespace: string | null = null,
-    room: string | null = null,
-    options: BroadcastOptions = {},
+    namespace: string | null | BroadcastTargetOptions = null,
+    room?: string | null,
+    options?: BroadcastOptions,
   ): void {
-    this.#p.adapter.broadcast(event, data, namespace, room, options);
+    this.#p.adapter.broadcast(event, data, ...resolveBroadcastArgs(namespace, room, options));
   }
 
   /** Puts a connected WebSocket client in a room. False (and nothing done) for an unknown client. */
