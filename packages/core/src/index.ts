@@ -42,6 +42,13 @@ export type {
 // @pkg/decorators
 export { HttpRoute, OnConnect, OnDisconnect, RateLimit, SocketOn } from '@pkg/decorators';
 export type {
+  AnySchema,
+  HttpHandlerResult,
+  HttpInput,
+  HttpRouteOptions,
+  HttpSchemas,
+  SchemaOutput,
+  SocketOnOptions,
   HttpMethod,
   HttpMiddleware,
   HttpMiddlewareFn,
@@ -76,6 +83,15 @@ export { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 export type { ClientMembership, NamespaceStats } from './namespace-manager';
 export { RoomsController } from './rooms-controller';
 export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
+export type {
+  EventDataOf,
+  EventHandler,
+  LifecycleHandler,
+  OnOptions,
+  RateLimitOption,
+  HttpRouteHandler,
+  RouteHandlerOptions,
+} from './programmatic';
 export { Router } from './router';
 export type { RouterDependencies } from './router';
 export { Server } from './server';

@@ -1,4 +1,11 @@
-import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
+import type {
+  AnySchema,
+  HttpInput,
+  HttpMethod,
+  HttpMiddleware,
+  HttpSchemas,
+  WsMiddleware,
+} from '@pkg/decorators';
 import type { HttpHandler, RateLimiter, RateLimitStore } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
@@ -9,6 +16,17 @@ import type { HealthDocument } from './health';
 import type { ServerState } from './lifecycle';
 import type { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
+import {
+  eventController,
+  lifecycleController,
+  routeController,
+  type EventDataOf,
+  type EventHandler,
+  type LifecycleHandler,
+  type OnOptions,
+  type HttpRouteHandler,
+  type RouteHandlerOptions,
+} from './programmatic';
 import type { NodeServer } from './node-server';
 import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
 import type { Router } from './router';
@@ -182,6 +200,50 @@ export class Server implements ControllerHost {
   registerController(controller: SocketController): void {
     this.#p.router.register(controller);
     controller.setServer(this);
+  }
+
+  /**
+   * Handles the WebSocket event `event` without decorators: the same as a `@SocketOn(event,
+   * options)` method (plus `options.rateLimit` for `@RateLimit`), registered in the same
+   * router. `handler(clientId, data, context)` gets the schema's output when `schema` is
+   * given; `this` is a controller registered with this server (`this.emit`, `this.broadcast`).
+   */
+  on<S extends AnySchema | undefined = undefined>(
+    event: string,
+    handler: EventHandler<EventDataOf<S>>,
+    options?: OnOptions<S>,
+  ): this {
+    this.registerController(eventController(event, handler, options as OnOptions));
+    return this;
+  }
+
+  /**
+   * Declares an HTTP route without decorators: the same as an `@HttpRoute(method, path,
+   * options)` method (plus `options.rateLimit`), registered in the same router.
+   * `handler(request, input)` returns what a route method may return.
+   */
+  route<S extends HttpSchemas = Record<never, never>>(
+    method: HttpMethod | Lowercase<HttpMethod>,
+    path: string,
+    handler: HttpRouteHandler<HttpInput<S>>,
+    options?: RouteHandlerOptions<S>,
+  ): this {
+    this.registerController(
+      routeController(method, path, handler, options as RouteHandlerOptions | undefined),
+    );
+    return this;
+  }
+
+  /** Runs `handler(clientId)` when a WebSocket client has connected, like an `@OnConnect()` method. */
+  onConnect(handler: LifecycleHandler): this {
+    this.registerController(lifecycleController('connect', handler));
+    return this;
+  }
+
+  /** Runs `handler(clientId)` when a WebSocket client has gone, like an `@OnDisconnect()` method. */
+  onDisconnect(handler: LifecycleHandler): this {
+    this.registerController(lifecycleController('disconnect', handler));
+    return this;
   }
 
   addWebSocketMiddleware(middleware: WsMiddleware): this {
