@@ -64,6 +64,7 @@ export type {
 // @pkg/core
 export { LocalAdapter } from './adapter';
 export type { Adapter, AdapterHost, BroadcastTarget, CountTarget } from './adapter';
+export type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 export type { ClientType } from './client-registry';
 export type {
   HttpRouteMatch,

@@ -8,6 +8,7 @@ import {
 import { Logger, type LoggerInterface } from '@pkg/logger';
 import { WebSocketHandler, createClientIdGenerator } from '@pkg/ws-protocol';
 import { AdapterBridge } from './adapter-bridge';
+import { ApiDocs } from './api-docs';
 import { ClientRegistry } from './client-registry';
 import { ControllerRegistry } from './controller-registry';
 import { withHealthCheck, type HealthDocument } from './health';
@@ -96,6 +97,7 @@ export interface Pipeline {
   readonly router: Router;
   readonly lifecycle: Lifecycle;
   readonly adapter: AdapterBridge;
+  readonly docs: ApiDocs;
 }
 
 /**
@@ -163,10 +165,18 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   const ws = new WsDispatcher(registry, dependencies);
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
+  const docs = new ApiDocs(registry, config.getApiInfo());
 
   httpHandler.setDispatcher(
     lifecycle.closeWhileDraining(
-      withHealthCheck(config.getHealthCheckPath(), o.health, http.dispatch),
+      withHealthCheck(
+        config.getHealthCheckPath(),
+        o.health,
+        docs.serve(
+          { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
+          http.dispatch,
+        ),
+      ),
     ),
   );
   wsHandler.onConnect((client) => {
@@ -191,5 +201,6 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     router,
     lifecycle,
     adapter,
+    docs,
   };
 }

@@ -82,6 +82,14 @@ export interface ServerConfigOptions {
   ws_binary_messages?: 'error' | 'close';
   /** Serve HTTPS and WSS with this key and certificate. Default `null` (plain HTTP). */
   tls?: ServerTlsOptions | null;
+  /** Path answered with the OpenAPI 3.1 document of the HTTP routes; `null` turns it off. Default `null`. */
+  openapi_path?: string | null;
+  /** Path answered with the AsyncAPI 3.0 document of the WebSocket events; `null` turns it off. Default `null`. */
+  asyncapi_path?: string | null;
+  /** `info.title` of the OpenAPI and AsyncAPI documents. Default `'API'`. */
+  api_title?: string;
+  /** `info.version` of the OpenAPI and AsyncAPI documents. Default `'1.0.0'`. */
+  api_version?: string;
 }
 
 /** The resolved configuration: every key present. */
@@ -119,6 +127,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   ws_close_timeout: wsHandlerDefaults.closeTimeout,
   ws_binary_messages: wsHandlerDefaults.binaryMessages,
   tls: null,
+  openapi_path: null,
+  asyncapi_path: null,
+  api_title: 'API',
+  api_version: '1.0.0',
 });
 
 type Check = (value: unknown) => string | null;
@@ -210,6 +222,16 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   ws_close_timeout: positiveInt('a positive number of milliseconds'),
   ws_binary_messages: (v) => (v === 'error' || v === 'close' ? null : '"error" or "close"'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
+  openapi_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to turn it off',
+  asyncapi_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to turn it off',
+  api_title: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
+  api_version: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
 };
 
 const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;
@@ -480,6 +502,16 @@ export class ServerConfig {
   }
   getTls(): ServerTlsOptions | null {
     return this.#values.tls;
+  }
+  getOpenApiPath(): string | null {
+    return this.#values.openapi_path;
+  }
+  getAsyncApiPath(): string | null {
+    return this.#values.asyncapi_path;
+  }
+  /** `info` of the generated API documents. */
+  getApiInfo(): { title: string; version: string } {
+    return { title: this.#values.api_title, version: this.#values.api_version };
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

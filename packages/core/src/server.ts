@@ -12,6 +12,7 @@ import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/
 import type { Adapter, CountTarget } from './adapter';
 import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
+import type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 import type { HealthDocument } from './health';
 import type { ServerState } from './lifecycle';
 import type { Middleware } from './middleware';
@@ -405,6 +406,41 @@ export class Server implements ControllerHost {
   /** Logs a message at debug level, only in debug mode. */
   log(message: string): void {
     if (this.#config.isDebug()) this.#logger.debug(message);
+  }
+
+  /**
+   * The OpenAPI 3.1 document of every HTTP route: paths with `{params}`, parameters and
+   * bodies as JSON Schema where the schema library can export it, rate limits as
+   * `x-rate-limit`, and the answers the server gives on its own. Served on `openapi_path`
+   * when that is set.
+   */
+  openapi(options?: ApiDocumentOptions): Record<string, unknown> {
+    return this.#p.docs.openapi(options);
+  }
+
+  /**
+   * The AsyncAPI 3.0 document of every WebSocket event: inbound from the `SocketOn`
+   * routes, outbound from `declareEvent`, the envelope with its optional `id`, and the
+   * `error` event. Served on `asyncapi_path` when that is set.
+   */
+  asyncapi(options?: ApiDocumentOptions): Record<string, unknown> {
+    return this.#p.docs.asyncapi(options);
+  }
+
+  /** Declares an event the server sends, for the AsyncAPI document. */
+  declareEvent(event: string, declaration?: ServerEventDeclaration): this {
+    this.#p.docs.declareEvent(event, declaration);
+    return this;
+  }
+
+  /**
+   * Converts schemas that do not export JSON Schema themselves (valibot through
+   * `@valibot/to-json-schema`, ...) for the generated documents; return undefined to leave
+   * a schema to the built-in conversion.
+   */
+  setJsonSchemaConverter(converter: JsonSchemaConverter | undefined): this {
+    this.#p.docs.setJsonSchemaConverter(converter);
+    return this;
   }
 
   /** The health document as the health-check path answers it now. */
