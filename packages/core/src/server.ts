@@ -14,6 +14,7 @@ import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
 import type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 import type { HealthDocument } from './health';
+import { injectRequest, type InjectRequest, type InjectResponse } from './inject';
 import type { ServerState } from './lifecycle';
 import type { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
@@ -441,6 +442,15 @@ export class Server implements ControllerHost {
   setJsonSchemaConverter(converter: JsonSchemaConverter | undefined): this {
     this.#p.docs.setJsonSchemaConverter(converter);
     return this;
+  }
+
+  /**
+   * Answers a request in memory, as the listening server would (CORS, limits, health
+   * check, routing, middleware, rate limits, error answers), without opening a port; works
+   * before `run()`. For tests: `await server.inject({ method: 'POST', url: '/items', body })`.
+   */
+  inject(request: InjectRequest): Promise<InjectResponse> {
+    return injectRequest(this.#p.httpHandler, request);
   }
 
   /** The health document as the health-check path answers it now. */
