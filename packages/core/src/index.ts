@@ -76,6 +76,7 @@ export type {
 export { CoreEventErrorCode, coreErrorCodes } from './errors';
 export type { CoreError, CoreErrorCode, CoreErrorInfo, CoreEventErrorCodeValue } from './errors';
 export type { HealthDocument, HealthStatus } from './health';
+export type { ConnectOptions } from './in-memory-client';
 export type { InjectRequest, InjectResponse } from './inject';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
 export type { ServerState } from './lifecycle';

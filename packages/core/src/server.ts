@@ -14,6 +14,7 @@ import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
 import type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 import type { HealthDocument } from './health';
+import { connectInMemory, type ConnectOptions } from './in-memory-client';
 import { injectRequest, type InjectRequest, type InjectResponse } from './inject';
 import type { ServerState } from './lifecycle';
 import type { Middleware } from './middleware';
@@ -451,6 +452,16 @@ export class Server implements ControllerHost {
    */
   inject(request: InjectRequest): Promise<InjectResponse> {
     return injectRequest(this.#p.httpHandler, request);
+  }
+
+  /**
+   * Opens a WebSocket connection in memory: a real `ws` client whose connection is an
+   * in-memory stream pair, handed to this server's handshake (origin policy, handshake
+   * middleware), then `OnConnect`, envelopes, rooms and `OnDisconnect` as over TCP. No port
+   * is opened; works before `run()`. Close it with `client.close()`.
+   */
+  connect(options?: ConnectOptions): Promise<import('ws').WebSocket> {
+    return connectInMemory(this.#p.wsHandler, options);
   }
 
   /** The health document as the health-check path answers it now. */
