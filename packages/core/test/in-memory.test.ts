@@ -90,3 +90,71 @@ describe('server.connect()', () => {
     expect(server.getClientCount()).toBe(0);
   });
 });
+
+describe('server.connect() with protocol version 1', () => {
+  interface Frame {
+    event: string;
+    data: unknown;
+    id?: unknown;
+    rid?: string;
+  }
+
+  function next(ws: WebSocket, event: string): Promise<Frame> {
+    return new Promise((resolve) => {
+      const onMessage = (raw: Buffer): void => {
+        const frame = JSON.parse(String(raw)) as Frame;
+        if (frame.event !== event) return;
+        ws.off('message', onMessage);
+        resolve(frame);
+      };
+      ws.on('message', onMessage);
+    });
+  }
+
+  it('says $hello, answers requests from server.on handlers, and round-trips emitWithAck', async () => {
+    const server = new Server(
+      new ServerConfig({ port: 0, heartbeat_interval: 0, recovery_window: 0 }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
+    );
+    server
+      .on('add', (_clientId, data) => data.a + data.b, {
+        schema: z.object({ a: z.number(), b: z.number() }),
+      })
+      .on('later', async () => {
+        await Promise.resolve();
+        return { ok: true };
+      });
+    const ws = await server.connect();
+    const welcome = next(ws, '$welcome');
+    ws.send(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    const clientId = ((await welcome).data as { clientId: string }).clientId;
+    expect(typeof clientId).toBe('string');
+
+    const sum = next(ws, 'add');
+    ws.send(JSON.stringify({ event: 'add', data: { a: 2, b: 3 }, id: 1 }));
+    expect(await sum).toEqual({ event: 'add', id: 1, data: 5 });
+    const later = next(ws, 'later');
+    ws.send(JSON.stringify({ event: 'later', data: {}, id: 'q' }));
+    expect(await later).toEqual({ event: 'later', id: 'q', data: { ok: true } });
+    const refused = next(ws, 'error');
+    ws.send(JSON.stringify({ event: 'add', data: { a: 'x', b: 3 }, id: 2 }));
+    expect(await refused).toMatchObject({
+      id: 2,
+      data: { code: 'validation_failed', event: 'add', issues: [{ path: ['a'] }] },
+    });
+
+    const asked = next(ws, 'confirm');
+    const answered = server.emitWithAck(clientId, 'confirm', { file: 'a.txt' });
+    const request = await asked;
+    expect(request).toMatchObject({ event: 'confirm', data: { file: 'a.txt' } });
+    ws.send(JSON.stringify({ event: '$ack', rid: request.rid, data: { yes: true } }));
+    await expect(answered).resolves.toEqual({ yes: true });
+
+    const gone = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    ws.close(1000);
+    await gone;
+  });
+});

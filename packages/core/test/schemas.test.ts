@@ -38,6 +38,11 @@ class SchemaController extends SocketController {
     this.emit(clientId, 'chat.ok', data);
   }
 
+  @SocketOn('sum', { schema: z.array(z.number()) })
+  sum(_clientId: string, data: number[]): number {
+    return data.reduce((total, n) => total + n, 0);
+  }
+
   @SocketOn('user.rename', { schema: Rename })
   rename(clientId: string, data: { name: string }): void {
     this.emit(clientId, 'user.renamed', data);
@@ -137,6 +142,21 @@ describe('WebSocket schemas', () => {
     // The connection stays open.
     client.send('chat.send', { room: 'a', text: 'b' });
     expect((await client.next('chat.ok')).data).toEqual({ room: 'a', text: 'b' });
+  });
+
+  it('answers a request (id) that fails its schema with validation_failed carrying the id', async () => {
+    const { wsUrl } = await setup();
+    const client = await TestClient.connect(wsUrl);
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    expect((await client.next()).event).toBe('$welcome');
+    client.sendRaw(JSON.stringify({ event: 'sum', data: [1, 'x'], id: 'bad' }));
+    expect(await client.next('error')).toMatchObject({
+      id: 'bad',
+      data: { code: 'validation_failed', event: 'sum', issues: [{ path: [1] }] },
+    });
+    // A valid request is answered with the handler's result, once.
+    client.sendRaw(JSON.stringify({ event: 'sum', data: [1, 2], id: 7 }));
+    expect(await client.next('sum')).toEqual({ event: 'sum', id: 7, data: 3 });
   });
 
   it('validates with valibot and passes its transformed output', async () => {
