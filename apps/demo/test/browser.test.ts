@@ -167,11 +167,10 @@ describe('chat page in Chromium', () => {
   }, 120_000);
 });
 
-// Needs the server to answer `{event, data, id}` (protocol version 1): the page then sends
-// chat lines with emitWithAck and marks each as delivered when the answer arrives. Skipped
-// until the server side of acknowledgements is merged; enable it then.
+// The server answers `{event, data, id}` (protocol version 1): the page sends chat lines with
+// emitWithAck and marks each as delivered when the answer arrives.
 describe('delivery marks in Chromium', () => {
-  it.skip('shows "delivered" on a message once the server acknowledged it', async () => {
+  it('shows "delivered" on a message once the server acknowledged it', async () => {
     await closePages();
     const ada = await openChat('Ada', 'acks');
     await ada.fill('#message', 'acknowledged line');
