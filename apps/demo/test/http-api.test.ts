@@ -312,3 +312,20 @@ describe('trust proxy', () => {
     expect(body.ip).toBe('127.0.0.1');
   });
 });
+
+describe('API documents', () => {
+  it('serves OpenAPI and AsyncAPI documents of its routes and events', async () => {
+    const { http } = await start();
+    const openapi = await json(await fetch(`${http}/openapi.json`));
+    expect(openapi).toMatchObject({ openapi: '3.1.0', info: { title: 'pkg demo' } });
+    expect(Object.keys(openapi.paths as object)).toEqual(
+      expect.arrayContaining(['/api/status', '/api/broadcast']),
+    );
+    const asyncapi = await json(await fetch(`${http}/asyncapi.json`));
+    const messages = (asyncapi.components as { messages: Record<string, { payload: unknown }> })
+      .messages;
+    expect(messages['client.chat.message']!.payload).toMatchObject({
+      properties: { data: { properties: { message: { type: 'string', maxLength: 2000 } } } },
+    });
+  });
+});

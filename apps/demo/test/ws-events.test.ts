@@ -113,11 +113,11 @@ describe('chat.message', () => {
     ['message is blank', { message: ' ' }],
     ['message is too long', { message: 'x'.repeat(2001) }],
     ['data is an array', ['hi']],
-  ])('answers error invalid_payload when %s, and keeps the connection', async (_case, data) => {
+  ])('answers error validation_failed when %s, and keeps the connection', async (_case, data) => {
     const { join } = await start();
     const [a] = await join();
     a.send('chat.message', data);
-    await expectError(a, 'invalid_payload');
+    await expectError(a, 'validation_failed');
     expect(await a.drain()).toEqual([]);
   });
 });
@@ -193,11 +193,11 @@ describe('room.join', () => {
     ['room is too long', { room: 'r'.repeat(33) }],
     ['name is too long', { room: 'lobby', name: 'n'.repeat(33) }],
     ['name is not a string', { room: 'lobby', name: 1 }],
-  ])('answers error invalid_payload when %s', async (_case, data) => {
+  ])('answers error validation_failed when %s', async (_case, data) => {
     const { join } = await start();
     const [a] = await join();
     a.send('room.join', data);
-    await expectError(a, 'invalid_payload');
+    await expectError(a, 'validation_failed');
   });
 
   it('refuses private-* rooms to anonymous clients with error forbidden', async () => {

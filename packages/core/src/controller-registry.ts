@@ -1,5 +1,7 @@
 import {
   getControllerMetadata,
+  type AnySchema,
+  type HttpSchemas,
   type HttpMethod,
   type HttpMiddleware,
   type WsMiddleware,
@@ -24,6 +26,8 @@ export interface RegisteredSocketRoute {
   readonly middlewares: readonly WsMiddleware[];
   readonly excludeGlobalMiddlewares: readonly WsMiddleware[];
   readonly rateLimit?: RateLimitRule;
+  /** Checks the envelope's `data` before the handler runs. */
+  readonly schema?: AnySchema;
 }
 
 /** A registered HTTP route. */
@@ -35,6 +39,8 @@ export interface RegisteredHttpRoute {
   readonly middlewares: readonly HttpMiddleware[];
   readonly excludeGlobalMiddlewares: readonly HttpMiddleware[];
   readonly rateLimit?: RateLimitRule;
+  /** Check parts of the request before the handler runs. */
+  readonly schemas?: HttpSchemas;
 }
 
 /** The result of matching a request against the HTTP routes. */
@@ -166,6 +172,7 @@ export class ControllerRegistry {
         middlewares: [...r.middlewares],
         excludeGlobalMiddlewares: [...r.excludeGlobalMiddlewares],
         ...(r.rateLimit ? { rateLimit: { ...r.rateLimit } } : {}),
+        ...(r.schema ? { schema: r.schema } : {}),
       });
     }
 
@@ -197,6 +204,7 @@ export class ControllerRegistry {
         middlewares: [...r.middlewares],
         excludeGlobalMiddlewares: [...r.excludeGlobalMiddlewares],
         ...(r.rateLimit ? { rateLimit: { ...r.rateLimit } } : {}),
+        ...(r.schemas ? { schemas: { ...r.schemas } } : {}),
       });
     }
 

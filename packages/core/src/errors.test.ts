@@ -29,6 +29,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_FORBIDDEN',
       'PKG_ERR_CORE_AUTH_TIMEOUT',
       'PKG_ERR_CORE_HEARTBEAT_MISSED',
+      'PKG_ERR_CORE_VALIDATION_FAILED',
     ]);
   });
 
@@ -73,6 +74,7 @@ describe('CoreEventErrorCode', () => {
       UNAUTHORIZED: 'unauthorized',
       AUTH_TIMEOUT: 'auth_timeout',
       INVALID_ENVELOPE: 'invalid_envelope',
+      VALIDATION_FAILED: 'validation_failed',
     });
   });
 });

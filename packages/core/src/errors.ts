@@ -105,6 +105,11 @@ export const coreErrorCodes = {
       'A protocol version 1 client with a heartbeat sent nothing for its interval + timeout.',
     closeCode: 4408,
   },
+  PKG_ERR_CORE_VALIDATION_FAILED: {
+    message:
+      'A request or WebSocket message failed the schema of its route (answered 400 / error event validation_failed).',
+    status: 400,
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;
@@ -148,6 +153,8 @@ export const CoreEventErrorCode = {
   AUTH_TIMEOUT: 'auth_timeout',
   /** A second `$hello`, or a message outside the protocol's order. */
   INVALID_ENVELOPE: 'invalid_envelope',
+  /** The event's data failed the schema of its SocketOn; `issues` lists the problems. */
+  VALIDATION_FAILED: 'validation_failed',
 } as const;
 
 export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];

@@ -5,6 +5,7 @@ import {
   type ControllerRegistry,
   type RegisteredHttpRoute,
 } from './controller-registry';
+import { httpTarget } from './http-result';
 import type { CompiledHttpChain, Middleware } from './middleware';
 
 /** What HTTP dispatch needs, handed over once. */
@@ -96,7 +97,18 @@ export class HttpDispatcher {
     const fn = handlerOf(route);
     const controller = route.controller;
     const rule = route.rateLimit;
-    let target = (request: Request): unknown => fn.call(controller, request);
+    const call = httpTarget(
+      route.schemas,
+      (request, input) => fn.call(controller, request, input),
+      (request, issues) =>
+        this.#options.logger.debug('HTTP request failed its route schemas', {
+          code: 'PKG_ERR_CORE_VALIDATION_FAILED',
+          route: `${route.method} ${route.path}`,
+          issues: issues.length,
+          ip: request.getIpAddress(),
+        }),
+    );
+    let target: (request: Request) => unknown = call;
     if (rule !== undefined) {
       const limiter = this.#options.rateLimiter;
       const logger = this.#options.logger;
@@ -115,10 +127,7 @@ export class HttpDispatcher {
           // handler's response, and through the request's response hook on whatever
           // HttpHandler answers instead (a 500 when the handler throws).
           request.onResponse((response) => RateLimiter.applyHeaders(response, result));
-          const response: unknown = await fn.call(controller, request);
-          return response instanceof Response
-            ? RateLimiter.applyHeaders(response, result)
-            : response;
+          return RateLimiter.applyHeaders(await call(request), result);
         });
     }
     this.#compiled.set(route, this.#options.middleware.compileHttpChain(route, target));

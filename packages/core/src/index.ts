@@ -50,6 +50,13 @@ export type {
   ListenedEvents,
   SocketEventsDeclaration,
   UntypedEvents,
+  AnySchema,
+  HttpHandlerResult,
+  HttpInput,
+  HttpRouteOptions,
+  HttpSchemas,
+  SchemaOutput,
+  SocketOnOptions,
   HttpMethod,
   HttpMiddleware,
   HttpMiddlewareFn,
@@ -73,6 +80,7 @@ export type {
   CountTarget,
   RemoteClientOperation,
 } from './adapter';
+export type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 export type { ClientType } from './client-registry';
 export type {
   HttpRouteMatch,
@@ -84,6 +92,8 @@ export type {
 export { CoreEventErrorCode, coreErrorCodes } from './errors';
 export type { CoreError, CoreErrorCode, CoreErrorInfo, CoreEventErrorCodeValue } from './errors';
 export type { HealthDocument, HealthStatus } from './health';
+export type { ConnectOptions } from './in-memory-client';
+export type { InjectRequest, InjectResponse } from './inject';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
 export type { ServerState } from './lifecycle';
 export { Middleware } from './middleware';
@@ -93,6 +103,15 @@ export type { ClientMembership, NamespaceStats } from './namespace-manager';
 export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol-v1';
 export { RoomsController } from './rooms-controller';
 export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
+export type {
+  EventDataOf,
+  EventHandler,
+  LifecycleHandler,
+  OnOptions,
+  RateLimitOption,
+  HttpRouteHandler,
+  RouteHandlerOptions,
+} from './programmatic';
 export { Router } from './router';
 export type { RouterDependencies } from './router';
 export { Server } from './server';
@@ -105,4 +124,4 @@ export type {
   UnknownEventPolicy,
 } from './server-config';
 export { SocketController } from './socket-controller';
-export type { BroadcastOptions, ControllerHost } from './socket-controller';
+export type { BroadcastOptions, BroadcastTargetOptions, ControllerHost } from './socket-controller';

@@ -102,7 +102,8 @@ function expectResponse(value: unknown, from: string): Response {
   throw createCoreError(
     TypeError,
     'PKG_ERR_CORE_INVALID_RESPONSE',
-    `${from} resolved to ${describeValue(value)} instead of a Response: return a Response (for example Response.json(...)) or return next().`,
+    `${from} resolved to ${describeValue(value)} instead of a Response: return a Response (for example Response.json(...)) or return next(). ` +
+      '(A route handler may also return a WHATWG Response, a plain object or array, or nothing.)',
   );
 }
 

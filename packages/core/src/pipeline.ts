@@ -8,6 +8,7 @@ import {
 import { Logger, type LoggerInterface } from '@pkg/logger';
 import { WebSocketHandler, createClientIdGenerator } from '@pkg/ws-protocol';
 import { AdapterBridge } from './adapter-bridge';
+import { ApiDocs } from './api-docs';
 import { ClientRegistry } from './client-registry';
 import { ControllerRegistry } from './controller-registry';
 import { withHealthCheck, type HealthDocument } from './health';
@@ -98,6 +99,7 @@ export interface Pipeline {
   readonly lifecycle: Lifecycle;
   readonly adapter: AdapterBridge;
   readonly protocol: ProtocolV1;
+  readonly docs: ApiDocs;
 }
 
 /**
@@ -207,10 +209,18 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   late.ws = ws;
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
+  const docs = new ApiDocs(registry, config.getApiInfo());
 
   httpHandler.setDispatcher(
     lifecycle.closeWhileDraining(
-      withHealthCheck(config.getHealthCheckPath(), o.health, http.dispatch),
+      withHealthCheck(
+        config.getHealthCheckPath(),
+        o.health,
+        docs.serve(
+          { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
+          http.dispatch,
+        ),
+      ),
     ),
   );
   // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
@@ -230,5 +240,6 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     lifecycle,
     adapter,
     protocol,
+    docs,
   };
 }

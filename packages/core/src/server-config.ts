@@ -108,6 +108,14 @@ export interface ServerConfigOptions {
   max_pending_server_requests?: number;
   /** Default timeout of `emitWithAck`. Default 10000. */
   ack_timeout?: number;
+  /** Path answered with the OpenAPI 3.1 document of the HTTP routes; `null` turns it off. Default `null`. */
+  openapi_path?: string | null;
+  /** Path answered with the AsyncAPI 3.0 document of the WebSocket events; `null` turns it off. Default `null`. */
+  asyncapi_path?: string | null;
+  /** `info.title` of the OpenAPI and AsyncAPI documents. Default `'API'`. */
+  api_title?: string;
+  /** `info.version` of the OpenAPI and AsyncAPI documents. Default `'1.0.0'`. */
+  api_version?: string;
 }
 
 /** The resolved configuration: every key present. */
@@ -156,6 +164,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   max_pending_requests: 128,
   max_pending_server_requests: 64,
   ack_timeout: 10_000,
+  openapi_path: null,
+  asyncapi_path: null,
+  api_title: 'API',
+  api_version: '1.0.0',
 });
 
 type Check = (value: unknown) => string | null;
@@ -262,6 +274,16 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   max_pending_requests: positiveInt('a positive number of requests'),
   max_pending_server_requests: positiveInt('a positive number of requests'),
   ack_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
+  openapi_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to turn it off',
+  asyncapi_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to turn it off',
+  api_title: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
+  api_version: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
 };
 
 const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;
@@ -538,6 +560,16 @@ export class ServerConfig {
   }
   getTls(): ServerTlsOptions | null {
     return this.#values.tls;
+  }
+  getOpenApiPath(): string | null {
+    return this.#values.openapi_path;
+  }
+  getAsyncApiPath(): string | null {
+    return this.#values.asyncapi_path;
+  }
+  /** `info` of the generated API documents. */
+  getApiInfo(): { title: string; version: string } {
+    return { title: this.#values.api_title, version: this.#values.api_version };
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

@@ -1,4 +1,11 @@
-import type { HttpMiddleware, WsMiddleware } from '@pkg/decorators';
+import type {
+  AnySchema,
+  HttpInput,
+  HttpMethod,
+  HttpMiddleware,
+  HttpSchemas,
+  WsMiddleware,
+} from '@pkg/decorators';
 import type { HttpHandler, RateLimiter, RateLimitStore } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
@@ -6,21 +13,41 @@ import type { EmitWithAckOptions } from './acks';
 import type { Adapter, CountTarget } from './adapter';
 import type { ClientType } from './client-registry';
 import { createCoreError } from './errors';
+import type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
 import type { HealthDocument } from './health';
+import { connectInMemory, type ConnectOptions } from './in-memory-client';
+import { injectRequest, type InjectRequest, type InjectResponse } from './inject';
 import type { ServerState } from './lifecycle';
 import type { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
+import {
+  eventController,
+  lifecycleController,
+  routeController,
+  type EventDataOf,
+  type EventHandler,
+  type LifecycleHandler,
+  type OnOptions,
+  type HttpRouteHandler,
+  type RouteHandlerOptions,
+} from './programmatic';
 import type { NodeServer } from './node-server';
 import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
 import type { AuthHandler } from './protocol-v1';
 import type { Router } from './router';
 import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
-import type { BroadcastOptions, ControllerHost, SocketController } from './socket-controller';
+import {
+  resolveBroadcastArgs,
+  type BroadcastOptions,
+  type BroadcastTargetOptions,
+  type ControllerHost,
+  type SocketController,
+} from './socket-controller';
 
 export type { ClientType } from './client-registry';
 export type { ServerState } from './lifecycle';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
-export type { BroadcastOptions } from './socket-controller';
+export type { BroadcastOptions, BroadcastTargetOptions } from './socket-controller';
 
 /**
  * One server on one port: HTTP requests and WebSocket connections routed to the decorated
@@ -178,6 +205,50 @@ export class Server implements ControllerHost {
   registerController(controller: SocketController): void {
     this.#p.router.register(controller);
     controller.setServer(this);
+  }
+
+  /**
+   * Handles the WebSocket event `event` without decorators: the same as a `@SocketOn(event,
+   * options)` method (plus `options.rateLimit` for `@RateLimit`), registered in the same
+   * router. `handler(clientId, data, context)` gets the schema's output when `schema` is
+   * given; `this` is a controller registered with this server (`this.emit`, `this.broadcast`).
+   */
+  on<S extends AnySchema | undefined = undefined>(
+    event: string,
+    handler: EventHandler<EventDataOf<S>>,
+    options?: OnOptions<S>,
+  ): this {
+    this.registerController(eventController(event, handler, options as OnOptions));
+    return this;
+  }
+
+  /**
+   * Declares an HTTP route without decorators: the same as an `@HttpRoute(method, path,
+   * options)` method (plus `options.rateLimit`), registered in the same router.
+   * `handler(request, input)` returns what a route method may return.
+   */
+  route<S extends HttpSchemas = Record<never, never>>(
+    method: HttpMethod | Lowercase<HttpMethod>,
+    path: string,
+    handler: HttpRouteHandler<HttpInput<S>>,
+    options?: RouteHandlerOptions<S>,
+  ): this {
+    this.registerController(
+      routeController(method, path, handler, options as RouteHandlerOptions | undefined),
+    );
+    return this;
+  }
+
+  /** Runs `handler(clientId)` when a WebSocket client has connected, like an `@OnConnect()` method. */
+  onConnect(handler: LifecycleHandler): this {
+    this.registerController(lifecycleController('connect', handler));
+    return this;
+  }
+
+  /** Runs `handler(clientId)` when a WebSocket client has gone, like an `@OnDisconnect()` method. */
+  onDisconnect(handler: LifecycleHandler): this {
+    this.registerController(lifecycleController('disconnect', handler));
+    return this;
   }
 
   addWebSocketMiddleware(middleware: WsMiddleware): this {
@@ -340,16 +411,17 @@ export class Server implements ControllerHost {
   /**
    * Broadcasts an event: with no namespace and no room to every WebSocket client, with a
    * namespace to its members, with a room to that room's members (in `namespace`, `/` when
-   * null). `options.except` leaves clients out. The envelope is serialised once.
+   * null). `options.except` leaves clients out. The envelope is serialised once. The same
+   * target can be given as one object: `broadcast(event, data, { namespace, room, except })`.
    */
   broadcast(
     event: string,
     data: EventData,
-    namespace: string | null = null,
-    room: string | null = null,
-    options: BroadcastOptions = {},
+    namespace: string | null | BroadcastTargetOptions = null,
+    room?: string | null,
+    options?: BroadcastOptions,
   ): void {
-    this.#p.adapter.broadcast(event, data, namespace, room, options);
+    this.#p.adapter.broadcast(event, data, ...resolveBroadcastArgs(namespace, room, options));
   }
 
   /** Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes. */
@@ -380,6 +452,60 @@ export class Server implements ControllerHost {
   /** Logs a message at debug level, only in debug mode. */
   log(message: string): void {
     if (this.#config.isDebug()) this.#logger.debug(message);
+  }
+
+  /**
+   * The OpenAPI 3.1 document of every HTTP route: paths with `{params}`, parameters and
+   * bodies as JSON Schema where the schema library can export it, rate limits as
+   * `x-rate-limit`, and the answers the server gives on its own. Served on `openapi_path`
+   * when that is set.
+   */
+  openapi(options?: ApiDocumentOptions): Record<string, unknown> {
+    return this.#p.docs.openapi(options);
+  }
+
+  /**
+   * The AsyncAPI 3.0 document of every WebSocket event: inbound from the `SocketOn`
+   * routes, outbound from `declareEvent`, the envelope with its optional `id`, and the
+   * `error` event. Served on `asyncapi_path` when that is set.
+   */
+  asyncapi(options?: ApiDocumentOptions): Record<string, unknown> {
+    return this.#p.docs.asyncapi(options);
+  }
+
+  /** Declares an event the server sends, for the AsyncAPI document. */
+  declareEvent(event: string, declaration?: ServerEventDeclaration): this {
+    this.#p.docs.declareEvent(event, declaration);
+    return this;
+  }
+
+  /**
+   * Converts schemas that do not export JSON Schema themselves (valibot through
+   * `@valibot/to-json-schema`, ...) for the generated documents; return undefined to leave
+   * a schema to the built-in conversion.
+   */
+  setJsonSchemaConverter(converter: JsonSchemaConverter | undefined): this {
+    this.#p.docs.setJsonSchemaConverter(converter);
+    return this;
+  }
+
+  /**
+   * Answers a request in memory, as the listening server would (CORS, limits, health
+   * check, routing, middleware, rate limits, error answers), without opening a port; works
+   * before `run()`. For tests: `await server.inject({ method: 'POST', url: '/items', body })`.
+   */
+  inject(request: InjectRequest): Promise<InjectResponse> {
+    return injectRequest(this.#p.httpHandler, request);
+  }
+
+  /**
+   * Opens a WebSocket connection in memory: a real `ws` client whose connection is an
+   * in-memory stream pair, handed to this server's handshake (origin policy, handshake
+   * middleware), then `OnConnect`, envelopes, rooms and `OnDisconnect` as over TCP. No port
+   * is opened; works before `run()`. Close it with `client.close()`.
+   */
+  connect(options?: ConnectOptions): Promise<import('ws').WebSocket> {
+    return connectInMemory(this.#p.wsHandler, options);
   }
 
   /** The health document as the health-check path answers it now. */

@@ -20,6 +20,37 @@ export interface BroadcastOptions {
   except?: string | readonly string[];
 }
 
+/** The options-object form of `broadcast(event, data, { namespace, room, except })`. */
+export interface BroadcastTargetOptions extends BroadcastOptions {
+  /** Only members of this namespace (with `room`: the namespace of the room, `/` by default). */
+  namespace?: string | null;
+  /** Only members of this room. */
+  room?: string | null;
+}
+
+/**
+ * The positional arguments of `broadcast` from either form: `(namespace, room, options)`
+ * or `({ namespace, room, except })`.
+ */
+export function resolveBroadcastArgs(
+  namespaceOrOptions: string | null | BroadcastTargetOptions | undefined,
+  room: string | null | undefined,
+  options: BroadcastOptions | undefined,
+): [namespace: string | null, room: string | null, options: BroadcastOptions] {
+  if (typeof namespaceOrOptions !== 'object' || namespaceOrOptions === null) {
+    return [namespaceOrOptions ?? null, room ?? null, options ?? {}];
+  }
+  if (room !== undefined || options !== undefined) {
+    throw createCoreError(
+      TypeError,
+      'PKG_ERR_CORE_INVALID_ARGUMENT',
+      'broadcast(event, data, { namespace, room, except }): with an options object as the third argument, pass nothing after it.',
+    );
+  }
+  const { namespace = null, room: target = null, except } = namespaceOrOptions;
+  return [namespace, target, except === undefined ? {} : { except }];
+}
+
 /**
  * What a controller can ask of the server it is registered with: messaging, rooms,
  * namespaces and per-client data. `Server` implements it; a controller that needs more of
@@ -36,7 +67,7 @@ export interface ControllerHost {
   broadcast(
     event: string,
     data: EventData,
-    namespace?: string | null,
+    namespace?: string | null | BroadcastTargetOptions,
     room?: string | null,
     options?: BroadcastOptions,
   ): void;
@@ -150,15 +181,22 @@ export abstract class SocketController<
     >;
   }
 
-  /** Broadcasts to all clients, a namespace, or a room (see `Server.broadcast`). */
+  /**
+   * Broadcasts to all clients, a namespace, or a room (see `Server.broadcast`):
+   * `(event, data, namespace?, room?, options?)` or `(event, data, { namespace, room, except })`.
+   */
   broadcast<E extends EventName<Emit>>(
     event: E,
     data: EventPayload<Emit, E>,
-    namespace: string | null = null,
-    room: string | null = null,
-    options: BroadcastOptions = {},
+    namespace?: string | null | BroadcastTargetOptions,
+    room?: string | null,
+    options?: BroadcastOptions,
   ): void {
-    this.getServer().broadcast(event, data as EventData, namespace, room, options);
+    this.getServer().broadcast(
+      event,
+      data as EventData,
+      ...resolveBroadcastArgs(namespace, room, options),
+    );
   }
 
   /** Broadcasts to a room, optionally leaving one client (usually the sender) out. */

@@ -11,6 +11,7 @@ import {
 import { CoreEventErrorCode, createCoreError } from './errors';
 import { SocketContext, isThenable, type CompiledWsChain, type Middleware } from './middleware';
 import type { UnknownEventPolicy } from './server-config';
+import { validatedWsCall, validationMessage } from './validation';
 
 /** Sends the `error` event `{code, message, ...extra}` to one client (with `id`: as an answer). */
 export type SendEventError = (
@@ -230,18 +231,37 @@ export class WsDispatcher {
     const fn = handlerOf(route);
     const controller = route.controller;
     const rule = route.rateLimit;
-    const call = (context: SocketContext): unknown => {
-      const result = fn.call(controller, context.clientId, context.data, context);
-      if (!(context instanceof RequestContext)) return result;
-      context.reached = true;
-      if (!isThenable(result)) {
-        context.result = result;
-        return result;
-      }
-      return Promise.resolve(result).then((value) => {
-        context.result = value;
-      });
-    };
+    const call = validatedWsCall<SocketContext>(
+      route.schema,
+      (context, data) => {
+        const result = fn.call(controller, context.clientId, data, context);
+        if (!(context instanceof RequestContext)) return result;
+        context.reached = true;
+        if (!isThenable(result)) {
+          context.result = result;
+          return result;
+        }
+        return Promise.resolve(result).then((value) => {
+          context.result = value;
+        });
+      },
+      (context, issues) => {
+        this.#logger.debug('WebSocket event failed its schema', {
+          code: 'PKG_ERR_CORE_VALIDATION_FAILED',
+          clientId: context.clientId,
+          event: route.event,
+          issues: issues.length,
+        });
+        this.#options.sendEventError(
+          context.clientId,
+          CoreEventErrorCode.VALIDATION_FAILED,
+          validationMessage(issues, `The data of "${route.event}"`),
+          { event: route.event, issues },
+          idOf(context),
+        );
+        if (context instanceof RequestContext) context.answered = true;
+      },
+    );
     let target = call as (context: unknown) => unknown;
     if (rule !== undefined) {
       const limiter = this.#options.rateLimiter;

@@ -41,8 +41,26 @@ class Broadcaster extends SocketController {
   @SocketOn('shout')
   shout(
     clientId: string,
-    data: { namespace?: string | null; room?: string | null; exceptMe?: boolean; n: number },
+    data: {
+      namespace?: string | null;
+      room?: string | null;
+      exceptMe?: boolean;
+      objectForm?: boolean;
+      n: number;
+    },
   ): void {
+    if (data.objectForm) {
+      this.broadcast(
+        'shout',
+        { n: data.n },
+        {
+          ...(data.namespace !== undefined ? { namespace: data.namespace } : {}),
+          ...(data.room !== undefined ? { room: data.room } : {}),
+          ...(data.exceptMe ? { except: clientId } : {}),
+        },
+      );
+      return;
+    }
     this.broadcast(
       'shout',
       { n: data.n },
@@ -115,6 +133,25 @@ describe('Events rules', () => {
     expect(await shouts(lobby.client)).toEqual([1, 3, 5]);
     expect(await shouts(chat.client)).toEqual([1, 2, 5]);
     expect(await shouts(chatLobby.client)).toEqual([1, 2, 4, 5]);
+  });
+
+  it('the options-object form { namespace, room, except } selects the same clients', async () => {
+    const ts = await startServer([new Broadcaster()]);
+    const plain = await join(ts);
+    const lobby = await join(ts, { room: 'lobby' });
+    const chatLobby = await join(ts, { room: 'lobby', namespace: '/chat' });
+    const o = { objectForm: true };
+    plain.client.send('shout', { ...o, n: 1 });
+    plain.client.send('shout', { ...o, n: 2, namespace: '/chat' });
+    plain.client.send('shout', { ...o, n: 3, room: 'lobby' });
+    plain.client.send('shout', { ...o, n: 4, namespace: '/chat', room: 'lobby' });
+    lobby.client.send('shout', { ...o, n: 5, room: 'lobby', exceptMe: true });
+    expect(await shouts(plain.client)).toEqual([1]);
+    expect(await shouts(lobby.client)).toEqual([1, 3]);
+    expect(await shouts(chatLobby.client)).toEqual([1, 2, 4]);
+    expect(() => ts.server.broadcast('x', {}, { room: 'lobby' }, 'other')).toThrow(
+      /pass nothing after it/,
+    );
   });
 
   it('a client that left namespace / no longer gets its broadcasts, but still gets broadcasts to all', async () => {

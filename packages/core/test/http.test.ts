@@ -433,7 +433,7 @@ describe('failing handlers', () => {
     expect(logger.exceptions.map((e) => (e.error as Error).message)).toEqual([
       'sync failure',
       'async failure',
-      expect.stringMatching(/resolved to string instead of a Response/),
+      expect.stringMatching(/resolved to string, which cannot be sent/),
     ]);
     expect((await fetch(`${base}/users/1`)).status).toBe(200);
     client.send('echo', { alive: true });

@@ -1,13 +1,17 @@
 // Membership through a running server: many real clients in rooms of several namespaces,
 // disconnected in the three ways a client can go (it closes, disconnectClient, close()),
 // leave nothing behind in the namespace manager nor in the client tables. The 10,000-client
-// run keeps its client sockets in a child process: both ends in one process would need
-// 20,000 file descriptors, the usual per-process limit.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+// run connects in memory (server.connect): no file descriptors, no child process.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { OnConnect, OnDisconnect, SocketController } from '../src/index';
+import type { WebSocket } from 'ws';
+import {
+  NullLogger,
+  OnConnect,
+  OnDisconnect,
+  Server,
+  ServerConfig,
+  SocketController,
+} from '../src/index';
 import { TestClient, cleanup, deferred, startServer } from './helpers';
 
 afterEach(cleanup);
@@ -93,74 +97,59 @@ describe('membership over real sockets', () => {
   });
 
   it('registers 10,000 clients in rooms and leaves nothing once they all disconnect', async () => {
+    // In memory (server.connect): the membership bookkeeping is what is under test, and the
+    // real socket adds nothing to it (the 300-client test above covers the real sockets).
     const count = 10_000;
     const controller = new MemberController(count);
-    const { server, wsUrl } = await startServer(
-      [controller],
-      { max_connections: count + 100 },
-      (s) =>
-        s.addHandshakeMiddleware((ctx) => {
-          ctx.data['n'] = Number(ctx.query.get('n'));
-        }),
+    const server = new Server(
+      new ServerConfig({ port: 0, heartbeat_interval: 0 }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
     );
-    // The clients: plain `ws` in a child process, 250 handshakes at a time, each waiting for
-    // the server's `ready` (sent once OnConnect has joined its rooms). A line on stdin closes
-    // them all.
-    const script = `
-      const WebSocket = require(process.env.WS_PATH);
-      const sockets = [];
-      function open(n) {
-        return new Promise((resolve, reject) => {
-          const s = new WebSocket(process.env.WS_URL + '/?n=' + n, { perMessageDeflate: false });
-          sockets.push(s);
-          s.on('message', (raw) => { if (JSON.parse(raw).event === 'ready') resolve(); });
-          s.on('error', reject);
-        });
-      }
-      (async () => {
-        const count = Number(process.env.COUNT);
-        for (let i = 0; i < count; i += 250) {
-          await Promise.all(Array.from({ length: Math.min(250, count - i) }, (_, k) => open(i + k)));
-        }
-        console.log('connected ' + sockets.length);
-        process.stdin.once('data', () => {
-          let closed = 0;
-          for (const s of sockets) {
-            s.on('close', () => { if (++closed === sockets.length) process.exit(0); });
-            s.close();
-          }
-        });
-      })().catch((err) => { console.error(err); process.exit(1); });`;
-    const child = spawn(process.execPath, ['-e', script], {
-      env: { ...process.env, WS_PATH: require.resolve('ws'), WS_URL: wsUrl, COUNT: String(count) },
-      stdio: ['pipe', 'pipe', 'inherit'],
+    server.registerController(controller);
+    server.addHandshakeMiddleware((ctx) => {
+      ctx.data['n'] = Number(ctx.query.get('n'));
     });
-    const exited = once(child, 'exit');
-    try {
-      const lines = createInterface({ input: child.stdout! });
-      const [first] = (await once(lines, 'line')) as [string];
-      expect(first).toBe(`connected ${count}`);
-
-      const nm = server.getNamespaceManager();
-      expect(nm.getStats()).toEqual({ namespaces: 2, rooms: 14, clients: count });
-      expect(server.getClientCount()).toBe(count);
-      expect(nm.getClientsInRoom('even')).toHaveLength(count / 2);
-      expect(nm.getClientsInNamespace('/teams')).toHaveLength(count);
-
-      child.stdin!.write('close\n');
-      await controller.allGone;
-      const [code] = (await exited) as [number | null];
-      expect(code).toBe(0);
-
-      expect(nm.getStats()).toEqual({ namespaces: 0, rooms: 0, clients: 0 });
-      expect(nm.namespaces.size).toBe(0);
-      expect(nm.rooms.size).toBe(0);
-      expect(nm.clientNamespaces.size).toBe(0);
-      expect(nm.clientRooms.size).toBe(0);
-      expect(server.getClientCount()).toBe(0);
-      expect(server.clientData.size).toBe(0);
-    } finally {
-      if (child.exitCode === null) child.kill();
+    const open = async (n: number): Promise<WebSocket> => {
+      const ws = await server.connect({ path: `/?n=${n}` });
+      await new Promise<void>((resolve) => {
+        const onMessage = (raw: Buffer): void => {
+          if ((JSON.parse(String(raw)) as { event: string }).event !== 'ready') return;
+          ws.off('message', onMessage);
+          resolve();
+        };
+        ws.on('message', onMessage);
+      });
+      return ws;
+    };
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < count; i += 250) {
+      sockets.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(250, count - i) }, (_, k) => open(i + k)),
+        )),
+      );
     }
+
+    const nm = server.getNamespaceManager();
+    expect(nm.getStats()).toEqual({ namespaces: 2, rooms: 14, clients: count });
+    expect(server.getClientCount()).toBe(count);
+    expect(nm.getClientsInRoom('even')).toHaveLength(count / 2);
+    expect(nm.getClientsInNamespace('/teams')).toHaveLength(count);
+
+    for (const ws of sockets) ws.close();
+    await controller.allGone;
+    // The last client's data is forgotten right after its OnDisconnect handlers return.
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(nm.getStats()).toEqual({ namespaces: 0, rooms: 0, clients: 0 });
+    expect(nm.namespaces.size).toBe(0);
+    expect(nm.rooms.size).toBe(0);
+    expect(nm.clientNamespaces.size).toBe(0);
+    expect(nm.clientRooms.size).toBe(0);
+    expect(server.getClientCount()).toBe(0);
+    expect(server.clientData.size).toBe(0);
   }, 180_000);
 });

@@ -17,6 +17,7 @@ describe('decErrorCodes', () => {
       'PKG_ERR_DEC_RATE_LIMIT_WITHOUT_ROUTE',
       'PKG_ERR_DEC_DUPLICATE_ROUTE',
       'PKG_ERR_DEC_INVALID_CONTROLLER',
+      'PKG_ERR_DEC_INVALID_SCHEMA',
     ]);
   });
 

@@ -24,7 +24,7 @@ export const decErrorCodes = {
   },
   PKG_ERR_DEC_INVALID_PATH: {
     message:
-      'An HttpRoute path does not start with "/", or has a malformed or repeated {param} segment',
+      'An HttpRoute path does not start with "/", has a malformed or repeated {param} segment, or an Express-style :param',
   },
   PKG_ERR_DEC_INVALID_OPTIONS: {
     message: 'Route options are not an object or contain an unknown key',
@@ -47,6 +47,10 @@ export const decErrorCodes = {
   },
   PKG_ERR_DEC_INVALID_CONTROLLER: {
     message: 'getControllerMetadata was given something that is not a class',
+  },
+  PKG_ERR_DEC_INVALID_SCHEMA: {
+    message:
+      'A schema option (schema, body, query, params, headers) is not a Standard Schema (version 1)',
   },
 } as const satisfies Record<string, { message: string; status?: number; closeCode?: number }>;
 

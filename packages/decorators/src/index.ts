@@ -4,6 +4,7 @@ export { decErrorCodes } from './errors';
 export type { DecError, DecErrorCode } from './errors';
 export { SocketOn, OnConnect, OnDisconnect } from './socket';
 export { HttpRoute } from './http-route';
+export type { HttpHandlerResult } from './http-route';
 export { RateLimit } from './rate-limit';
 export { getControllerMetadata } from './reader';
 export type {
@@ -16,7 +17,13 @@ export type {
   UntypedEvents,
 } from './event-map';
 export type {
+  AnySchema,
   ControllerMetadata,
+  HttpInput,
+  HttpRouteOptions,
+  HttpSchemas,
+  SchemaOutput,
+  SocketOnOptions,
   HttpMethod,
   HttpMiddleware,
   HttpMiddlewareFn,

@@ -104,6 +104,7 @@ export function getControllerMetadata(
         excludeGlobalMiddlewares: [...route.excludeGlobalMiddlewares],
       };
       if (rateLimit !== undefined) entry.rateLimit = { ...rateLimit };
+      if (route.schema !== undefined) entry.schema = route.schema;
       result.socketRoutes.push(entry);
     }
     for (const route of record.httpRoutes) {
@@ -116,6 +117,7 @@ export function getControllerMetadata(
         excludeGlobalMiddlewares: [...route.excludeGlobalMiddlewares],
       };
       if (rateLimit !== undefined) entry.rateLimit = { ...rateLimit };
+      if (route.schemas !== undefined) entry.schemas = { ...route.schemas };
       result.httpRoutes.push(entry);
     }
     if (record.onConnect) result.connectHandlers.push(record.name);

@@ -1,7 +1,7 @@
 import { decError } from './errors';
 import type { EventAnswer, EventPayload } from './event-map';
 import { openMethodRecord } from './store';
-import type { RouteOptions, WsContext, WsMiddleware } from './types';
+import type { AnySchema, SchemaOutput, SocketOnOptions, WsContext, WsMiddleware } from './types';
 import { quoteMethod, validateEvent, validateRouteOptions } from './validate';
 
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
@@ -53,11 +53,35 @@ type CheckEventMap<This, E extends string, T, R> = This extends { readonly '~lis
       : { "SocketOn: the event is not in the controller's event map": keyof L }
   : unknown;
 
-/** The decorator `SocketOn(...)` returns. */
-type SocketOnDecorator<E extends string = string> = <This, T = unknown, R = unknown>(
+/**
+ * `unknown` when the handler's `data` parameter accepts what the schema outputs (or when
+ * there is no schema); otherwise an object type naming both types, so that a handler whose
+ * parameter disagrees with its schema fails to compile.
+ */
+type CheckSchemaData<S, T> = [S] extends [AnySchema]
+  ? [SchemaOutput<S>] extends [T]
+    ? unknown
+    : {
+        'SocketOn: the data parameter does not accept the output of the schema': {
+          schemaOutput: SchemaOutput<S>;
+          parameter: T;
+        };
+      }
+  : unknown;
+
+/**
+ * The decorator `SocketOn(...)` returns; `E` is the event name, `S` the type of the `schema`
+ * option. Without a data parameter, `data` is the schema's output (or `unknown`).
+ */
+type SocketOnDecorator<E extends string, S> = <
+  This,
+  T = [S] extends [AnySchema] ? SchemaOutput<S> : unknown,
+  R = unknown,
+>(
   target: SocketOnMethod<This, T, R>,
   context: ClassMethodDecoratorContext<This, SocketOnMethod<This, T, R>> &
     CheckSocketData<T> &
+    CheckSchemaData<S, T> &
     CheckEventMap<This, E, T, R>,
 ) => void;
 
@@ -76,28 +100,36 @@ type LifecycleDecorator = <This>(
  * or an array) and the message's {@link WsContext}. Route middleware runs after the global
  * stack, in the listed order; `excludeGlobalMiddlewares` skips global ones for this event.
  *
+ * With `schema` (any Standard Schema: zod, valibot, arktype...), `data` is validated after
+ * the middleware and the rate limit; invalid data is answered with the `error` event
+ * `validation_failed`, and the handler receives the schema's output, typed from it.
+ *
  * @example
  * class ChatController extends SocketController {
  *   @SocketOn('chat.message', { middlewares: [requireUser] })
  *   onMessage(clientId: string, data: { text: string }) {
  *     this.broadcast('chat.message', { from: clientId, text: data.text });
  *   }
+ *
+ *   @SocketOn('chat.rename', { schema: z.object({ name: z.string().max(40) }) })
+ *   onRename(clientId: string, data: { name: string }) {}
  * }
  *
  * In a controller that declares its inbound events (`SocketController<Host, Emit, Listen>`),
  * the event must be one of `Listen`, the data parameter must accept its payload and the
  * return value must be its answer; anything else fails to compile.
  */
-export function SocketOn<E extends string>(
+export function SocketOn<E extends string, S extends AnySchema | undefined = undefined>(
   event: E,
-  options?: RouteOptions<WsMiddleware>,
-): SocketOnDecorator<E> {
+  options?: SocketOnOptions<S>,
+): SocketOnDecorator<E, S> {
   return (target: unknown, context: unknown): void => {
     const { classRecord, method, site } = openMethodRecord('SocketOn', target, context);
     const name = validateEvent(event, site);
-    const { middlewares, excludeGlobalMiddlewares } = validateRouteOptions<WsMiddleware>(
+    const { middlewares, excludeGlobalMiddlewares, schemas } = validateRouteOptions<WsMiddleware>(
       options,
       site,
+      ['schema'],
     );
     for (const other of classRecord.methods.values()) {
       if (other.socketRoutes.some((route) => route.event === name)) {
@@ -111,7 +143,13 @@ export function SocketOn<E extends string>(
       }
     }
     // Decorators of one method run bottom-up; unshift keeps the routes in source order.
-    method.socketRoutes.unshift({ event: name, middlewares, excludeGlobalMiddlewares });
+    const schema = schemas['schema'];
+    method.socketRoutes.unshift({
+      event: name,
+      middlewares,
+      excludeGlobalMiddlewares,
+      ...(schema !== undefined ? { schema } : {}),
+    });
   };
 }
 

@@ -1,6 +1,6 @@
 import type { RateLimitRule } from '@pkg/http';
 import { decError } from './errors';
-import type { HttpMethod, HttpMiddleware, WsMiddleware } from './types';
+import type { AnySchema, HttpMethod, HttpMiddleware, HttpSchemas, WsMiddleware } from './types';
 import { methodName, quoteMethod } from './validate';
 
 // Where the decorators write. Compilers give every decorated class a metadata object
@@ -24,6 +24,7 @@ export interface SocketRouteRecord {
   event: string;
   middlewares: WsMiddleware[];
   excludeGlobalMiddlewares: WsMiddleware[];
+  schema?: AnySchema;
 }
 
 export interface HttpRouteRecord {
@@ -31,6 +32,7 @@ export interface HttpRouteRecord {
   path: string;
   middlewares: HttpMiddleware[];
   excludeGlobalMiddlewares: HttpMiddleware[];
+  schemas?: HttpSchemas;
 }
 
 /** What the decorators on one method declared, in source order. */

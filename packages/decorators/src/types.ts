@@ -1,4 +1,5 @@
 import type { RateLimitRule, Request, Response } from '@pkg/http';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 
 /** The `data` member of a WebSocket envelope: an object or an array (the same type as `EventData` of @pkg/ws-protocol). */
 export type EventData = Record<string, unknown> | unknown[];
@@ -39,6 +40,49 @@ export interface RouteOptions<M> {
   excludeGlobalMiddlewares?: readonly M[];
 }
 
+/** Any Standard Schema (zod, valibot, arktype...): something with a `~standard.validate` function. */
+export type AnySchema = StandardSchemaV1;
+
+/** The schemas of `HttpRoute`: one per part of the request, each optional. */
+export interface HttpSchemas {
+  /** The parsed body (`request.getBody()`). */
+  body?: AnySchema;
+  /** The query parameters (`request.getQuery()`). */
+  query?: AnySchema;
+  /** The path parameters (`request.getParams()`). */
+  params?: AnySchema;
+  /** The headers, names in lower case (`request.getHeaders()`). */
+  headers?: AnySchema;
+}
+
+/** The options of `SocketOn`. */
+export interface SocketOnOptions<
+  S extends AnySchema | undefined = AnySchema | undefined,
+> extends RouteOptions<WsMiddleware> {
+  /** Checks the envelope's `data` before the handler runs; the handler receives the schema's output. */
+  schema?: S;
+}
+
+/** The options of `HttpRoute`: route middleware plus a schema per part of the request. */
+export type HttpRouteOptions<S extends HttpSchemas = HttpSchemas> = RouteOptions<HttpMiddleware> &
+  S;
+
+/** The output type of a schema, `Fallback` when there is none. */
+export type SchemaOutput<S, Fallback = unknown> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : Fallback;
+
+/**
+ * The second argument of an `HttpRoute` handler: the validated (and transformed) parts of
+ * the request. A part without a schema is the request's own value.
+ */
+export interface HttpInput<S extends HttpSchemas = HttpSchemas> {
+  body: SchemaOutput<S['body']>;
+  query: SchemaOutput<S['query'], Record<string, unknown>>;
+  params: SchemaOutput<S['params'], Record<string, string>>;
+  headers: SchemaOutput<S['headers'], Record<string, string | string[]>>;
+}
+
 /** The HTTP methods a route can be declared for. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -52,6 +96,8 @@ export interface SocketRouteMetadata {
   excludeGlobalMiddlewares: WsMiddleware[];
   /** From `RateLimit` on the same method: at most `maxCount` messages per client per `timeWindow` seconds. */
   rateLimit?: RateLimitRule;
+  /** From the `schema` option: checks `data` before the handler runs. */
+  schema?: AnySchema;
 }
 
 /** An HTTP route declared with `HttpRoute`. */
@@ -66,6 +112,8 @@ export interface HttpRouteMetadata {
   excludeGlobalMiddlewares: HttpMiddleware[];
   /** From `RateLimit` on the same method: at most `maxCount` requests per `timeWindow` seconds. */
   rateLimit?: RateLimitRule;
+  /** From the `body`, `query`, `params` and `headers` options; absent when none was given. */
+  schemas?: HttpSchemas;
 }
 
 /** Everything a controller class declares, its base classes included. */

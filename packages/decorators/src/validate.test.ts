@@ -3,6 +3,7 @@ import type { DecError } from './errors';
 import {
   describeValue,
   httpRouteKey,
+  httpSchemasOf,
   isMiddleware,
   normalizeHttpMethod,
   quoteMethod,
@@ -10,6 +11,7 @@ import {
   validatePath,
   validateRateLimit,
   validateRouteOptions,
+  validateSchema,
 } from './validate';
 
 const SITE = '@X() on method "m"';
@@ -171,17 +173,19 @@ describe('validateRouteOptions', () => {
     expect(validateRouteOptions(undefined, SITE)).toEqual({
       middlewares: [],
       excludeGlobalMiddlewares: [],
+      schemas: {},
     });
     expect(validateRouteOptions({}, SITE)).toEqual({
       middlewares: [],
       excludeGlobalMiddlewares: [],
+      schemas: {},
     });
   });
 
   test('copies the lists in order', () => {
     const middlewares = [fn, Mw];
     const result = validateRouteOptions({ middlewares, excludeGlobalMiddlewares: [Mw] }, SITE);
-    expect(result).toEqual({ middlewares: [fn, Mw], excludeGlobalMiddlewares: [Mw] });
+    expect(result).toEqual({ middlewares: [fn, Mw], excludeGlobalMiddlewares: [Mw], schemas: {} });
     middlewares.push(fn);
     expect(result.middlewares).toHaveLength(2);
   });
@@ -259,5 +263,52 @@ describe('validateRateLimit', () => {
     expect(
       thrown(() => validateRateLimit({ maxCount: 1, timeWindow: 1 }, 5, 2, SITE)).message,
     ).toContain('maxCount must be a positive integer, got an object');
+  });
+});
+
+describe('schema options', () => {
+  const schema = {
+    '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) },
+  };
+
+  test('accepts Standard Schemas under the listed keys only', () => {
+    expect(validateRouteOptions({ schema }, SITE, ['schema']).schemas).toEqual({ schema });
+    expect(() => validateRouteOptions({ schema }, SITE)).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_DEC_INVALID_OPTIONS' }) as unknown as Error,
+    );
+  });
+
+  test.each([
+    ['a plain object', { type: 'string' }],
+    ['a wrong version', { '~standard': { version: 2, validate: () => ({ value: 1 }) } }],
+    ['no validate function', { '~standard': { version: 1 } }],
+    ['a string', 'z.string()'],
+  ])('refuses %s with PKG_ERR_DEC_INVALID_SCHEMA', (_name, value) => {
+    expect(() => validateSchema(value, 'body', SITE)).toThrow(
+      expect.objectContaining({
+        code: 'PKG_ERR_DEC_INVALID_SCHEMA',
+        message: expect.stringContaining('"body" must be a Standard Schema'),
+      }) as unknown as Error,
+    );
+  });
+
+  test('keeps only the HTTP parts that have a schema', () => {
+    expect(httpSchemasOf({})).toBeUndefined();
+    expect(httpSchemasOf({ body: schema as never })).toEqual({ body: schema });
+  });
+});
+
+describe('Express-style path parameters', () => {
+  test('are refused with the brace form in the message', () => {
+    expect(() => validatePath('/users/:id', SITE)).toThrow(
+      expect.objectContaining({
+        code: 'PKG_ERR_DEC_INVALID_PATH',
+        message: expect.stringContaining('Write parameters in braces: "/users/{id}"'),
+      }) as unknown as Error,
+    );
+  });
+
+  test('a colon inside a segment is still a literal', () => {
+    expect(validatePath('/time/12:30', SITE)).toBe('/time/12:30');
   });
 });

@@ -1,6 +1,6 @@
 import type { RateLimitRule } from '@pkg/http';
 import { decError } from './errors';
-import type { HttpMethod, RouteOptions } from './types';
+import type { AnySchema, HttpMethod, HttpSchemas, RouteOptions } from './types';
 
 // Checks of decorator arguments. Each function takes `site`, a phrase naming the decorator
 // and the method (for example `@SocketOn() on method "onChat"`), so that every message says
@@ -18,6 +18,8 @@ const HTTP_METHODS: readonly HttpMethod[] = [
   'OPTIONS',
 ];
 const ROUTE_OPTION_KEYS = ['middlewares', 'excludeGlobalMiddlewares'];
+/** The schema options of `HttpRoute`, one per part of the request. */
+export const HTTP_SCHEMA_KEYS = ['body', 'query', 'params', 'headers'] as const;
 const RATE_LIMIT_KEYS = ['maxCount', 'timeWindow'];
 
 /** A value as it should appear in a message: strings quoted, everything else by type. */
@@ -97,6 +99,17 @@ export function validatePath(path: unknown, site: string): string {
       'Declare only the path; read query parameters with request.getQuery().',
     );
   }
+  const express = path.split('/').filter((segment) => /^:[A-Za-z_][A-Za-z0-9_]*$/.test(segment));
+  if (express.length > 0) {
+    const fixed = path
+      .split('/')
+      .map((segment) => (express.includes(segment) ? `{${segment.slice(1)}}` : segment))
+      .join('/');
+    throw invalid(
+      `the path ${describeValue(path)} uses the Express-style parameter ${describeValue(express[0])}, which would only match that literal text`,
+      `Write parameters in braces: ${describeValue(fixed)}.`,
+    );
+  }
   const seen = new Set<string>();
   for (const segment of path.split('/')) {
     if (!segment.includes('{') && !segment.includes('}')) continue;
@@ -171,27 +184,38 @@ function validateMiddlewareList<M>(list: unknown, key: string, site: string): M[
   return [...(list as M[])];
 }
 
-/** `{ middlewares?, excludeGlobalMiddlewares? }`, copied so later changes to the caller's arrays do not leak in. */
+/**
+ * `{ middlewares?, excludeGlobalMiddlewares?, ...schemaKeys }`, copied so later changes to
+ * the caller's arrays do not leak in. `schemaKeys` are the extra keys whose values must be
+ * Standard Schemas (`schema` for SocketOn; `body`, `query`, `params`, `headers` for HttpRoute).
+ */
 export function validateRouteOptions<M>(
   options: unknown,
   site: string,
-): { middlewares: M[]; excludeGlobalMiddlewares: M[] } {
-  if (options === undefined) return { middlewares: [], excludeGlobalMiddlewares: [] };
+  schemaKeys: readonly string[] = [],
+): { middlewares: M[]; excludeGlobalMiddlewares: M[]; schemas: Record<string, AnySchema> } {
+  if (options === undefined) return { middlewares: [], excludeGlobalMiddlewares: [], schemas: {} };
+  const known = [...ROUTE_OPTION_KEYS, ...schemaKeys];
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw decError(
       'PKG_ERR_DEC_INVALID_OPTIONS',
-      `${site}: the options must be an object { middlewares?, excludeGlobalMiddlewares? }, got ${describeValue(options)}.`,
+      `${site}: the options must be an object { ${known.join('?, ')}? }, got ${describeValue(options)}.`,
     );
   }
   for (const key of Object.keys(options)) {
-    if (!ROUTE_OPTION_KEYS.includes(key)) {
+    if (!known.includes(key)) {
       throw decError(
         'PKG_ERR_DEC_INVALID_OPTIONS',
-        `${site}: unknown option "${key}". The options are ${ROUTE_OPTION_KEYS.join(' and ')}.`,
+        `${site}: unknown option "${key}". The options are ${known.join(', ')}.`,
       );
     }
   }
   const { middlewares, excludeGlobalMiddlewares } = options as RouteOptions<M>;
+  const schemas: Record<string, AnySchema> = {};
+  for (const key of schemaKeys) {
+    const value: unknown = (options as Record<string, unknown>)[key];
+    if (value !== undefined) schemas[key] = validateSchema(value, key, site);
+  }
   return {
     middlewares: validateMiddlewareList<M>(middlewares, 'middlewares', site),
     excludeGlobalMiddlewares: validateMiddlewareList<M>(
@@ -199,7 +223,39 @@ export function validateRouteOptions<M>(
       'excludeGlobalMiddlewares',
       site,
     ),
+    schemas,
   };
+}
+
+/** A Standard Schema (version 1): an object or function with `~standard.validate`. */
+export function validateSchema(value: unknown, key: string, site: string): AnySchema {
+  const standard: unknown =
+    (typeof value === 'object' && value !== null) || typeof value === 'function'
+      ? (value as Record<string, unknown>)['~standard']
+      : undefined;
+  if (
+    typeof standard !== 'object' ||
+    standard === null ||
+    (standard as { version?: unknown }).version !== 1 ||
+    typeof (standard as { validate?: unknown }).validate !== 'function'
+  ) {
+    throw decError(
+      'PKG_ERR_DEC_INVALID_SCHEMA',
+      `${site}: "${key}" must be a Standard Schema (version 1), such as a zod, valibot or arktype schema, got ${describeValue(value)}. ` +
+        'Pass the schema object itself, for example z.object({ text: z.string() }).',
+    );
+  }
+  return value as AnySchema;
+}
+
+/** The `HttpRoute` schemas of validated options, or undefined when none was given. */
+export function httpSchemasOf(schemas: Record<string, AnySchema>): HttpSchemas | undefined {
+  const out: HttpSchemas = {};
+  for (const key of HTTP_SCHEMA_KEYS) {
+    const schema = schemas[key];
+    if (schema !== undefined) out[key] = schema;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** `RateLimit(maxCount, timeWindow)` or `RateLimit({ maxCount, timeWindow })`: positive safe integers. */

@@ -2,11 +2,11 @@ import { Response, SocketController, type ControllerHost, type Request } from '@
 import { HttpRoute, OnConnect, OnDisconnect, SocketOn } from '@pkg/decorators';
 import { USER_KEY, type DemoUser } from '../auth';
 import type { ClientEvents, ServerEvents } from '../events';
-import { NAME_KEY, checkName } from '../names';
+import { NAME_KEY } from '../names';
 import { decideRoomJoin } from '../room-policy';
+import { ChatMessage, MAX_MESSAGE_LENGTH, RoomJoin } from './chat-schemas';
 
-/** Longest chat or broadcast message accepted, in characters. */
-export const MAX_MESSAGE_LENGTH = 2000;
+export { MAX_MESSAGE_LENGTH };
 
 const ROOM_KEY = 'room';
 
@@ -106,20 +106,18 @@ export class ChatController extends SocketController<ControllerHost, ServerEvent
     });
   }
 
-  /** Relays a chat line; the answer (to a message sent with an id) says whether it went out. */
-  @SocketOn('chat.message')
-  chatMessage(clientId: string, data: unknown): { delivered: boolean } {
-    const text = isRecord(data) ? data.message : undefined;
-    const problem = checkMessage(text);
-    if (problem !== undefined) {
-      this.fail(clientId, 'invalid_payload', problem);
-      return { delivered: false };
-    }
+  /**
+   * Relays a chat line; the answer (to a message sent with an id) says it went out. The
+   * schema answers invalid data with the error event validation_failed.
+   */
+  @SocketOn('chat.message', { schema: ChatMessage })
+  chatMessage(clientId: string, data: { message: string }): { delivered: boolean } {
+    const text = data.message;
     const room = this.chatRoom(clientId);
     const payload = {
       clientId,
       name: this.displayName(clientId),
-      message: text as string,
+      message: text,
       room: room ?? null,
       timestamp: unixSeconds(),
     };
@@ -128,15 +126,9 @@ export class ChatController extends SocketController<ControllerHost, ServerEvent
     return { delivered: true };
   }
 
-  @SocketOn('room.join')
-  roomJoin(clientId: string, data: unknown): void {
-    if (!isRecord(data) || typeof data.room !== 'string') {
-      return this.fail(clientId, 'invalid_payload', '"room" is required and must be a string.');
-    }
-    const { room } = data;
-    const name = data.name;
-    const nameProblem = name === undefined ? undefined : checkName(name);
-    if (nameProblem !== undefined) return this.fail(clientId, 'invalid_payload', nameProblem);
+  @SocketOn('room.join', { schema: RoomJoin })
+  roomJoin(clientId: string, data: { room: string; name?: string | undefined }): void {
+    const { room, name } = data;
     const decision = decideRoomJoin(this.user(clientId), room, '/');
     if (!decision.allowed) {
       return this.fail(clientId, decision.code, decision.reason);
