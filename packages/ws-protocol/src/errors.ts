@@ -87,6 +87,15 @@ export const wsErrorCodes = {
     status: 503,
     closeCode: 1001,
   },
+  PKG_ERR_WS_OVER_BUDGET: {
+    message:
+      'A client sent more messages or bytes per second than its inbound budget allows; the message was refused (too_many_messages).',
+  },
+  PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS: {
+    message:
+      'A client made more protocol errors (invalid messages, unknown events, messages over its budget) than maxProtocolErrors allows and was closed.',
+    closeCode: 1008,
+  },
 } as const satisfies Record<string, WsErrorInfo>;
 
 export type WsErrorCode = keyof typeof wsErrorCodes;
@@ -123,6 +132,10 @@ export const WsEventErrorCode = {
   INVALID_DATA: 'invalid_data',
   /** The message was a binary frame (with `binaryMessages: 'error'`, the default). */
   BINARY_NOT_SUPPORTED: 'binary_not_supported',
+  /** The connection is over its inbound budget (messages or bytes per second). */
+  TOO_MANY_MESSAGES: 'too_many_messages',
+  /** The server is shutting down: the message was not handled. */
+  SHUTTING_DOWN: 'shutting_down',
 } as const;
 
 export type WsEventErrorCodeValue = (typeof WsEventErrorCode)[keyof typeof WsEventErrorCode];

@@ -18,7 +18,9 @@ import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
 import type { Envelope, EventData } from './envelope';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
+import { FairScheduler } from './fairness';
 import { HeartbeatSweep } from './heartbeat';
+import { refuseCheaply } from './inbound-budget';
 import type { WsErrorCode } from './errors';
 import {
   headerValue,
@@ -59,6 +61,18 @@ function toBuffer(raw: RawData | string): Buffer | string {
   return Buffer.from(raw);
 }
 
+/** The size of a message as `ws` hands it over. */
+function rawLength(raw: RawData): number {
+  if (Buffer.isBuffer(raw)) return raw.length;
+  if (Array.isArray(raw)) return raw.reduce((n, b) => n + b.length, 0);
+  return raw.byteLength;
+}
+
+const NOT_AN_OBJECT =
+  'The message is not a JSON object: send {"event": "name", "data": {}} as a text message.';
+const NOT_JSON =
+  'The message is not valid JSON: send {"event": "name", "data": {}} as a text message.';
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -88,10 +102,14 @@ export class WebSocketHandler {
   /** Ids of handshakes under way, so that an id is never given out twice. */
   readonly #pending = new Set<string>();
   #closing = false;
+  readonly #fair: FairScheduler<Connection<WebSocketHandler>>;
 
   constructor(options: WebSocketHandlerOptions = {}) {
     this.#options = resolveWsHandlerOptions(options);
     this.#log = this.#options.logger;
+    this.#fair = new FairScheduler(this.#options.maxMessagesPerTurn, (conn, raw, isBinary) =>
+      this.#receive(conn, raw, isBinary),
+    );
     this.#allowedOrigins = Object.freeze([...this.#options.allowedOrigins]);
     this.#originAllowed = compileOriginPolicy(
       this.#allowedOrigins,
@@ -343,7 +361,7 @@ export class WebSocketHandler {
       data,
       request: this.#options.keepRequest ? request : undefined,
     });
-    const conn = new Connection<WebSocketHandler>(client, rawSocket, this);
+    const conn = new Connection<WebSocketHandler>(client, rawSocket, this, this.#options);
     this.#clients.set(id, conn);
     (ws as TaggedSocket)[kConnection] = conn;
     // The same five functions for every connection: no closures per client.
@@ -371,7 +389,7 @@ export class WebSocketHandler {
 
   static #onSocketMessage(this: WebSocket, raw: RawData, isBinary: boolean): void {
     const conn = connectionOf(this);
-    if (conn !== undefined) conn.owner.handle(conn.client, raw, isBinary);
+    if (conn !== undefined) conn.owner.#fair.offer(conn, raw, isBinary);
   }
 
   static #onSocketPing(this: WebSocket, payload: Buffer): void {
@@ -398,6 +416,100 @@ export class WebSocketHandler {
    * 1003. Returns true when the message reached the listeners.
    */
   handle(client: WsClient, raw: RawData | string, isBinary: boolean): boolean {
+    const conn = this.#clients.get(client.id);
+    if (conn !== undefined && conn.client === client) return this.#receive(conn, raw, isBinary);
+    return this.#process(client, raw, isBinary);
+  }
+
+  /**
+   * Counts a protocol error against the client's budget (closing it with 1008 once it has
+   * made too many) and answers the `error` event `{code, message, ...extra}`, at most once
+   * per `errorReplyInterval` for the same code. With `protocolError` false only the reply
+   * is limited. Returns true when the reply was sent.
+   */
+  refuse(
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown> = {},
+    protocolError = true,
+  ): boolean {
+    const conn = this.#clients.get(clientId);
+    if (conn === undefined) return false;
+    return this.#refuse(conn, code, message, extra, protocolError);
+  }
+
+  #refuse(
+    conn: Connection<WebSocketHandler>,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+  ): boolean {
+    if (conn.ending || conn.gone) return false;
+    const now = Date.now();
+    if (protocolError && conn.budget.protocolError(now)) {
+      this.#log.notice('WebSocket client made too many protocol errors; closing with 1008', {
+        clientId: conn.client.id,
+        code: 'PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS' satisfies WsErrorCode,
+        closeCode: WsCloseCode.POLICY_VIOLATION,
+        lastError: code,
+        maxProtocolErrors: this.#options.maxProtocolErrors,
+      });
+      conn.close(
+        WsCloseCode.POLICY_VIOLATION,
+        'Too many protocol errors',
+        this.#options.closeTimeout,
+        this.#log,
+      );
+      return false;
+    }
+    if (!conn.budget.mayReply(code, now)) return false;
+    return this.#deliver(conn, prepareMessage('error', { ...extra, code, message }));
+  }
+
+  /** A message of a connected client: budget and shutdown checks, then #process. */
+  #receive(conn: Connection<WebSocketHandler>, raw: RawData | string, isBinary: boolean): boolean {
+    if (conn.ending || conn.gone) return false;
+    const { client } = conn;
+    if (this.#closing) {
+      this.#refuse(
+        conn,
+        WsEventErrorCode.SHUTTING_DOWN,
+        'The server is shutting down: the message was not handled.',
+        {},
+        false,
+      );
+      return false;
+    }
+    const size = typeof raw === 'string' ? Buffer.byteLength(raw) : rawLength(raw);
+    if (!conn.budget.take(size, Date.now())) {
+      this.#log.debug('WebSocket message over the inbound budget', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_OVER_BUDGET' satisfies WsErrorCode,
+      });
+      this.#refuse(
+        conn,
+        WsEventErrorCode.TOO_MANY_MESSAGES,
+        `Too many messages: at most ${this.#options.maxMessagesPerSecond} messages and ${this.#options.maxBytesPerSecond} bytes per second. Slow down.`,
+        {},
+        true,
+      );
+      return false;
+    }
+    return this.#process(client, raw, isBinary, conn);
+  }
+
+  #process(
+    client: WsClient,
+    raw: RawData | string,
+    isBinary: boolean,
+    conn?: Connection<WebSocketHandler>,
+  ): boolean {
+    const refuse = (code: string, message: string): void => {
+      if (conn !== undefined) this.#refuse(conn, code, message, {}, true);
+      else this.sendError(client.id, code, message);
+    };
     if (isBinary) {
       if (this.#options.binaryMessages === 'close') {
         this.#log.notice('WebSocket client sent a binary message; closing with 1003', {
@@ -413,17 +525,28 @@ export class WebSocketHandler {
             this.#log,
           );
       } else {
-        this.sendError(
-          client.id,
+        refuse(
           WsEventErrorCode.BINARY_NOT_SUPPORTED,
           'Binary messages are not supported: send the envelope as a JSON text message.',
         );
       }
       return false;
     }
+    const text = toBuffer(raw);
+    // Cheap rejection: what cannot be a JSON object is refused without parsing it.
+    const cheap = refuseCheaply(text);
+    if (cheap !== undefined) {
+      this.#log.debug('WebSocket message refused', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_INVALID_MESSAGE',
+        reason: cheap,
+      });
+      refuse(cheap, cheap === WsEventErrorCode.INVALID_JSON ? NOT_JSON : NOT_AN_OBJECT);
+      return false;
+    }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(toBuffer(raw), this.#options.prototypeKeys);
+      envelope = decodeMessage(text, this.#options.prototypeKeys);
     } catch (err) {
       const code = err instanceof MessageDecodeError ? err.code : WsEventErrorCode.INVALID_JSON;
       const message = err instanceof MessageDecodeError ? err.message : 'Invalid message.';
@@ -432,7 +555,7 @@ export class WebSocketHandler {
         code: 'PKG_ERR_WS_INVALID_MESSAGE',
         reason: code,
       });
-      this.sendError(client.id, code, message);
+      refuse(code, message);
       return false;
     }
     for (const fn of this.#messageListeners) {
@@ -550,6 +673,19 @@ export class WebSocketHandler {
     for (const conn of this.#clients.values()) yield conn.client;
   }
 
+  /** True once closeAll() began: handshakes get 503, messages `shutting_down`. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /**
+   * Stops handling messages (each is answered `shutting_down`) and refuses handshakes with
+   * 503, without closing anyone yet; closeAll() does this first.
+   */
+  stopAccepting(): void {
+    this.#closing = true;
+  }
+
   /** Number of connected clients (including those whose close is under way). */
   get size(): number {
     return this.#clients.size;
@@ -646,6 +782,7 @@ export class WebSocketHandler {
   #onClose(conn: Connection<WebSocketHandler>, code: number, reason: string): void {
     const final = conn.settle(code, reason);
     if (!final) return;
+    this.#fair.drop(conn);
     this.#heartbeat.remove(conn);
     const { client } = conn;
     if (this.#clients.get(client.id) === conn) this.#clients.delete(client.id);
