@@ -20,6 +20,12 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_RATE_LIMITED',
       'PKG_ERR_CORE_HANDLER_FAILED',
       'PKG_ERR_CORE_DRAINING',
+      'PKG_ERR_CORE_HANDLER_TIMEOUT',
+      'PKG_ERR_CORE_CONNECT_TIMEOUT',
+      'PKG_ERR_CORE_BUSY',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
+      'PKG_ERR_CORE_HOST_NOT_ALLOWED',
     ]);
   });
 
@@ -60,6 +66,8 @@ describe('CoreEventErrorCode', () => {
       INTERNAL_ERROR: 'internal_error',
       FORBIDDEN: 'forbidden',
       INVALID_PAYLOAD: 'invalid_payload',
+      HANDLER_TIMEOUT: 'handler_timeout',
+      BUSY: 'busy',
     });
   });
 });

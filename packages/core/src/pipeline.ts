@@ -6,14 +6,18 @@ import {
   type RateLimitStore,
 } from '@pkg/http';
 import { Logger, type LoggerInterface } from '@pkg/logger';
-import { WebSocketHandler, createClientIdGenerator } from '@pkg/ws-protocol';
+import { WebSocketHandler, createClientIdGenerator, guardLogger } from '@pkg/ws-protocol';
 import { AdapterBridge } from './adapter-bridge';
 import { ClientRegistry } from './client-registry';
+import { ClientWork } from './client-work';
+import { ConnectionGate } from './connection-gate';
+import { compileHostCheck } from './host-check';
+import { connectDeadline, withHttpTimeout } from './timeouts';
 import { ControllerRegistry } from './controller-registry';
 import { withHealthCheck, type HealthDocument } from './health';
 import { HttpDispatcher } from './http-dispatch';
 import { Lifecycle } from './lifecycle';
-import { createCoreError } from './errors';
+import { CoreEventErrorCode, createCoreError } from './errors';
 import { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 import { Router } from './router';
@@ -96,6 +100,8 @@ export interface Pipeline {
   readonly router: Router;
   readonly lifecycle: Lifecycle;
   readonly adapter: AdapterBridge;
+  readonly clientWork: ClientWork;
+  readonly gate: ConnectionGate;
 }
 
 /**
@@ -108,7 +114,10 @@ export interface Pipeline {
  * - WebSocket: a decoded envelope -> WsDispatcher.onMessage -> compiled chain -> handler.
  */
 export function buildPipeline(o: PipelineOptions): Pipeline {
-  const { config, logger } = o;
+  const { config } = o;
+  // Every call the server makes into the logger is guarded: a logger that throws loses a
+  // line, never a connection or the process.
+  const logger = guardLogger(o.logger);
   const nextId = createClientIdGenerator();
   // trust_proxy was compiled once by ServerConfig; both protocols use that predicate.
   const trust = config.getTrustPredicate();
@@ -131,7 +140,31 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     generateId: nextId,
+    maxMessagesPerSecond: config.get('ws_max_messages_per_second'),
+    maxBytesPerSecond: config.get('ws_max_bytes_per_second'),
+    maxProtocolErrors: config.get('ws_max_protocol_errors'),
+    errorReplyInterval: config.get('ws_error_reply_interval'),
+    maxMessagesPerTurn: config.get('ws_max_messages_per_turn'),
   });
+  const clientWork = new ClientWork({
+    maxPending: config.get('ws_max_pending'),
+    timeout: config.get('ws_handler_timeout'),
+    logger,
+    onTimeout: (id) =>
+      wsHandler.refuse(
+        id,
+        CoreEventErrorCode.HANDLER_TIMEOUT,
+        'A handler did not finish in time; no answer will come for that message.',
+        {},
+        false,
+      ),
+  });
+  const gate = new ConnectionGate({
+    maxConnections: config.getMaxConnections(),
+    reserve: config.get('connection_reserve'),
+    maxPerIp: config.get('max_connections_per_ip'),
+  });
+  const allowedHosts = config.getAllowedHosts();
   const httpHandler = new HttpHandler({
     cors: config.getCors(),
     trustProxy: trust,
@@ -148,6 +181,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     wsHandler,
     nextId,
     closeAdapter: () => adapter.close(),
+    gate,
+    hostCheck: allowedHosts === null ? null : compileHostCheck(allowedHosts),
+    clientWork,
+    clientAddress: (req) =>
+      resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
   });
 
   const dependencies = {
@@ -157,7 +195,25 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     debug: config.isDebug(),
     unknownEvent: config.getUnknownEventPolicy(),
     sendEventError: o.sendEventError,
-    track: lifecycle.track,
+    track: (work: Promise<void>, clientId?: string) =>
+      clientId === undefined ? lifecycle.track(work) : clientWork.track(clientId, work),
+    refuse: (
+      id: string,
+      code: string,
+      message: string,
+      extra: Record<string, unknown>,
+      protocolError: boolean,
+    ) => void wsHandler.refuse(id, code, message, extra, protocolError),
+    rateLimitKey: (id: string) => wsHandler.getClient(id)?.ip || id,
+    connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
+      logger.warning('OnConnect handlers did not finish in time; closing the client', {
+        code: 'PKG_ERR_CORE_CONNECT_TIMEOUT',
+        clientId: id,
+        closeCode: 1011,
+        timeout: config.get('connect_timeout'),
+      });
+      wsHandler.disconnect(id, 1011, 'OnConnect timeout');
+    }),
   };
   const registry = new ControllerRegistry();
   const ws = new WsDispatcher(registry, dependencies);
@@ -166,7 +222,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
 
   httpHandler.setDispatcher(
     lifecycle.closeWhileDraining(
-      withHealthCheck(config.getHealthCheckPath(), o.health, http.dispatch),
+      withHealthCheck(
+        config.getHealthCheckPath(),
+        o.health,
+        withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
+      ),
     ),
   );
   wsHandler.onConnect((client) => {
@@ -174,8 +234,26 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     adapter.connected(client.id, DEFAULT_NAMESPACE);
     ws.connected(client.id);
   });
-  wsHandler.onMessage(ws.onMessage);
+  wsHandler.onMessage((client, envelope) => {
+    if (clientWork.admit(client.id)) {
+      ws.onMessage(client, envelope);
+      return;
+    }
+    logger.debug('WebSocket message refused: too many unfinished handlers', {
+      code: 'PKG_ERR_CORE_BUSY',
+      clientId: client.id,
+    });
+    wsHandler.refuse(
+      client.id,
+      CoreEventErrorCode.BUSY,
+      'Too many messages waiting for an answer: wait for answers before sending more.',
+      { event: envelope.event },
+      false,
+    );
+  });
   wsHandler.onDisconnect((client) => {
+    clientWork.release(client.id);
+    gate.releaseAddress(client.ip);
     clients.markDisconnected(client.id);
     adapter.disconnected(client.id);
     ws.disconnected(client.id, () => clients.forgetData(client.id));
@@ -191,5 +269,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     router,
     lifecycle,
     adapter,
+    clientWork,
+    gate,
   };
 }

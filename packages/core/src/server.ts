@@ -296,7 +296,9 @@ export class Server implements ControllerHost {
   /**
    * Broadcasts an event: with no namespace and no room to every WebSocket client, with a
    * namespace to its members, with a room to that room's members (in `namespace`, `/` when
-   * null). `options.except` leaves clients out. The envelope is serialised once.
+   * null). `options.except` leaves clients out. The envelope is serialised once. Returns
+   * the number of clients of this process it was handed to (0 for an adapter that
+   * delivers asynchronously, and while the server shuts down).
    */
   broadcast(
     event: string,
@@ -304,8 +306,8 @@ export class Server implements ControllerHost {
     namespace: string | null = null,
     room: string | null = null,
     options: BroadcastOptions = {},
-  ): void {
-    this.#p.adapter.broadcast(event, data, namespace, room, options);
+  ): number {
+    return this.#p.adapter.broadcast(event, data, namespace, room, options);
   }
 
   /** Puts a connected WebSocket client in a room. False (and nothing done) for an unknown client. */
