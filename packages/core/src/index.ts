@@ -79,6 +79,7 @@ export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from '.
 export { Router } from './router';
 export type { RouterDependencies } from './router';
 export { Server } from './server';
+export type { ServerLoad } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
 export type {
   ResolvedServerConfig,

@@ -35,6 +35,15 @@ export type { BroadcastOptions } from './socket-controller';
  * await server.close();
  * ```
  */
+/** What {@link Server.getLoad} returns. */
+export interface ServerLoad {
+  readonly connections: number;
+  readonly webSocketClients: number;
+  readonly pendingHandlers: number;
+  readonly clientsWithPendingHandlers: number;
+  readonly addresses: number;
+}
+
 export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
@@ -338,6 +347,22 @@ export class Server implements ControllerHost {
   /** Logs a message at debug level, only in debug mode. */
   log(message: string): void {
     if (this.#config.isDebug()) this.#logger.debug(message);
+  }
+
+  /**
+   * The sizes of the server's own tables, for metrics and leak checks: open TCP connections,
+   * WebSocket clients, unfinished WebSocket handlers (and the clients they belong to), and
+   * client addresses with WebSocket clients.
+   */
+  getLoad(): ServerLoad {
+    const p = this.#p;
+    return {
+      connections: p.gate.open,
+      webSocketClients: p.wsHandler.size,
+      pendingHandlers: p.clientWork.size,
+      clientsWithPendingHandlers: p.clientWork.clients,
+      addresses: p.gate.addresses,
+    };
   }
 
   /** The health document as the health-check path answers it now. */
