@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       corsOrigins: ['*'],
       healthCheckPath: '/health',
+      allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -42,7 +43,23 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.1', '192.168.0.0/16'],
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
       healthCheckPath: '/healthz',
+      allowedHosts: null,
     });
+  });
+
+  it('derives the allowed Host names from HOST and PUBLIC_URL, or reads ALLOWED_HOSTS', () => {
+    expect(
+      loadConfig({ HOST: '0.0.0.0', PUBLIC_URL: 'https://Chat.example.com/' }).allowedHosts,
+    ).toEqual(['chat.example.com', 'localhost', '127.0.0.1', '[::1]']);
+    expect(loadConfig({ HOST: '10.1.2.3' }).allowedHosts).toEqual(['10.1.2.3']);
+    expect(loadConfig({ HOST: '0.0.0.0' }).allowedHosts).toBeNull();
+    expect(loadConfig({ ALLOWED_HOSTS: 'a.example, .b.example,*' }).allowedHosts).toEqual([
+      'a.example',
+      '.b.example',
+      '*',
+    ]);
+    expect(problemsOf({ ALLOWED_HOSTS: 'a b', PUBLIC_URL: 'nope' })).toHaveLength(1);
+    expect(problemsOf({ PUBLIC_URL: 'nope' })[0]).toMatch(/PUBLIC_URL/);
   });
 
   it('reads TRUST_PROXY true / false and PORT 0', () => {
