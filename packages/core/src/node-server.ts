@@ -70,23 +70,3 @@ export async function listen(server: NodeServer, host: string, port: number): Pr
   const address = server.address();
   return typeof address === 'object' && address !== null ? address.port : port;
 }
-
-/** A timer that never keeps the process up, and can be cancelled. */
-export function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
-/** Waits for the promise, but at most `ms`. */
-export async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  const timer = delay(ms);
-  try {
-    await Promise.race([promise.then(() => undefined), timer.promise]);
-  } finally {
-    timer.cancel();
-  }
-}

@@ -32,6 +32,8 @@ export function withHttpTimeout(ms: number, logger: LoggerInterface, next: Dispa
           ),
         );
       }, ms);
+      // The request's socket keeps the process up while it matters; close() has its own.
+      timer.unref();
       result.then(
         (response) => {
           clearTimeout(timer);
@@ -63,6 +65,7 @@ export function connectDeadline(
         expired(clientId);
         resolve(false);
       }, ms);
+      timer.unref();
     });
     return Promise.race([done, late]).finally(() => clearTimeout(timer));
   };
