@@ -305,17 +305,22 @@ describe('shutdown', () => {
     expect(controller.disconnects).toHaveLength(1);
   });
 
-  it('keeps the process alive until close() finished, so the code after it runs', async () => {
+  it('keeps the process alive until close() finished, with never-settling handlers, so the code after it runs', async () => {
     const dist = path.resolve(__dirname, '..', 'dist', 'index.cjs');
     if (!existsSync(dist)) throw new Error(`Build @pkg/core first (${dist} is missing).`);
     // Plain JavaScript: the decorator is applied by hand, as TC39 decorators are called.
     const script = `
       const core = require(process.env.CORE_PATH);
       const WebSocket = require(process.env.WS_PATH);
-      class Hang extends core.SocketController { hang() { return new Promise(() => {}); } }
+      class Hang extends core.SocketController {
+        hang() { return new Promise(() => {}); }
+        gone() { return new Promise(() => {}); }
+      }
       const metadata = {};
-      core.SocketOn('hang')(Hang.prototype.hang, { kind: 'method', name: 'hang', static: false,
-        private: false, metadata, addInitializer() {}, access: { has: () => true, get: (o) => o.hang } });
+      const context = (name) => ({ kind: 'method', name, static: false, private: false, metadata,
+        addInitializer() {}, access: { has: () => true, get: (o) => o[name] } });
+      core.SocketOn('hang')(Hang.prototype.hang, context('hang'));
+      core.OnDisconnect()(Hang.prototype.gone, context('gone'));
       Object.defineProperty(Hang, Symbol.metadata ?? Symbol.for('Symbol.metadata'), { value: metadata });
       const server = new core.Server(new core.ServerConfig({ host: '127.0.0.1', port: 0,
         heartbeat_interval: 0, shutdown_timeout: 300 }), undefined, undefined, undefined, new core.NullLogger());
@@ -326,7 +331,7 @@ describe('shutdown', () => {
         ws.on('open', () => {
           ws.send(JSON.stringify({ event: 'hang', data: {} }));
           setTimeout(async () => {
-            ws.terminate();
+            // Nothing but close() is left: the client goes, its OnDisconnect never settles.
             await server.close();
             console.log('after close ' + server.state);
           }, 50);
