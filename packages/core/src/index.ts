@@ -87,6 +87,7 @@ export type {
   ServerCorsOptions,
   ServerTlsOptions,
   UnknownEventPolicy,
+  WsRateLimitKey,
 } from './server-config';
 export { SocketController } from './socket-controller';
 export type { BroadcastOptions, ControllerHost } from './socket-controller';

@@ -21,7 +21,7 @@ import { CoreEventErrorCode, createCoreError } from './errors';
 import { Middleware } from './middleware';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 import { Router } from './router';
-import { ServerConfig, type ServerCorsOptions } from './server-config';
+import { ServerConfig, type ServerCorsOptions, type WsRateLimitKey } from './server-config';
 import { WsDispatcher, type SendEventError } from './ws-dispatch';
 
 function invalidArgument(message: string): TypeError {
@@ -78,6 +78,19 @@ export class ReplaceableStore implements RateLimitStore {
   increment(key: string, windowMs: number): ReturnType<RateLimitStore['increment']> {
     return this.store.increment(key, windowMs);
   }
+}
+
+/** The key a WebSocket RateLimit counts under, from `ws_rate_limit_key`. */
+function rateLimitKey(
+  setting: WsRateLimitKey,
+  addressOf: (clientId: string) => string | undefined,
+): (clientId: string) => string {
+  if (setting === 'client') return (id) => id;
+  if (setting === 'address') return (id) => addressOf(id) || id;
+  return (id) => {
+    const key = setting(id, addressOf(id) ?? '');
+    return typeof key === 'string' && key !== '' ? key : id;
+  };
 }
 
 /** What the pipeline is built from. */
@@ -204,7 +217,10 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
       extra: Record<string, unknown>,
       protocolError: boolean,
     ) => void wsHandler.refuse(id, code, message, extra, protocolError),
-    rateLimitKey: (id: string) => wsHandler.getClient(id)?.ip || id,
+    rateLimitKey: rateLimitKey(
+      config.get('ws_rate_limit_key'),
+      (id) => wsHandler.getClient(id)?.ip,
+    ),
     connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
       logger.warning('OnConnect handlers did not finish in time; closing the client', {
         code: 'PKG_ERR_CORE_CONNECT_TIMEOUT',

@@ -106,7 +106,17 @@ export interface ServerConfigOptions {
   connection_reserve?: number;
   /** Host header allow-list for HTTP and upgrades: names, `.example.com` (and subdomains) or `*`; `null` = no check. Default `null`. */
   allowed_hosts?: string[] | null;
+  /**
+   * Whom a `RateLimit` on a `SocketOn` event counts: `'address'` (the client address after
+   * trust_proxy, so more connections do not multiply the budget), `'client'` (each
+   * connection), or a function `(clientId, address) => key` (e.g. a user id from the
+   * client's data). Default `'address'`.
+   */
+  ws_rate_limit_key?: WsRateLimitKey;
 }
+
+/** See `ws_rate_limit_key`. */
+export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);
 
 /** The resolved configuration: every key present. */
 export type ResolvedServerConfig = {
@@ -155,6 +165,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   max_connections_per_ip: 0,
   connection_reserve: 16,
   allowed_hosts: null,
+  ws_rate_limit_key: 'address',
 });
 
 type Check = (value: unknown) => string | null;
@@ -267,6 +278,10 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
     v === null || (isStringArray(v) && v.length > 0 && v.every((h) => h.trim() !== ''))
       ? null
       : 'a non-empty array of host names (e.g. ["example.com", ".example.com", "localhost"]), or null',
+  ws_rate_limit_key: (v) =>
+    v === 'address' || v === 'client' || typeof v === 'function'
+      ? null
+      : '"address", "client" or a function (clientId, address) => string',
 };
 
 const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

@@ -12,6 +12,7 @@ import {
   HttpRoute,
   OnConnect,
   OnDisconnect,
+  RateLimit,
   Response,
   Server,
   ServerConfig,
@@ -71,6 +72,41 @@ describe('protocol errors', () => {
     const errors = client.received.filter((e) => e.event === 'error');
     expect(errors).toHaveLength(1);
     expect(errors[0]?.data['code']).toBe('unknown_event');
+  });
+});
+
+describe('WebSocket rate limits', () => {
+  class Limited extends SocketController {
+    @SocketOn('limited')
+    @RateLimit(1, 60)
+    limited(clientId: string): void {
+      this.emit(clientId, 'limited.ok', {});
+    }
+  }
+
+  async function secondClientAnswer(config: Parameters<typeof startServer>[1]): Promise<string> {
+    const ts = await startServer([new Limited()], config);
+    const a = await TestClient.connect(ts.wsUrl);
+    const b = await TestClient.connect(ts.wsUrl);
+    a.send('limited');
+    await a.next('limited.ok');
+    b.send('limited');
+    const answer = await Promise.race([b.next('limited.ok'), b.next('error')]);
+    return answer.event === 'error' ? String(answer.data['code']) : answer.event;
+  }
+
+  it('counts per client address by default: a second connection shares the budget', async () => {
+    expect(await secondClientAnswer({})).toBe('rate_limited');
+  });
+
+  it("counts per connection with ws_rate_limit_key 'client', or per the key a function gives", async () => {
+    expect(await secondClientAnswer({ ws_rate_limit_key: 'client' })).toBe('limited.ok');
+    expect(await secondClientAnswer({ ws_rate_limit_key: (id) => `user-of-${id}` })).toBe(
+      'limited.ok',
+    );
+    expect(await secondClientAnswer({ ws_rate_limit_key: (_id, address) => address })).toBe(
+      'rate_limited',
+    );
   });
 });
 
