@@ -57,6 +57,7 @@ export function createApp(
       ws_allowed_origins: ['*'],
       trust_proxy: settings.trustProxy,
       health_check_path: settings.healthCheckPath,
+      allowed_hosts: settings.allowedHosts,
     }),
     undefined,
     undefined,

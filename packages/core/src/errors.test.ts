@@ -29,6 +29,12 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_FORBIDDEN',
       'PKG_ERR_CORE_AUTH_TIMEOUT',
       'PKG_ERR_CORE_HEARTBEAT_MISSED',
+      'PKG_ERR_CORE_HANDLER_TIMEOUT',
+      'PKG_ERR_CORE_CONNECT_TIMEOUT',
+      'PKG_ERR_CORE_BUSY',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
+      'PKG_ERR_CORE_HOST_NOT_ALLOWED',
     ]);
   });
 
@@ -73,6 +79,8 @@ describe('CoreEventErrorCode', () => {
       UNAUTHORIZED: 'unauthorized',
       AUTH_TIMEOUT: 'auth_timeout',
       INVALID_ENVELOPE: 'invalid_envelope',
+      HANDLER_TIMEOUT: 'handler_timeout',
+      BUSY: 'busy',
     });
   });
 });

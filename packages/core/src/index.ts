@@ -96,6 +96,7 @@ export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from '.
 export { Router } from './router';
 export type { RouterDependencies } from './router';
 export { Server } from './server';
+export type { ServerLoad } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
 export type {
   ResolvedServerConfig,
@@ -103,6 +104,7 @@ export type {
   ServerCorsOptions,
   ServerTlsOptions,
   UnknownEventPolicy,
+  WsRateLimitKey,
 } from './server-config';
 export { SocketController } from './socket-controller';
 export type { BroadcastOptions, ControllerHost } from './socket-controller';

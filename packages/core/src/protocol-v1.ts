@@ -463,10 +463,12 @@ export class ProtocolV1 {
     const { id } = envelope;
     if (id !== undefined) {
       if (conn.pending >= this.#o.maxPendingRequests) {
-        this.#ws.sendError(
+        this.#ws.refuse(
           client.id,
           CoreEventErrorCode.TOO_MANY_PENDING,
           `Too many unanswered requests: at most ${this.#o.maxPendingRequests} at once; wait for answers first.`,
+          {},
+          false,
           id,
         );
         return;
@@ -632,6 +634,23 @@ export class ProtocolV1 {
       JSON.stringify({ event: 'error', id, data: { ...extra, code, message } }),
     );
   }
+
+  /**
+   * A refusal the client caused or must wait out (rate limit, unknown event, busy, handler
+   * timeout), through the WebSocket handler so that it is throttled and counted against the
+   * client's protocol-error budget; with `id` it answers that request, every time.
+   */
+  readonly refuse = (
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+    id?: RequestId,
+  ): void => {
+    if (id !== undefined) this.#answered(clientId);
+    this.#ws.refuse(clientId, code, message, extra, protocolError, id);
+  };
 
   #answered(clientId: string): void {
     const conn = this.#conns.get(clientId);

@@ -37,6 +37,15 @@ export type { BroadcastOptions } from './socket-controller';
  * await server.close();
  * ```
  */
+/** What {@link Server.getLoad} returns. */
+export interface ServerLoad {
+  readonly connections: number;
+  readonly webSocketClients: number;
+  readonly pendingHandlers: number;
+  readonly clientsWithPendingHandlers: number;
+  readonly addresses: number;
+}
+
 export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
@@ -340,7 +349,9 @@ export class Server implements ControllerHost {
   /**
    * Broadcasts an event: with no namespace and no room to every WebSocket client, with a
    * namespace to its members, with a room to that room's members (in `namespace`, `/` when
-   * null). `options.except` leaves clients out. The envelope is serialised once.
+   * null). `options.except` leaves clients out. The envelope is serialised once. Returns
+   * the number of clients of this process it was handed to (0 for an adapter that
+   * delivers asynchronously, and while the server shuts down).
    */
   broadcast(
     event: string,
@@ -348,8 +359,8 @@ export class Server implements ControllerHost {
     namespace: string | null = null,
     room: string | null = null,
     options: BroadcastOptions = {},
-  ): void {
-    this.#p.adapter.broadcast(event, data, namespace, room, options);
+  ): number {
+    return this.#p.adapter.broadcast(event, data, namespace, room, options);
   }
 
   /** Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes. */
@@ -380,6 +391,22 @@ export class Server implements ControllerHost {
   /** Logs a message at debug level, only in debug mode. */
   log(message: string): void {
     if (this.#config.isDebug()) this.#logger.debug(message);
+  }
+
+  /**
+   * The sizes of the server's own tables, for metrics and leak checks: open TCP connections,
+   * WebSocket clients, unfinished WebSocket handlers (and the clients they belong to), and
+   * client addresses with WebSocket clients.
+   */
+  getLoad(): ServerLoad {
+    const p = this.#p;
+    return {
+      connections: p.gate.open,
+      webSocketClients: p.wsHandler.size,
+      pendingHandlers: p.clientWork.size,
+      clientsWithPendingHandlers: p.clientWork.clients,
+      addresses: p.gate.addresses,
+    };
   }
 
   /** The health document as the health-check path answers it now. */

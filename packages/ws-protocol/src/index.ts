@@ -14,6 +14,7 @@ export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handsh
 export { prepareMessage, prepareAnswer, isValidRequestId, MessageDecodeError } from './envelope';
 export type { Envelope, EventData, MessageDecodeErrorCode, RequestId } from './envelope';
 export { createClientIdGenerator } from './client-id';
+export { guardLogger } from './guard-logger';
 export type { ClientIdGenerator } from './client-id';
 export { WsCloseCode } from './close-codes';
 export { wsErrorCodes, WsEventErrorCode } from './errors';
