@@ -320,6 +320,57 @@ describe('user code cannot leak the server', () => {
   });
 });
 
+describe('refusals of requests (protocol version 1)', () => {
+  /** Connects and says $hello, so that messages with an id are requests. */
+  async function helloClient(url: string): Promise<TestClient> {
+    const client = await TestClient.connect(url);
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    expect((await client.next('$welcome')).event).toBe('$welcome');
+    return client;
+  }
+  const request = (client: TestClient, event: string, id: number): void =>
+    client.sendRaw(JSON.stringify({ event, data: {}, id }));
+
+  it('answers the id of each request refused as busy, and of one that timed out', async () => {
+    const ts = await startServer([new HangController()], {
+      ws_max_pending: 1,
+      ws_handler_timeout: 200,
+    });
+    const client = await helloClient(ts.wsUrl);
+    request(client, 'hang', 1);
+    request(client, 'hang', 2);
+    request(client, 'hang', 3);
+    // Both refusals arrive within ws_error_reply_interval: answers to ids are never spaced.
+    expect(await client.next('error')).toMatchObject({ id: 2, data: { code: 'busy' } });
+    expect(await client.next('error')).toMatchObject({ id: 3, data: { code: 'busy' } });
+    expect(await client.next('error')).toMatchObject({
+      id: 1,
+      data: { code: 'handler_timeout' },
+    });
+    expect(ts.server.getLoad().pendingHandlers).toBe(0);
+  });
+
+  it('answers the id of each request over the inbound budget', async () => {
+    const ts = await startServer([new HangController()], { ws_max_messages_per_second: 1 });
+    const client = await helloClient(ts.wsUrl);
+    // The $hello took one of the burst of two.
+    request(client, 'echo', 1);
+    request(client, 'echo', 2);
+    request(client, 'echo', 3);
+    // The handler emits echo, then its (empty) result answers the request.
+    expect(await client.next('echo')).toMatchObject({ data: {} });
+    expect(await client.next('echo')).toMatchObject({ id: 1, data: null });
+    expect(await client.next('error')).toMatchObject({
+      id: 2,
+      data: { code: 'too_many_messages' },
+    });
+    expect(await client.next('error')).toMatchObject({
+      id: 3,
+      data: { code: 'too_many_messages' },
+    });
+  });
+});
+
 describe('shutdown', () => {
   it('close() resolves with a never-settling SocketOn handler, and refuses requests that arrive once it stops accepting', async () => {
     const controller = new HangController();
