@@ -481,7 +481,8 @@ export class ProtocolV1 {
   #hello(conn: Conn, data: unknown): void {
     const id = conn.client.id;
     if (conn.hello) {
-      this.#ws.sendError(
+      // A protocol error of the client: counted and spaced like the other refusals.
+      this.#ws.refuse(
         id,
         CoreEventErrorCode.INVALID_ENVELOPE,
         '$hello was already received on this connection; it is sent once, first.',

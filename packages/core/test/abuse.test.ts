@@ -350,6 +350,40 @@ describe('refusals of requests (protocol version 1)', () => {
     expect(ts.server.getLoad().pendingHandlers).toBe(0);
   });
 
+  it('ends the session of a client closed for connect_timeout: OnDisconnect runs at once and a resume starts fresh', async () => {
+    const events: string[] = [];
+    class StuckConnect extends SocketController {
+      @OnConnect()
+      stuck(): Promise<void> {
+        events.push('connect');
+        return new Promise<void>(() => undefined);
+      }
+      @OnDisconnect()
+      gone(): void {
+        events.push('disconnect');
+      }
+    }
+    const ts = await startServer([new StuckConnect()], { connect_timeout: 100 });
+    const client = await TestClient.connect(ts.wsUrl);
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    const welcome = await client.next('$welcome');
+    expect(welcome.data['session']).toEqual(expect.any(String));
+    expect(await client.closed).toEqual({ code: 1011, reason: 'OnConnect timeout' });
+    // Without the session ending here, OnDisconnect would wait for recovery_window (2 min).
+    while (!events.includes('disconnect')) await new Promise((r) => setTimeout(r, 5));
+    expect(events).toEqual(['connect', 'disconnect']);
+    const again = await TestClient.connect(ts.wsUrl);
+    again.sendRaw(
+      JSON.stringify({
+        event: '$hello',
+        data: { v: 1, resume: { session: welcome.data['session'], seq: 0 } },
+      }),
+    );
+    expect((await again.next('$welcome')).data).toMatchObject({ resumed: false });
+    while (events.length < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(events).toEqual(['connect', 'disconnect', 'connect']);
+  });
+
   it('answers the id of each request over the inbound budget', async () => {
     const ts = await startServer([new HangController()], { ws_max_messages_per_second: 1 });
     const client = await helloClient(ts.wsUrl);
