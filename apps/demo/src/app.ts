@@ -60,6 +60,7 @@ export function createApp(
       openapi_path: '/openapi.json',
       asyncapi_path: '/asyncapi.json',
       api_title: 'pkg demo',
+      allowed_hosts: settings.allowedHosts,
     }),
     undefined,
     undefined,

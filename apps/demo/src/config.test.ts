@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       corsOrigins: ['*'],
       healthCheckPath: '/health',
       redisUrl: null,
+      allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -45,7 +46,23 @@ describe('loadConfig', () => {
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
       healthCheckPath: '/healthz',
       redisUrl: 'redis://10.0.0.5:6380',
+      allowedHosts: null,
     });
+  });
+
+  it('derives the allowed Host names from HOST and PUBLIC_URL, or reads ALLOWED_HOSTS', () => {
+    expect(
+      loadConfig({ HOST: '0.0.0.0', PUBLIC_URL: 'https://Chat.example.com/' }).allowedHosts,
+    ).toEqual(['chat.example.com', 'localhost', '127.0.0.1', '[::1]']);
+    expect(loadConfig({ HOST: '10.1.2.3' }).allowedHosts).toEqual(['10.1.2.3']);
+    expect(loadConfig({ HOST: '0.0.0.0' }).allowedHosts).toBeNull();
+    expect(loadConfig({ ALLOWED_HOSTS: 'a.example, .b.example,*' }).allowedHosts).toEqual([
+      'a.example',
+      '.b.example',
+      '*',
+    ]);
+    expect(problemsOf({ ALLOWED_HOSTS: 'a b', PUBLIC_URL: 'nope' })).toHaveLength(1);
+    expect(problemsOf({ PUBLIC_URL: 'nope' })[0]).toMatch(/PUBLIC_URL/);
   });
 
   it('reads TRUST_PROXY true / false and PORT 0', () => {

@@ -19,7 +19,16 @@ export interface DemoConfig {
    * adapter and rate-limit store. `REDIS_URL`, default unset (one process, in memory).
    */
   redisUrl: string | null;
+  /**
+   * Host names the server answers to (a page on another name that resolves here, DNS
+   * rebinding, gets 403). `ALLOWED_HOSTS` (comma-separated, `*` = any); otherwise the host
+   * of `PUBLIC_URL`, `HOST` itself, and the loopback names when HOST is a loopback or
+   * wildcard address. `null` (any) only for a wildcard HOST without PUBLIC_URL.
+   */
+  allowedHosts: string[] | null;
 }
+
+const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
 export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   host: '127.0.0.1',
@@ -29,6 +38,7 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   corsOrigins: ['*'],
   healthCheckPath: '/health',
   redisUrl: null,
+  allowedHosts: [...LOOPBACK_NAMES],
 });
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -144,6 +154,45 @@ function parseRedisUrl(value: string, problems: string[]): string | null {
   return value;
 }
 
+function parseAllowedHosts(value: string, problems: string[]): string[] {
+  const hosts = value
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '');
+  for (const host of hosts) {
+    if (!/^(\*|\.?[a-z0-9.-]+|\[[0-9a-f:.]+\])$/.test(host)) {
+      problems.push(
+        `ALLOWED_HOSTS must be a comma-separated list of host names such as example.com, .example.com (with subdomains) or *; "${host}" is not one.`,
+      );
+    }
+  }
+  return hosts;
+}
+
+/** The allowed Host names from HOST and PUBLIC_URL (see DemoConfig.allowedHosts). */
+function deriveAllowedHosts(
+  host: string,
+  publicUrl: string | undefined,
+  problems: string[],
+): string[] | null {
+  const names = new Set<string>();
+  if (publicUrl !== undefined) {
+    try {
+      names.add(new URL(publicUrl).hostname.toLowerCase());
+    } catch {
+      problems.push(
+        `PUBLIC_URL must be an absolute URL such as https://chat.example.com (got "${publicUrl}").`,
+      );
+    }
+  }
+  const wildcard = host === '0.0.0.0' || host === '::';
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
+  if (wildcard && names.size === 0) return null;
+  if (wildcard || loopback) LOOPBACK_NAMES.forEach((name) => names.add(name));
+  if (!wildcard) names.add(host.includes(':') ? `[${host.toLowerCase()}]` : host.toLowerCase());
+  return [...names];
+}
+
 /**
  * Reads the demo's settings from environment variables. Unset or empty variables take the
  * defaults of {@link DEFAULT_CONFIG}; every bad value is collected into one {@link ConfigError}.
@@ -157,6 +206,8 @@ export function loadConfig(env: Env): DemoConfig {
   const corsOrigins = read(env, 'CORS_ORIGINS');
   const healthCheckPath = read(env, 'HEALTH_CHECK_PATH');
   const redisUrl = read(env, 'REDIS_URL');
+  const allowedHosts = read(env, 'ALLOWED_HOSTS');
+  const publicUrl = read(env, 'PUBLIC_URL');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -172,7 +223,12 @@ export function loadConfig(env: Env): DemoConfig {
         ? DEFAULT_CONFIG.healthCheckPath
         : parseHealthPath(healthCheckPath, problems),
     redisUrl: redisUrl === undefined ? DEFAULT_CONFIG.redisUrl : parseRedisUrl(redisUrl, problems),
+    allowedHosts: null,
   };
+  config.allowedHosts =
+    allowedHosts === undefined
+      ? deriveAllowedHosts(config.host, publicUrl, problems)
+      : parseAllowedHosts(allowedHosts, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -109,14 +109,17 @@ export class AdapterBridge {
     namespace: string | null,
     room: string | null,
     options: BroadcastOptions,
-  ): void {
+  ): number {
     const text = prepareMessage(event, data);
     const target = {
       namespace,
       room,
       ...(options.except === undefined ? {} : { except: options.except }),
     };
-    this.#settle(this.#adapter.broadcast(text, target), 'adapter.broadcast');
+    const delivered = this.#adapter.broadcast(text, target);
+    this.#settle(delivered, 'adapter.broadcast');
+    // Local deliveries when the adapter knows them at once (an asynchronous adapter: 0).
+    return typeof delivered === 'number' ? delivered : 0;
   }
 
   /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */

@@ -30,6 +30,12 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_AUTH_TIMEOUT',
       'PKG_ERR_CORE_HEARTBEAT_MISSED',
       'PKG_ERR_CORE_VALIDATION_FAILED',
+      'PKG_ERR_CORE_HANDLER_TIMEOUT',
+      'PKG_ERR_CORE_CONNECT_TIMEOUT',
+      'PKG_ERR_CORE_BUSY',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
+      'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
+      'PKG_ERR_CORE_HOST_NOT_ALLOWED',
     ]);
   });
 
@@ -75,6 +81,8 @@ describe('CoreEventErrorCode', () => {
       AUTH_TIMEOUT: 'auth_timeout',
       INVALID_ENVELOPE: 'invalid_envelope',
       VALIDATION_FAILED: 'validation_failed',
+      HANDLER_TIMEOUT: 'handler_timeout',
+      BUSY: 'busy',
     });
   });
 });

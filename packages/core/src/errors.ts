@@ -110,6 +110,34 @@ export const coreErrorCodes = {
       'A request or WebSocket message failed the schema of its route (answered 400 / error event validation_failed).',
     status: 400,
   },
+  PKG_ERR_CORE_HANDLER_TIMEOUT: {
+    message:
+      'A handler did not finish within http_handler_timeout (answered 503) or ws_handler_timeout (error event handler_timeout, then forgotten).',
+    status: 503,
+  },
+  PKG_ERR_CORE_CONNECT_TIMEOUT: {
+    message: "A client's OnConnect handlers did not finish within connect_timeout; it was closed.",
+    closeCode: 1011,
+  },
+  PKG_ERR_CORE_BUSY: {
+    message:
+      'A WebSocket client already had ws_max_pending unfinished handlers; the message was refused (error event busy).',
+  },
+  PKG_ERR_CORE_TOO_MANY_CONNECTIONS: {
+    message:
+      'The server has max_connections connections; a new one got 503 with Retry-After (the health check keeps a reserve).',
+    status: 503,
+  },
+  PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP: {
+    message:
+      'A client address already has max_connections_per_ip WebSocket clients; the upgrade got 503 with Retry-After.',
+    status: 503,
+  },
+  PKG_ERR_CORE_HOST_NOT_ALLOWED: {
+    message:
+      'The Host header of a request or upgrade is not in allowed_hosts (403), or is missing or malformed (400).',
+    status: 403,
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;
@@ -155,6 +183,10 @@ export const CoreEventErrorCode = {
   INVALID_ENVELOPE: 'invalid_envelope',
   /** The event's data failed the schema of its SocketOn; `issues` lists the problems. */
   VALIDATION_FAILED: 'validation_failed',
+  /** A handler did not finish within ws_handler_timeout; its result will not come. */
+  HANDLER_TIMEOUT: 'handler_timeout',
+  /** The client has too many unfinished handlers (ws_max_pending): wait for answers. */
+  BUSY: 'busy',
 } as const;
 
 export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];

@@ -115,6 +115,7 @@ export type {
 export { Router } from './router';
 export type { RouterDependencies } from './router';
 export { Server } from './server';
+export type { ServerLoad } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
 export type {
   ResolvedServerConfig,
@@ -122,6 +123,7 @@ export type {
   ServerCorsOptions,
   ServerTlsOptions,
   UnknownEventPolicy,
+  WsRateLimitKey,
 } from './server-config';
 export { SocketController } from './socket-controller';
 export type { BroadcastOptions, BroadcastTargetOptions, ControllerHost } from './socket-controller';

@@ -6,10 +6,15 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
 import type { AdapterState } from './adapter';
 import type { ClientRegistry } from './client-registry';
+import type { ClientWork } from './client-work';
+import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
+import type { HostCheckResult } from './host-check';
+import { refuseRequest, refuseUpgrade } from './refusals';
+import { until } from './timeouts';
 import { createCoreError } from './errors';
 import { buildHealthDocument, type HealthDocument } from './health';
 import { isThenable } from './middleware';
-import { createNodeServer, delay, listen, waitAtMost, type NodeServer } from './node-server';
+import { createNodeServer, listen, type NodeServer } from './node-server';
 import type { ServerConfig } from './server-config';
 
 /** Lifecycle of a Server. */
@@ -32,7 +37,20 @@ export interface LifecycleOptions {
   readonly closeAdapter: () => Promise<void>;
   /** The adapter's link to other instances, for the health document (undefined: local). */
   readonly adapterState: () => AdapterState | undefined;
+  /** Connection caps (max_connections, its reserve, max_connections_per_ip). */
+  readonly gate?: ConnectionGate;
+  /** The Host check of allowed_hosts, when set. */
+  readonly hostCheck?: ((host: string | undefined) => HostCheckResult) | null;
+  /** Unfinished WebSocket handlers, per client; close() waits for them too. */
+  readonly clientWork?: ClientWork;
+  /** The client address of an upgrade request (trust_proxy applied). */
+  readonly clientAddress?: (req: IncomingMessage) => string;
 }
+
+/** What close() may take beyond shutdown_delay + shutdown_timeout: closing the listener
+ * after its connections were cut, then the adapter. */
+const CLOSE_MARGIN_MS = 1_000;
+const noop = (): void => undefined;
 
 /**
  * The server's lifecycle: listening (`run`), draining, graceful close, and the work close()
@@ -53,6 +71,8 @@ export class Lifecycle {
   readonly #pendingWork = new Set<Promise<void>>();
   #inflightHttp = 0;
   #httpIdle: (() => void) | null = null;
+  /** Set once close() stops accepting: new requests get 503. */
+  #refusing = false;
 
   constructor(options: LifecycleOptions) {
     this.#o = options;
@@ -142,9 +162,11 @@ export class Lifecycle {
     const maxBodySize = this.#o.httpHandler.getMaxBodySize();
     const tls = config.getTls();
     const server = createNodeServer(config);
-    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) =>
-      clients.trackConnection(socket, nextId()),
-    );
+    const gate = this.#o.gate;
+    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+      clients.trackConnection(socket, nextId());
+      gate?.accept(socket);
+    });
     server.on('request', this.#onRequest);
     // `Expect: 100-continue`: invite the body only when its declared size fits; otherwise the
     // handler answers 413 at once and the client never sends it.
@@ -203,36 +225,51 @@ export class Lifecycle {
       return;
     }
     this.drain();
-    const delayMs = config.getShutdownDelay();
-    if (delayMs > 0) await delay(delayMs).promise;
-    const timeout = config.getShutdownTimeout();
-    logger.info('Server shutting down', { clients: wsHandler.size });
+    // Every wait below uses timers that keep the process alive, and this one covers the
+    // gaps: Node must not exit halfway through close() because the sockets are gone, which
+    // would skip the remaining steps and the application's code after `await close()`.
+    const keepAlive = setInterval(noop, 60_000);
+    try {
+      const delayMs = config.getShutdownDelay();
+      if (delayMs > 0) await until(new Promise(noop), Date.now() + delayMs);
+      const timeout = config.getShutdownTimeout();
+      const deadline = Date.now() + timeout;
+      logger.info('Server shutting down', { clients: wsHandler.size });
 
-    // Stop accepting. Node also closes idle keep-alive connections here; the others end
-    // after their response, which carries Connection: close.
-    const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout);
-    await waitAtMost(Promise.allSettled([...this.#pendingWork]), timeout);
-    if (this.#inflightHttp > 0) {
-      await waitAtMost(
-        new Promise<void>((resolve) => {
-          this.#httpIdle = resolve;
-        }),
-        timeout,
+      // From here new requests get 503 and messages `shutting_down`, instead of being
+      // accepted and then dropped. Node also closes idle keep-alive connections here; the
+      // others end after their response, which carries Connection: close.
+      this.#refusing = true;
+      wsHandler.stopAccepting();
+      const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await until(wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout), deadline);
+      await until(
+        Promise.allSettled([...this.#pendingWork, this.#o.clientWork?.settled()]),
+        deadline,
       );
+      if (this.#inflightHttp > 0) {
+        await until(
+          new Promise<void>((resolve) => {
+            this.#httpIdle = resolve;
+          }),
+          deadline,
+        );
+      }
+      server.closeIdleConnections();
+      if (this.#inflightHttp > 0) {
+        logger.warning('Shutdown timeout: cutting HTTP requests still in flight', {
+          requests: this.#inflightHttp,
+          shutdownTimeout: timeout,
+        });
+      }
+      server.closeAllConnections();
+      clients.destroyAll();
+      await until(listenerClosed, Date.now() + CLOSE_MARGIN_MS);
+      await until(this.#o.closeAdapter(), Math.max(deadline, Date.now() + CLOSE_MARGIN_MS));
+    } finally {
+      clearInterval(keepAlive);
+      this.#state = 'closed';
     }
-    server.closeIdleConnections();
-    if (this.#inflightHttp > 0) {
-      logger.warning('Shutdown timeout: cutting HTTP requests still in flight', {
-        requests: this.#inflightHttp,
-        shutdownTimeout: timeout,
-      });
-    }
-    server.closeAllConnections();
-    clients.destroyAll();
-    await listenerClosed;
-    await this.#o.closeAdapter();
-    this.#state = 'closed';
     logger.info('Server closed');
   }
 
@@ -250,7 +287,42 @@ export class Lifecycle {
     this.#requestDone();
   };
 
+  /** The refusal a request or upgrade gets before any handler runs, or undefined. */
+  #admission(req: IncomingMessage): { status: number; code: string; retry: boolean } | undefined {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    // The health check answers on: its 503 "draining" is what load balancers look for.
+    const health = req.method === 'GET' && path === this.#o.config.getHealthCheckPath();
+    if (this.#refusing && !health) {
+      return { status: 503, code: 'PKG_ERR_CORE_DRAINING', retry: true };
+    }
+    const hostCheck = this.#o.hostCheck;
+    if (hostCheck) {
+      const host = hostCheck(req.headers.host);
+      if (!host.ok)
+        return { status: host.status, code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED', retry: false };
+    }
+    if (!health && this.#o.gate?.inReserve(req.socket)) {
+      return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
+    }
+    return undefined;
+  }
+
   readonly #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const refusal = this.#admission(req);
+    if (refusal !== undefined) {
+      this.#o.logger.debug('HTTP request refused', {
+        code: refusal.code,
+        status: refusal.status,
+        host: req.headers.host,
+      });
+      refuseRequest(
+        res,
+        refusal.status,
+        refusal.code,
+        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      );
+      return;
+    }
     const id = this.#o.clients.idOf(req.socket) ?? this.#o.nextId();
     this.#inflightHttp += 1;
     if (this.#state === 'draining') res.setHeader('Connection', 'close');
@@ -274,8 +346,41 @@ export class Lifecycle {
       );
       return;
     }
-    this.#o.wsHandler.performHandshake(req, socket, head, id).catch((err: unknown) => {
-      this.#o.logger.exception(err, { phase: 'websocket handshake', clientId: id });
-    });
+    const refusal = this.#admission(req);
+    if (refusal !== undefined) {
+      this.#o.logger.debug('WebSocket upgrade refused', {
+        code: refusal.code,
+        status: refusal.status,
+        clientId: id,
+      });
+      refuseUpgrade(
+        socket,
+        refusal.status,
+        refusal.code,
+        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      );
+      return;
+    }
+    const gate = this.#o.gate;
+    const ip = gate && this.#o.clientAddress ? this.#o.clientAddress(req) : undefined;
+    if (gate && ip !== undefined && !gate.takeAddress(ip)) {
+      this.#o.logger.notice('WebSocket upgrade refused: too many connections from the address', {
+        code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
+        ip,
+        clientId: id,
+      });
+      refuseUpgrade(socket, 503, 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP', RETRY_AFTER_SECONDS);
+      return;
+    }
+    this.#o.wsHandler.performHandshake(req, socket, head, id).then(
+      (connected) => {
+        // A connected client gives its slot back when it disconnects (see the pipeline).
+        if (!connected && gate && ip !== undefined) gate.releaseAddress(ip);
+      },
+      (err: unknown) => {
+        if (gate && ip !== undefined) gate.releaseAddress(ip);
+        this.#o.logger.exception(err, { phase: 'websocket handshake', clientId: id });
+      },
+    );
   };
 }

@@ -5,17 +5,26 @@ import type { ServerConfig } from './server-config';
 /** The `node:http` or `node:https` server under a `Server`. */
 export type NodeServer = ReturnType<typeof createHttpServer> | ReturnType<typeof createHttpsServer>;
 
+/** How often Node checks header and request timeouts (ms): their documented precision. */
+export const CONNECTIONS_CHECKING_INTERVAL = 1_000;
+
 /**
  * Creates the Node server with the configured timeouts and connection limit: `https` when
  * `tls` is configured, `http` otherwise.
  */
 export function createNodeServer(config: ServerConfig): NodeServer {
   const tls = config.getTls();
-  const server: NodeServer = tls ? createHttpsServer({ ...tls }) : createHttpServer();
+  // Node checks headers_timeout and request_timeout every connectionsCheckingInterval
+  // (30 s by default), so a slow client was cut up to 30 s late; checked every second, the
+  // timeouts fire within a second of when they are due. max_connections is enforced by the
+  // lifecycle (ConnectionGate), which answers 503 instead of resetting the connection.
+  const options = { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL };
+  const server: NodeServer = tls
+    ? createHttpsServer({ ...options, ...tls })
+    : createHttpServer(options);
   server.headersTimeout = config.getHeadersTimeout();
   server.requestTimeout = config.getRequestTimeout();
   server.keepAliveTimeout = config.getKeepAliveTimeout();
-  if (config.getMaxConnections() > 0) server.maxConnections = config.getMaxConnections();
   return server;
 }
 
@@ -60,24 +69,4 @@ export async function listen(server: NodeServer, host: string, port: number): Pr
   }
   const address = server.address();
   return typeof address === 'object' && address !== null ? address.port : port;
-}
-
-/** A timer that never keeps the process up, and can be cancelled. */
-export function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
-/** Waits for the promise, but at most `ms`. */
-export async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  const timer = delay(ms);
-  try {
-    await Promise.race([promise.then(() => undefined), timer.promise]);
-  } finally {
-    timer.cancel();
-  }
 }

@@ -6,20 +6,29 @@ import {
   type RateLimitStore,
 } from '@pkg/http';
 import { Logger, type LoggerInterface } from '@pkg/logger';
-import { WebSocketHandler, createClientIdGenerator } from '@pkg/ws-protocol';
+import {
+  WebSocketHandler,
+  createClientIdGenerator,
+  guardLogger,
+  type RequestId,
+} from '@pkg/ws-protocol';
 import { AdapterBridge } from './adapter-bridge';
 import { ApiDocs } from './api-docs';
 import { ClientRegistry } from './client-registry';
+import { ClientWork } from './client-work';
+import { ConnectionGate } from './connection-gate';
+import { compileHostCheck } from './host-check';
+import { connectDeadline, withHttpTimeout } from './timeouts';
 import { ControllerRegistry } from './controller-registry';
 import { withHealthCheck, type HealthDocument } from './health';
 import { HttpDispatcher } from './http-dispatch';
 import { Lifecycle } from './lifecycle';
-import { createCoreError } from './errors';
+import { CoreEventErrorCode, createCoreError } from './errors';
 import { Middleware } from './middleware';
 import { ProtocolV1 } from './protocol-v1';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
 import { Router } from './router';
-import { ServerConfig, type ServerCorsOptions } from './server-config';
+import { ServerConfig, type ServerCorsOptions, type WsRateLimitKey } from './server-config';
 import { WsDispatcher, type SendEventError } from './ws-dispatch';
 
 function invalidArgument(message: string): TypeError {
@@ -78,6 +87,19 @@ export class ReplaceableStore implements RateLimitStore {
   }
 }
 
+/** The key a WebSocket RateLimit counts under, from `ws_rate_limit_key`. */
+function rateLimitKey(
+  setting: WsRateLimitKey,
+  addressOf: (clientId: string) => string | undefined,
+): (clientId: string) => string {
+  if (setting === 'client') return (id) => id;
+  if (setting === 'address') return (id) => addressOf(id) || id;
+  return (id) => {
+    const key = setting(id, addressOf(id) ?? '');
+    return typeof key === 'string' && key !== '' ? key : id;
+  };
+}
+
 /** What the pipeline is built from. */
 export interface PipelineOptions {
   readonly config: ServerConfig;
@@ -100,6 +122,8 @@ export interface Pipeline {
   readonly adapter: AdapterBridge;
   readonly protocol: ProtocolV1;
   readonly docs: ApiDocs;
+  readonly clientWork: ClientWork;
+  readonly gate: ConnectionGate;
 }
 
 /**
@@ -112,7 +136,10 @@ export interface Pipeline {
  * - WebSocket: a decoded envelope -> WsDispatcher.onMessage -> compiled chain -> handler.
  */
 export function buildPipeline(o: PipelineOptions): Pipeline {
-  const { config, logger } = o;
+  const { config } = o;
+  // Every call the server makes into the logger is guarded: a logger that throws loses a
+  // line, never a connection or the process.
+  const logger = guardLogger(o.logger);
   const nextId = createClientIdGenerator();
   // trust_proxy was compiled once by ServerConfig; both protocols use that predicate.
   const trust = config.getTrustPredicate();
@@ -138,7 +165,33 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     generateId: nextId,
     controlEvents: true,
+    maxMessagesPerSecond: config.get('ws_max_messages_per_second'),
+    maxBytesPerSecond: config.get('ws_max_bytes_per_second'),
+    maxProtocolErrors: config.get('ws_max_protocol_errors'),
+    errorReplyInterval: config.get('ws_error_reply_interval'),
+    maxMessagesPerTurn: config.get('ws_max_messages_per_turn'),
   });
+  const clientWork = new ClientWork({
+    maxPending: config.get('ws_max_pending'),
+    timeout: config.get('ws_handler_timeout'),
+    logger,
+    // With a request id the refusal answers that request (its requester stops waiting).
+    onTimeout: (clientId, requestId) =>
+      protocol.refuse(
+        clientId,
+        CoreEventErrorCode.HANDLER_TIMEOUT,
+        'A handler did not finish in time; no answer will come for that message.',
+        {},
+        false,
+        requestId,
+      ),
+  });
+  const gate = new ConnectionGate({
+    maxConnections: config.getMaxConnections(),
+    reserve: config.get('connection_reserve'),
+    maxPerIp: config.get('max_connections_per_ip'),
+  });
+  const allowedHosts = config.getAllowedHosts();
   const httpHandler = new HttpHandler({
     cors: config.getCors(),
     trustProxy: trust,
@@ -165,7 +218,24 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
       adapter.connected(clientId, DEFAULT_NAMESPACE);
       late.ws!.connected(clientId);
     },
-    dispatch: (client, envelope) => late.ws!.onMessage(client, envelope),
+    dispatch: (client, envelope) => {
+      if (clientWork.admit(client.id)) {
+        late.ws!.onMessage(client, envelope);
+        return;
+      }
+      logger.debug('WebSocket message refused: too many unfinished handlers', {
+        code: 'PKG_ERR_CORE_BUSY',
+        clientId: client.id,
+      });
+      protocol.refuse(
+        client.id,
+        CoreEventErrorCode.BUSY,
+        'Too many messages waiting for an answer: wait for answers before sending more.',
+        { event: envelope.event },
+        false,
+        envelope.id,
+      );
+    },
     end: (clientId, done) => {
       adapter.disconnected(clientId);
       late.ws!.disconnected(clientId, done);
@@ -189,6 +259,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     nextId,
     closeAdapter: () => protocol.close().then(() => adapter.close()),
     adapterState: () => adapter.state(),
+    gate,
+    hostCheck: allowedHosts === null ? null : compileHostCheck(allowedHosts),
+    clientWork,
+    clientAddress: (req) =>
+      resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
   });
 
   const dependencies = {
@@ -202,7 +277,25 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
       else protocol.sendErrorAnswer(clientId, id, code, message, extra ?? {});
     }) satisfies SendEventError,
     answer: protocol.answer,
-    track: lifecycle.track,
+    track: (work: Promise<void>, clientId?: string, id?: RequestId) =>
+      clientId === undefined ? lifecycle.track(work) : clientWork.track(clientId, work, id),
+    refuse: protocol.refuse,
+    rateLimitKey: rateLimitKey(
+      config.get('ws_rate_limit_key'),
+      (id) => wsHandler.getClient(id)?.ip,
+    ),
+    // Covers OnConnect itself (protocol version 1 runs it after $hello, not during hello_wait).
+    connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
+      logger.warning('OnConnect handlers did not finish in time; closing the client', {
+        code: 'PKG_ERR_CORE_CONNECT_TIMEOUT',
+        clientId: id,
+        closeCode: 1011,
+        timeout: config.get('connect_timeout'),
+      });
+      // Its session ends with the connection: a resume would skip the OnConnect that failed.
+      protocol.endSession(id);
+      wsHandler.disconnect(id, 1011, 'OnConnect timeout');
+    }),
   };
   const registry = new ControllerRegistry();
   const ws = new WsDispatcher(registry, dependencies);
@@ -218,7 +311,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
         o.health,
         docs.serve(
           { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
-          http.dispatch,
+          withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
         ),
       ),
     ),
@@ -227,7 +320,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
   wsHandler.onConnect(protocol.connected);
   wsHandler.onMessage(protocol.onMessage);
-  wsHandler.onDisconnect(protocol.disconnected);
+  wsHandler.onDisconnect((client, code) => {
+    clientWork.release(client.id);
+    gate.releaseAddress(client.ip);
+    protocol.disconnected(client, code);
+  });
   return {
     middleware,
     namespaces,
@@ -241,5 +338,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     adapter,
     protocol,
     docs,
+    clientWork,
+    gate,
   };
 }

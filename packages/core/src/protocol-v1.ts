@@ -470,10 +470,12 @@ export class ProtocolV1 {
     const { id } = envelope;
     if (id !== undefined) {
       if (conn.pending >= this.#o.maxPendingRequests) {
-        this.#ws.sendError(
+        this.#ws.refuse(
           client.id,
           CoreEventErrorCode.TOO_MANY_PENDING,
           `Too many unanswered requests: at most ${this.#o.maxPendingRequests} at once; wait for answers first.`,
+          {},
+          false,
           id,
         );
         return;
@@ -486,7 +488,8 @@ export class ProtocolV1 {
   #hello(conn: Conn, data: unknown): void {
     const id = conn.client.id;
     if (conn.hello) {
-      this.#ws.sendError(
+      // A protocol error of the client: counted and spaced like the other refusals.
+      this.#ws.refuse(
         id,
         CoreEventErrorCode.INVALID_ENVELOPE,
         '$hello was already received on this connection; it is sent once, first.',
@@ -639,6 +642,23 @@ export class ProtocolV1 {
       JSON.stringify({ event: 'error', id, data: { ...extra, code, message } }),
     );
   }
+
+  /**
+   * A refusal the client caused or must wait out (rate limit, unknown event, busy, handler
+   * timeout), through the WebSocket handler so that it is throttled and counted against the
+   * client's protocol-error budget; with `id` it answers that request, every time.
+   */
+  readonly refuse = (
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+    id?: RequestId,
+  ): void => {
+    if (id !== undefined) this.#answered(clientId);
+    this.#ws.refuse(clientId, code, message, extra, protocolError, id);
+  };
 
   #answered(clientId: string): void {
     const conn = this.#conns.get(clientId);

@@ -116,7 +116,41 @@ export interface ServerConfigOptions {
   api_title?: string;
   /** `info.version` of the OpenAPI and AsyncAPI documents. Default `'1.0.0'`. */
   api_version?: string;
+  /** Inbound WebSocket messages per second per connection (bursts of twice as many); 0 = no limit. Default 100. */
+  ws_max_messages_per_second?: number;
+  /** Inbound WebSocket bytes per second per connection (bursts of twice as many, at least max_message_size); 0 = no limit. Default 1 MiB. */
+  ws_max_bytes_per_second?: number;
+  /** Protocol errors (invalid messages, unknown events, over budget) before a connection is closed with 1008, one more allowed per second; 0 = no limit. Default 10. */
+  ws_max_protocol_errors?: number;
+  /** Milliseconds between two `error` replies with the same code to one connection; 0 = every refusal is answered. Default 1000. */
+  ws_error_reply_interval?: number;
+  /** Messages one WebSocket connection may have handled per event-loop turn; 0 = no bound. Default 32. */
+  ws_max_messages_per_turn?: number;
+  /** WebSocket handlers of one connection that may be unfinished at once; more are refused with `busy`. 0 = no limit. Default 128. */
+  ws_max_pending?: number;
+  /** Time a SocketOn handler may take before it is forgotten and answered `handler_timeout`; 0 = no limit. Default 30000. */
+  ws_handler_timeout?: number;
+  /** Time a client's OnConnect handlers may take before it is closed with 1011; 0 = no limit. Default 10000. */
+  connect_timeout?: number;
+  /** Time an HTTP middleware chain and handler may take before the request is answered 503; 0 = no limit. Default 30000. */
+  http_handler_timeout?: number;
+  /** WebSocket clients per client address (after trust_proxy); more are refused with 503. 0 = no limit. Default 0. */
+  max_connections_per_ip?: number;
+  /** Connections over max_connections kept for the health check (others get 503). Default 16. */
+  connection_reserve?: number;
+  /** Host header allow-list for HTTP and upgrades: names, `.example.com` (and subdomains) or `*`; `null` = no check. Default `null`. */
+  allowed_hosts?: string[] | null;
+  /**
+   * Whom a `RateLimit` on a `SocketOn` event counts: `'address'` (the client address after
+   * trust_proxy, so more connections do not multiply the budget), `'client'` (each
+   * connection), or a function `(clientId, address) => key` (e.g. a user id from the
+   * client's data). Default `'address'`.
+   */
+  ws_rate_limit_key?: WsRateLimitKey;
 }
+
+/** See `ws_rate_limit_key`. */
+export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);
 
 /** The resolved configuration: every key present. */
 export type ResolvedServerConfig = {
@@ -168,6 +202,19 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   asyncapi_path: null,
   api_title: 'API',
   api_version: '1.0.0',
+  ws_max_messages_per_second: wsHandlerDefaults.maxMessagesPerSecond,
+  ws_max_bytes_per_second: wsHandlerDefaults.maxBytesPerSecond,
+  ws_max_protocol_errors: wsHandlerDefaults.maxProtocolErrors,
+  ws_error_reply_interval: wsHandlerDefaults.errorReplyInterval,
+  ws_max_messages_per_turn: wsHandlerDefaults.maxMessagesPerTurn,
+  ws_max_pending: 128,
+  ws_handler_timeout: 30_000,
+  connect_timeout: 10_000,
+  http_handler_timeout: 30_000,
+  max_connections_per_ip: 0,
+  connection_reserve: 16,
+  allowed_hosts: null,
+  ws_rate_limit_key: 'address',
 });
 
 type Check = (value: unknown) => string | null;
@@ -284,6 +331,25 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
       : 'a path starting with "/", or null to turn it off',
   api_title: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
   api_version: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
+  ws_max_messages_per_second: nonNegativeInt('a whole number of messages (0 = no limit)'),
+  ws_max_bytes_per_second: nonNegativeInt('a whole number of bytes (0 = no limit)'),
+  ws_max_protocol_errors: nonNegativeInt('a whole number of errors (0 = no limit)'),
+  ws_error_reply_interval: timer('a number of milliseconds (0 = answer every refusal)', 0),
+  ws_max_messages_per_turn: nonNegativeInt('a whole number of messages (0 = no bound)'),
+  ws_max_pending: nonNegativeInt('a whole number of handlers (0 = no limit)'),
+  ws_handler_timeout: timer('a number of milliseconds (0 = no limit)', 0),
+  connect_timeout: timer('a number of milliseconds (0 = no limit)', 0),
+  http_handler_timeout: timer('a number of milliseconds (0 = no limit)', 0),
+  max_connections_per_ip: nonNegativeInt('a whole number of connections (0 = no limit)'),
+  connection_reserve: nonNegativeInt('a whole number of connections'),
+  allowed_hosts: (v) =>
+    v === null || (isStringArray(v) && v.length > 0 && v.every((h) => h.trim() !== ''))
+      ? null
+      : 'a non-empty array of host names (e.g. ["example.com", ".example.com", "localhost"]), or null',
+  ws_rate_limit_key: (v) =>
+    v === 'address' || v === 'client' || typeof v === 'function'
+      ? null
+      : '"address", "client" or a function (clientId, address) => string',
 };
 
 const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;
@@ -570,6 +636,10 @@ export class ServerConfig {
   /** `info` of the generated API documents. */
   getApiInfo(): { title: string; version: string } {
     return { title: this.#values.api_title, version: this.#values.api_version };
+  }
+  /** The `allowed_hosts` list (a copy), or null when Host is not checked. */
+  getAllowedHosts(): string[] | null {
+    return this.#values.allowed_hosts === null ? null : [...this.#values.allowed_hosts];
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

@@ -64,6 +64,15 @@ export type { BroadcastOptions, BroadcastTargetOptions } from './socket-controll
  * await server.close();
  * ```
  */
+/** What {@link Server.getLoad} returns. */
+export interface ServerLoad {
+  readonly connections: number;
+  readonly webSocketClients: number;
+  readonly pendingHandlers: number;
+  readonly clientsWithPendingHandlers: number;
+  readonly addresses: number;
+}
+
 export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
@@ -413,6 +422,8 @@ export class Server implements ControllerHost {
    * namespace to its members, with a room to that room's members (in `namespace`, `/` when
    * null). `options.except` leaves clients out. The envelope is serialised once. The same
    * target can be given as one object: `broadcast(event, data, { namespace, room, except })`.
+   * Returns the number of clients of this process it was handed to (0 for an adapter that
+   * delivers asynchronously, and while the server shuts down).
    */
   broadcast(
     event: string,
@@ -420,8 +431,12 @@ export class Server implements ControllerHost {
     namespace: string | null | BroadcastTargetOptions = null,
     room?: string | null,
     options?: BroadcastOptions,
-  ): void {
-    this.#p.adapter.broadcast(event, data, ...resolveBroadcastArgs(namespace, room, options));
+  ): number {
+    return this.#p.adapter.broadcast(
+      event,
+      data,
+      ...resolveBroadcastArgs(namespace, room, options),
+    );
   }
 
   /** Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes. */
@@ -506,6 +521,22 @@ export class Server implements ControllerHost {
    */
   connect(options?: ConnectOptions): Promise<import('ws').WebSocket> {
     return connectInMemory(this.#p.wsHandler, options);
+  }
+
+  /**
+   * The sizes of the server's own tables, for metrics and leak checks: open TCP connections,
+   * WebSocket clients, unfinished WebSocket handlers (and the clients they belong to), and
+   * client addresses with WebSocket clients.
+   */
+  getLoad(): ServerLoad {
+    const p = this.#p;
+    return {
+      connections: p.gate.open,
+      webSocketClients: p.wsHandler.size,
+      pendingHandlers: p.clientWork.size,
+      clientsWithPendingHandlers: p.clientWork.clients,
+      addresses: p.gate.addresses,
+    };
   }
 
   /** The health document as the health-check path answers it now. */

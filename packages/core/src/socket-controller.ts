@@ -70,7 +70,7 @@ export interface ControllerHost {
     namespace?: string | null | BroadcastTargetOptions,
     room?: string | null,
     options?: BroadcastOptions,
-  ): void;
+  ): number;
   joinRoom(clientId: string, room: string, namespace?: string): boolean;
   leaveRoom(clientId: string, room: string, namespace?: string): void;
   leaveAllRooms(clientId: string): void;
@@ -191,8 +191,8 @@ export abstract class SocketController<
     namespace?: string | null | BroadcastTargetOptions,
     room?: string | null,
     options?: BroadcastOptions,
-  ): void {
-    this.getServer().broadcast(
+  ): number {
+    return this.getServer().broadcast(
       event,
       data as EventData,
       ...resolveBroadcastArgs(namespace, room, options),
@@ -206,8 +206,8 @@ export abstract class SocketController<
     room: string,
     namespace: string = DEFAULT_NAMESPACE,
     exceptClientId?: string,
-  ): void {
-    this.getServer().broadcast(
+  ): number {
+    return this.getServer().broadcast(
       event,
       data as EventData,
       namespace,

@@ -55,8 +55,29 @@ export interface WsDispatchOptions {
   readonly sendEventError: SendEventError;
   /** Answers messages with an `id` (protocol version 1); without it, they get no answer. */
   readonly answer?: SendAnswer;
-  /** Receives the promise of every asynchronous dispatch (the lifecycle waits for them). */
-  readonly track?: (work: Promise<void>) => void;
+  /**
+   * Receives the promise of every asynchronous dispatch (the lifecycle waits for them);
+   * with the client's id for message handlers, whose work is tied to their client, and the
+   * message's request id, which a handler timeout answers.
+   */
+  readonly track?: (work: Promise<void>, clientId?: string, id?: RequestId) => void;
+  /**
+   * Refusals the client caused (unknown event, rate limit): counted against its
+   * protocol-error budget when `protocolError`, and answered at most once per interval
+   * (always, with `id`: they answer that request). Default: sendEventError.
+   */
+  readonly refuse?: (
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+    id?: RequestId,
+  ) => void;
+  /** Whom a RateLimit of an event counts (the server passes the client's address). Default: the client id. */
+  readonly rateLimitKey?: (clientId: string) => string;
+  /** Bounds the OnConnect phase; resolves false when it ran out of time (client closed). */
+  readonly connectDeadline?: (clientId: string, phase: Promise<void>) => Promise<boolean>;
 }
 
 interface CompiledRoute {
@@ -89,10 +110,11 @@ export class WsDispatcher {
   readonly #logger: LoggerInterface;
   readonly #debug: boolean;
   readonly #ignoreUnknown: boolean;
-  readonly #track: (work: Promise<void>) => void;
+  readonly #track: NonNullable<WsDispatchOptions['track']>;
+  readonly #refuse: NonNullable<WsDispatchOptions['refuse']>;
   readonly #routes = new Map<string, CompiledRoute>();
   /** Completion of each client's OnConnect handlers, while they run. */
-  readonly #connectPhase = new Map<string, Promise<void>>();
+  readonly #connectPhase = new Map<string, Promise<unknown>>();
 
   constructor(registry: ControllerRegistry, options: WsDispatchOptions) {
     this.#registry = registry;
@@ -101,6 +123,10 @@ export class WsDispatcher {
     this.#debug = options.debug ?? false;
     this.#ignoreUnknown = options.unknownEvent === 'ignore';
     this.#track = options.track ?? ((work) => void work.catch(noop));
+    this.#refuse =
+      options.refuse ??
+      ((clientId, code, message, extra, _protocolError, id) =>
+        options.sendEventError(clientId, code, message, extra, id));
     for (const route of registry.wsRoutes.values()) this.#compile(route);
     registry.onRoutesAdded((added) => added.ws.forEach((route) => this.#compile(route)));
     options.middleware.onChange(() => {
@@ -166,23 +192,31 @@ export class WsDispatcher {
     const id = client.id;
     const phase = this.#connectPhase.get(id);
     if (phase !== undefined) {
-      this.#track(phase.then(() => this.dispatch(id, envelope.event, envelope.data, envelope.id)));
+      // Not dispatched when OnConnect ran out of time: the client is being closed.
+      this.#track(
+        phase.then((ok) =>
+          ok === false ? undefined : this.dispatch(id, envelope.event, envelope.data, envelope.id),
+        ),
+        id,
+        envelope.id,
+      );
       return;
     }
     const work = this.dispatch(id, envelope.event, envelope.data, envelope.id);
-    if (work !== undefined) this.#track(work);
+    if (work !== undefined) this.#track(work, id, envelope.id);
   };
 
   /** Runs the client's `OnConnect` handlers; its messages wait until they are done. */
   connected(clientId: string): void {
     if (!this.#registry.hooks.some((h) => h.connect.length > 0)) return;
-    const phase = this.dispatchSpecialEvent(clientId, 'connect');
+    const handlers = this.dispatchSpecialEvent(clientId, 'connect');
+    const phase = this.#options.connectDeadline?.(clientId, handlers) ?? handlers;
     this.#connectPhase.set(clientId, phase);
     // This reaction is registered before any queued message's, so order holds.
     void phase.then(() => {
       if (this.#connectPhase.get(clientId) === phase) this.#connectPhase.delete(clientId);
     });
-    this.#track(phase);
+    this.#track(phase.then(noop));
   }
 
   /** Runs the client's `OnDisconnect` handlers (after its `OnConnect` ones), then `done`. */
@@ -267,18 +301,20 @@ export class WsDispatcher {
       const limiter = this.#options.rateLimiter;
       target = (context) => {
         const ctx = context as SocketContext;
-        return limiter.check(`ws:${route.event}:${ctx.clientId}`, rule).then((result) => {
+        const who = this.#options.rateLimitKey?.(ctx.clientId) ?? ctx.clientId;
+        return limiter.check(`ws:${route.event}:${who}`, rule).then((result) => {
           if (result.allowed) return call(ctx);
           this.#logger.debug('WebSocket event over its rate limit', {
             code: 'PKG_ERR_CORE_RATE_LIMITED',
             clientId: ctx.clientId,
             event: route.event,
           });
-          this.#options.sendEventError(
+          this.#refuse(
             ctx.clientId,
             CoreEventErrorCode.RATE_LIMITED,
             `Too many "${route.event}" events: at most ${rule.maxCount} per ${rule.timeWindow} s. Retry in ${result.retryAfter} s.`,
             { event: route.event, retryAfter: result.retryAfter },
+            false,
             idOf(ctx),
           );
           if (ctx instanceof RequestContext) ctx.answered = true;
@@ -314,11 +350,12 @@ export class WsDispatcher {
       this.#logger.debug('Ignored WebSocket event without a handler', { clientId, event });
       return;
     }
-    this.#options.sendEventError(
+    this.#refuse(
       clientId,
       CoreEventErrorCode.UNKNOWN_EVENT,
       `No handler for event "${event}".`,
       { event },
+      true,
       id,
     );
   }

@@ -176,7 +176,8 @@ describe('requests from the client (id)', () => {
   });
 
   it('refuses a malformed id with invalid_id, without id and without dispatching', async () => {
-    const { url, app } = await setup();
+    // Replies without an id are spaced per code (ws_error_reply_interval); every one is checked here.
+    const { url, app } = await setup({ ws_error_reply_interval: 0 });
     const { client } = await hello(url);
     for (const id of ['', 'x'.repeat(65), -1, 1.5, true, null]) {
       request(client, 'remember', { note: 'x' }, id);

@@ -12,7 +12,7 @@ type RateLimitDecorator = <This>(
 /**
  * Limits calls of the method's routes to `maxCount` per `timeWindow` seconds. On an
  * `HttpRoute` method the limit is per route and client IP (over it: 429 with `Retry-After`);
- * on a `SocketOn` method it is per event and client (over it: an `error` event with code
+ * on a `SocketOn` method it is per event and client address (over it: an `error` event with code
  * `rate_limited`). The server enforces it; this decorator only records it. A method with
  * `RateLimit` but no route decorator is an error when the controller is read.
  *

@@ -8,7 +8,10 @@ import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';
+import type { FairMember } from './fairness';
 import type { HeartbeatMember } from './heartbeat';
+import { InboundBudget } from './inbound-budget';
+import type { InboundBudgetLimits } from './inbound-budget';
 
 /** A connected client. */
 export interface WsClient {
@@ -33,13 +36,17 @@ const SETTLED: Promise<void> = Promise.resolve();
  * Kept small on purpose (one per connected client): no closures, no timer until a close is
  * under way, the `closed` promise only once someone waits for it.
  */
-export class Connection<Owner = unknown> implements HeartbeatMember {
+export class Connection<Owner = unknown> implements HeartbeatMember, FairMember {
   /** Replaced (same fields, another id) by WebSocketHandler.renameClient. */
   client: WsClient;
   /** The handler that accepted the connection (its shared listeners find it here). */
   readonly owner: Owner;
   heartbeatDue = 0;
   awaitingPong = false;
+  turnCount = 0;
+  backlog: FairMember['backlog'] = undefined;
+  /** Its inbound budget: messages, bytes, protocol errors, error replies. */
+  readonly budget: InboundBudget;
   readonly #rawSocket: Duplex;
   #closed: Promise<void> | undefined;
   #resolveClosed: (() => void) | undefined;
@@ -48,10 +55,11 @@ export class Connection<Owner = unknown> implements HeartbeatMember {
   #gone = false;
   #settled = false;
 
-  constructor(client: WsClient, rawSocket: Duplex, owner: Owner) {
+  constructor(client: WsClient, rawSocket: Duplex, owner: Owner, limits: InboundBudgetLimits) {
     this.client = client;
     this.owner = owner;
     this.#rawSocket = rawSocket;
+    this.budget = new InboundBudget(limits, Date.now());
   }
 
   /** Resolves after onDisconnect has run. */
@@ -118,7 +126,6 @@ export class Connection<Owner = unknown> implements HeartbeatMember {
       });
       ws.terminate();
     }, timeoutMs);
-    this.#closeTimer.unref();
   }
 
   /** Destroys the connection without a close handshake. */

@@ -24,6 +24,8 @@ describe('wsErrorCodes', () => {
       'PKG_ERR_WS_HANDSHAKE_TIMEOUT',
       'PKG_ERR_WS_DUPLICATE_CLIENT_ID',
       'PKG_ERR_WS_SHUTTING_DOWN',
+      'PKG_ERR_WS_OVER_BUDGET',
+      'PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS',
     ]);
   });
 
@@ -55,6 +57,8 @@ describe('wsErrorCodes', () => {
       PKG_ERR_WS_HANDSHAKE_TIMEOUT: [503, undefined],
       PKG_ERR_WS_DUPLICATE_CLIENT_ID: [500, undefined],
       PKG_ERR_WS_SHUTTING_DOWN: [503, 1001],
+      PKG_ERR_WS_OVER_BUDGET: [undefined, undefined],
+      PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS: [undefined, 1008],
     });
   });
 
@@ -85,6 +89,8 @@ describe('WsEventErrorCode', () => {
       INVALID_ID: 'invalid_id',
       INVALID_DATA: 'invalid_data',
       BINARY_NOT_SUPPORTED: 'binary_not_supported',
+      TOO_MANY_MESSAGES: 'too_many_messages',
+      SHUTTING_DOWN: 'shutting_down',
     });
   });
 });

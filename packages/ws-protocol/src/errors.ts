@@ -87,6 +87,15 @@ export const wsErrorCodes = {
     status: 503,
     closeCode: 1001,
   },
+  PKG_ERR_WS_OVER_BUDGET: {
+    message:
+      'A client sent more messages or bytes per second than its inbound budget allows; the message was refused (too_many_messages).',
+  },
+  PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS: {
+    message:
+      'A client made more protocol errors (invalid messages, unknown events, messages over its budget) than maxProtocolErrors allows and was closed.',
+    closeCode: 1008,
+  },
 } as const satisfies Record<string, WsErrorInfo>;
 
 export type WsErrorCode = keyof typeof wsErrorCodes;
@@ -125,6 +134,10 @@ export const WsEventErrorCode = {
   BINARY_NOT_SUPPORTED: 'binary_not_supported',
   /** `id` (or `rid` in `$ack` / `$nack`) is not a string of 1-64 characters nor an integer 0 to 2^53-1. */
   INVALID_ID: 'invalid_id',
+  /** The connection is over its inbound budget (messages or bytes per second). */
+  TOO_MANY_MESSAGES: 'too_many_messages',
+  /** The server is shutting down: the message was not handled. */
+  SHUTTING_DOWN: 'shutting_down',
 } as const;
 
 export type WsEventErrorCodeValue = (typeof WsEventErrorCode)[keyof typeof WsEventErrorCode];

@@ -10,6 +10,7 @@ describe('@pkg/ws-protocol entry', () => {
       'WsCloseCode',
       'WsEventErrorCode',
       'createClientIdGenerator',
+      'guardLogger',
       'isValidRequestId',
       'prepareAnswer',
       'prepareMessage',

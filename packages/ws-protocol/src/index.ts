@@ -15,6 +15,7 @@ export { prepareMessage, prepareAnswer, isValidRequestId, MessageDecodeError } f
 export type { Envelope, EventData, MessageDecodeErrorCode, RequestId } from './envelope';
 export { PROTOCOL_V1_SUBPROTOCOL } from './subprotocol';
 export { createClientIdGenerator } from './client-id';
+export { guardLogger } from './guard-logger';
 export type { ClientIdGenerator } from './client-id';
 export { WsCloseCode } from './close-codes';
 export { wsErrorCodes, WsEventErrorCode } from './errors';

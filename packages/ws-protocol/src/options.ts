@@ -4,6 +4,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { PrototypeKeysPolicy } from './envelope';
 import { describe } from './describe';
 import { createWsError } from './errors';
+import { guardLogger } from './guard-logger';
 import { noopLogger } from './noop-logger';
 
 export interface WebSocketHandlerOptions {
@@ -53,6 +54,16 @@ export interface WebSocketHandlerOptions {
    * is never selected (other subprotocols: the first offered, either way).
    */
   controlEvents?: boolean;
+  /** Inbound messages per second per connection (bursts of twice as many); over it, refused with `too_many_messages`. `0` = no limit. Default 100. */
+  maxMessagesPerSecond?: number;
+  /** Inbound bytes per second per connection (bursts of twice as many, at least maxPayload). `0` = no limit. Default 1 MiB. */
+  maxBytesPerSecond?: number;
+  /** Protocol errors (invalid JSON, bad envelope, unknown event, over budget) a connection may make in a burst, refilled one per second; then closed with 1008. `0` = no limit. Default 10. */
+  maxProtocolErrors?: number;
+  /** Milliseconds between two `error` replies with the same code to one connection. `0` = answer every refusal. Default 1000. */
+  errorReplyInterval?: number;
+  /** Messages one connection may have handled per event-loop turn before it is paused until the next turn. `0` = no bound. Default 32. */
+  maxMessagesPerTurn?: number;
 }
 
 export interface ResolvedWebSocketHandlerOptions {
@@ -72,6 +83,11 @@ export interface ResolvedWebSocketHandlerOptions {
   clientIp: ((req: IncomingMessage) => string) | undefined;
   generateId: (() => string) | undefined;
   controlEvents: boolean;
+  maxMessagesPerSecond: number;
+  maxBytesPerSecond: number;
+  maxProtocolErrors: number;
+  errorReplyInterval: number;
+  maxMessagesPerTurn: number;
 }
 
 /** The defaults, in one place (README "Options" mirrors this table). */
@@ -90,6 +106,11 @@ export const wsHandlerDefaults = Object.freeze({
   closeTimeout: 5_000,
   handshakeTimeout: 10_000,
   controlEvents: false,
+  maxMessagesPerSecond: 100,
+  maxBytesPerSecond: 1024 * 1024,
+  maxProtocolErrors: 10,
+  errorReplyInterval: 1_000,
+  maxMessagesPerTurn: 32,
 } as const);
 
 /** setTimeout's largest delay; anything above fires at once. */
@@ -112,6 +133,11 @@ const KNOWN_KEYS = new Set<string>([
   'logger',
   'clientIp',
   'generateId',
+  'maxMessagesPerSecond',
+  'maxBytesPerSecond',
+  'maxProtocolErrors',
+  'errorReplyInterval',
+  'maxMessagesPerTurn',
 ]);
 
 function invalid(key: string, expected: string, value: unknown): TypeError {
@@ -274,9 +300,44 @@ export function resolveWsHandlerOptions(
       0,
       MAX_TIMER,
     ),
-    logger,
+    logger: logger === noopLogger ? logger : guardLogger(logger),
     clientIp: clientIp as ((req: IncomingMessage) => string) | undefined,
     generateId: generateId as (() => string) | undefined,
     controlEvents,
+    maxMessagesPerSecond: integer(
+      'maxMessagesPerSecond',
+      o.maxMessagesPerSecond,
+      d.maxMessagesPerSecond,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    maxBytesPerSecond: integer(
+      'maxBytesPerSecond',
+      o.maxBytesPerSecond,
+      d.maxBytesPerSecond,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    maxProtocolErrors: integer(
+      'maxProtocolErrors',
+      o.maxProtocolErrors,
+      d.maxProtocolErrors,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    errorReplyInterval: integer(
+      'errorReplyInterval',
+      o.errorReplyInterval,
+      d.errorReplyInterval,
+      0,
+      MAX_TIMER,
+    ),
+    maxMessagesPerTurn: integer(
+      'maxMessagesPerTurn',
+      o.maxMessagesPerTurn,
+      d.maxMessagesPerTurn,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
   };
 }

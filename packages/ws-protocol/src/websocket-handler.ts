@@ -14,11 +14,13 @@ import { nextClientId } from './client-id';
 import { assertCloseFrame, closeCodeForWsError, WsCloseCode } from './close-codes';
 import { Connection } from './connection';
 import type { WsClient } from './connection';
-import { decodeMessage, MessageDecodeError, prepareMessage } from './envelope';
+import { decodeMessage, MessageDecodeError, prepareAnswer, prepareMessage } from './envelope';
 import type { Envelope, EventData, RequestId } from './envelope';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
+import { FairScheduler } from './fairness';
 import { HeartbeatSweep } from './heartbeat';
+import { refuseCheaply } from './inbound-budget';
 import type { WsErrorCode } from './errors';
 import {
   headerValue,
@@ -60,6 +62,18 @@ function toBuffer(raw: RawData | string): Buffer | string {
   return Buffer.from(raw);
 }
 
+/** The size of a message as `ws` hands it over. */
+function rawLength(raw: RawData): number {
+  if (Buffer.isBuffer(raw)) return raw.length;
+  if (Array.isArray(raw)) return raw.reduce((n, b) => n + b.length, 0);
+  return raw.byteLength;
+}
+
+const NOT_AN_OBJECT =
+  'The message is not a JSON object: send {"event": "name", "data": {}} as a text message.';
+const NOT_JSON =
+  'The message is not valid JSON: send {"event": "name", "data": {}} as a text message.';
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -89,10 +103,14 @@ export class WebSocketHandler {
   /** Ids of handshakes under way, so that an id is never given out twice. */
   readonly #pending = new Set<string>();
   #closing = false;
+  readonly #fair: FairScheduler<Connection<WebSocketHandler>>;
 
   constructor(options: WebSocketHandlerOptions = {}) {
     this.#options = resolveWsHandlerOptions(options);
     this.#log = this.#options.logger;
+    this.#fair = new FairScheduler(this.#options.maxMessagesPerTurn, (conn, raw, isBinary) =>
+      this.#receive(conn, raw, isBinary),
+    );
     this.#allowedOrigins = Object.freeze([...this.#options.allowedOrigins]);
     this.#originAllowed = compileOriginPolicy(
       this.#allowedOrigins,
@@ -350,7 +368,7 @@ export class WebSocketHandler {
       data,
       request: this.#options.keepRequest ? request : undefined,
     });
-    const conn = new Connection<WebSocketHandler>(client, rawSocket, this);
+    const conn = new Connection<WebSocketHandler>(client, rawSocket, this, this.#options);
     this.#clients.set(id, conn);
     (ws as TaggedSocket)[kConnection] = conn;
     // The same five functions for every connection: no closures per client.
@@ -378,7 +396,7 @@ export class WebSocketHandler {
 
   static #onSocketMessage(this: WebSocket, raw: RawData, isBinary: boolean): void {
     const conn = connectionOf(this);
-    if (conn !== undefined) conn.owner.handle(conn.client, raw, isBinary);
+    if (conn !== undefined) conn.owner.#fair.offer(conn, raw, isBinary);
   }
 
   static #onSocketPing(this: WebSocket, payload: Buffer): void {
@@ -405,6 +423,125 @@ export class WebSocketHandler {
    * 1003. Returns true when the message reached the listeners.
    */
   handle(client: WsClient, raw: RawData | string, isBinary: boolean): boolean {
+    const conn = this.#clients.get(client.id);
+    if (conn !== undefined && conn.client === client) return this.#receive(conn, raw, isBinary);
+    return this.#process(client, raw, isBinary);
+  }
+
+  /**
+   * Counts a protocol error against the client's budget (closing it with 1008 once it has
+   * made too many) and answers the `error` event `{code, message, ...extra}`, at most once
+   * per `errorReplyInterval` for the same code. With `protocolError` false only the reply
+   * is limited. With `id` (the refused message was a request) the reply answers it
+   * (`{"event": "error", "id", "data"}`) and is always sent, since the requester waits for
+   * it; the protocol-error cap still bounds how many such replies a client can earn.
+   * Returns true when the reply was sent.
+   */
+  refuse(
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown> = {},
+    protocolError = true,
+    id?: RequestId,
+  ): boolean {
+    const conn = this.#clients.get(clientId);
+    if (conn === undefined) return false;
+    return this.#refuse(conn, code, message, extra, protocolError, id);
+  }
+
+  #refuse(
+    conn: Connection<WebSocketHandler>,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+    id?: RequestId,
+  ): boolean {
+    if (conn.ending || conn.gone) return false;
+    const now = Date.now();
+    if (protocolError && conn.budget.protocolError(now)) {
+      this.#log.notice('WebSocket client made too many protocol errors; closing with 1008', {
+        clientId: conn.client.id,
+        code: 'PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS' satisfies WsErrorCode,
+        closeCode: WsCloseCode.POLICY_VIOLATION,
+        lastError: code,
+        maxProtocolErrors: this.#options.maxProtocolErrors,
+      });
+      conn.close(
+        WsCloseCode.POLICY_VIOLATION,
+        'Too many protocol errors',
+        this.#options.closeTimeout,
+        this.#log,
+      );
+      return false;
+    }
+    if (id !== undefined) {
+      return this.#deliver(conn, prepareAnswer('error', id, { ...extra, code, message }));
+    }
+    if (!conn.budget.mayReply(code, now)) return false;
+    return this.#deliver(conn, prepareMessage('error', { ...extra, code, message }));
+  }
+
+  /**
+   * The request id of a message refused before it was decoded (shutdown, over budget), so
+   * that the refusal answers it. Decoding costs a parse, but a client pays for over-budget
+   * messages with protocol errors and is closed with 1008 after `maxProtocolErrors` of them.
+   */
+  #requestIdOf(raw: RawData | string, isBinary: boolean): RequestId | undefined {
+    if (isBinary) return undefined;
+    try {
+      return decodeMessage(toBuffer(raw), this.#options.prototypeKeys, this.#options.controlEvents)
+        .id;
+    } catch (err) {
+      return err instanceof MessageDecodeError ? err.id : undefined;
+    }
+  }
+
+  /** A message of a connected client: budget and shutdown checks, then #process. */
+  #receive(conn: Connection<WebSocketHandler>, raw: RawData | string, isBinary: boolean): boolean {
+    if (conn.ending || conn.gone) return false;
+    const { client } = conn;
+    if (this.#closing) {
+      this.#refuse(
+        conn,
+        WsEventErrorCode.SHUTTING_DOWN,
+        'The server is shutting down: the message was not handled.',
+        {},
+        false,
+        this.#requestIdOf(raw, isBinary),
+      );
+      return false;
+    }
+    const size = typeof raw === 'string' ? Buffer.byteLength(raw) : rawLength(raw);
+    if (!conn.budget.take(size, Date.now())) {
+      this.#log.debug('WebSocket message over the inbound budget', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_OVER_BUDGET' satisfies WsErrorCode,
+      });
+      this.#refuse(
+        conn,
+        WsEventErrorCode.TOO_MANY_MESSAGES,
+        `Too many messages: at most ${this.#options.maxMessagesPerSecond} messages and ${this.#options.maxBytesPerSecond} bytes per second. Slow down.`,
+        {},
+        true,
+        this.#requestIdOf(raw, isBinary),
+      );
+      return false;
+    }
+    return this.#process(client, raw, isBinary, conn);
+  }
+
+  #process(
+    client: WsClient,
+    raw: RawData | string,
+    isBinary: boolean,
+    conn?: Connection<WebSocketHandler>,
+  ): boolean {
+    const refuse = (code: string, message: string, id?: RequestId): void => {
+      if (conn !== undefined) this.#refuse(conn, code, message, {}, true, id);
+      else this.sendError(client.id, code, message, id);
+    };
     if (isBinary) {
       if (this.#options.binaryMessages === 'close') {
         this.#log.notice('WebSocket client sent a binary message; closing with 1003', {
@@ -420,21 +557,28 @@ export class WebSocketHandler {
             this.#log,
           );
       } else {
-        this.sendError(
-          client.id,
+        refuse(
           WsEventErrorCode.BINARY_NOT_SUPPORTED,
           'Binary messages are not supported: send the envelope as a JSON text message.',
         );
       }
       return false;
     }
+    const text = toBuffer(raw);
+    // Cheap rejection: what cannot be a JSON object is refused without parsing it.
+    const cheap = refuseCheaply(text);
+    if (cheap !== undefined) {
+      this.#log.debug('WebSocket message refused', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_INVALID_MESSAGE',
+        reason: cheap,
+      });
+      refuse(cheap, cheap === WsEventErrorCode.INVALID_JSON ? NOT_JSON : NOT_AN_OBJECT);
+      return false;
+    }
     let envelope: Envelope;
     try {
-      envelope = decodeMessage(
-        toBuffer(raw),
-        this.#options.prototypeKeys,
-        this.#options.controlEvents,
-      );
+      envelope = decodeMessage(text, this.#options.prototypeKeys, this.#options.controlEvents);
     } catch (err) {
       const known = err instanceof MessageDecodeError;
       const code = known ? err.code : WsEventErrorCode.INVALID_JSON;
@@ -444,7 +588,7 @@ export class WebSocketHandler {
         code: 'PKG_ERR_WS_INVALID_MESSAGE',
         reason: code,
       });
-      this.sendError(client.id, code, message, known ? err.id : undefined);
+      refuse(code, message, known ? err.id : undefined);
       return false;
     }
     for (const fn of this.#messageListeners) {
@@ -581,6 +725,19 @@ export class WebSocketHandler {
     return conn.client;
   }
 
+  /** True once closeAll() began: handshakes get 503, messages `shutting_down`. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /**
+   * Stops handling messages (each is answered `shutting_down`) and refuses handshakes with
+   * 503, without closing anyone yet; closeAll() does this first.
+   */
+  stopAccepting(): void {
+    this.#closing = true;
+  }
+
   /** Number of connected clients (including those whose close is under way). */
   get size(): number {
     return this.#clients.size;
@@ -677,6 +834,7 @@ export class WebSocketHandler {
   #onClose(conn: Connection<WebSocketHandler>, code: number, reason: string): void {
     const final = conn.settle(code, reason);
     if (!final) return;
+    this.#fair.drop(conn);
     this.#heartbeat.remove(conn);
     const { client } = conn;
     if (this.#clients.get(client.id) === conn) this.#clients.delete(client.id);

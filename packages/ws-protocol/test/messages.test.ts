@@ -39,7 +39,7 @@ async function errorEventFor(ws: WebSocket, text: string): Promise<unknown> {
 
 describe('inbound envelopes', () => {
   it('answers invalid_json to __proto__ and constructor.prototype keys by default, and stays open', async () => {
-    const { ws, messages } = await connected();
+    const { ws, messages } = await connected({ errorReplyInterval: 0 });
     for (const text of [
       '{"event":"chat","data":{"__proto__":{"polluted":1}}}',
       '{"event":"chat","data":{"a":{"constructor":{"prototype":{"polluted":1}}}}}',

@@ -1,0 +1,122 @@
+import type { LoggerInterface } from '@pkg/logger';
+import type { RequestId } from '@pkg/ws-protocol';
+
+/** What ClientWork needs, handed over once. */
+export interface ClientWorkOptions {
+  /** Handlers one client may have unfinished at once; 0 = no limit. */
+  readonly maxPending: number;
+  /** Milliseconds after which an unfinished handler is forgotten; 0 = never. */
+  readonly timeout: number;
+  readonly logger: LoggerInterface;
+  /** Called once for each handler forgotten after `timeout`, with its request id if any. */
+  readonly onTimeout: (clientId: string, id: RequestId | undefined) => void;
+}
+
+interface Entry {
+  readonly clientId: string;
+  readonly started: number;
+  /** The request id of the message (protocol version 1), answered on timeout. */
+  readonly id: RequestId | undefined;
+}
+
+/**
+ * The unfinished message handlers of WebSocket clients, each tied to its client: at most
+ * `maxPending` per client (`admit`), forgotten after `timeout` (answered `handler_timeout`)
+ * and all forgotten when the client disconnects (`release`), so that a handler that never
+ * settles holds no table entry past its client. close() waits for what is left (`settled`).
+ */
+export class ClientWork {
+  readonly #o: ClientWorkOptions;
+  readonly #entries = new Map<Promise<void>, Entry>();
+  readonly #byClient = new Map<string, Set<Promise<void>>>();
+  #sweep: NodeJS.Timeout | undefined;
+
+  constructor(options: ClientWorkOptions) {
+    this.#o = options;
+  }
+
+  /** Unfinished handlers of every client (a table size, for tests and metrics). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Clients with unfinished handlers. */
+  get clients(): number {
+    return this.#byClient.size;
+  }
+
+  /** False when the client already has `maxPending` unfinished handlers. */
+  admit(clientId: string): boolean {
+    const max = this.#o.maxPending;
+    return max === 0 || (this.#byClient.get(clientId)?.size ?? 0) < max;
+  }
+
+  /** Keeps `work` of `clientId` until it settles, times out or the client disconnects. */
+  track(clientId: string, work: Promise<void>, id?: RequestId): void {
+    const tracked: Promise<void> = work.then(
+      () => this.#forget(tracked),
+      (err: unknown) => {
+        this.#forget(tracked);
+        this.#o.logger.exception(err, { phase: 'dispatch', clientId });
+      },
+    );
+    this.#entries.set(tracked, { clientId, started: Date.now(), id });
+    let set = this.#byClient.get(clientId);
+    if (set === undefined) {
+      set = new Set();
+      this.#byClient.set(clientId, set);
+    }
+    set.add(tracked);
+    if (this.#o.timeout > 0 && this.#sweep === undefined) {
+      // One timer for every handler: a quarter of the timeout, so one fires at most 25% late.
+      this.#sweep = setInterval(this.#expire, Math.max(10, Math.floor(this.#o.timeout / 4)));
+      this.#sweep.unref();
+    }
+  }
+
+  /** Forgets every unfinished handler of a client that disconnected. */
+  release(clientId: string): void {
+    const set = this.#byClient.get(clientId);
+    if (set === undefined) return;
+    this.#byClient.delete(clientId);
+    for (const work of set) this.#entries.delete(work);
+    this.#stopSweepIfIdle();
+  }
+
+  /** Resolves when every handler tracked now has settled (or been forgotten). */
+  settled(): Promise<void> {
+    return Promise.allSettled([...this.#entries.keys()]).then(() => undefined);
+  }
+
+  #forget(work: Promise<void>): void {
+    const entry = this.#entries.get(work);
+    if (entry === undefined) return;
+    this.#entries.delete(work);
+    const set = this.#byClient.get(entry.clientId);
+    set?.delete(work);
+    if (set?.size === 0) this.#byClient.delete(entry.clientId);
+    this.#stopSweepIfIdle();
+  }
+
+  #stopSweepIfIdle(): void {
+    if (this.#entries.size === 0 && this.#sweep !== undefined) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+    }
+  }
+
+  readonly #expire = (): void => {
+    const limit = Date.now() - this.#o.timeout;
+    for (const [work, entry] of this.#entries) {
+      // Entries are in insertion order: the first one not due ends the scan.
+      if (entry.started > limit) break;
+      this.#forget(work);
+      this.#o.logger.warning('WebSocket handler did not finish in time; forgotten', {
+        code: 'PKG_ERR_CORE_HANDLER_TIMEOUT',
+        clientId: entry.clientId,
+        timeout: this.#o.timeout,
+      });
+      this.#o.onTimeout(entry.clientId, entry.id);
+    }
+  };
+}
