@@ -1,5 +1,6 @@
 // WS echo: round trips per second, every client keeping one `{event, data}` message in
 // flight for BENCH_SECONDS.
+import { THROUGHPUT_LIMITS, THROUGHPUT_PKG_CONFIG } from '../lib/limits.mjs';
 import { clientFor, closeAll, connectMany } from '../lib/clients.mjs';
 import { secondsSince } from '../lib/stats.mjs';
 
@@ -36,14 +37,13 @@ export default {
   order: 10,
   about:
     'Round trips per second: each client keeps one `{event: "echo", data}` message in flight and the server sends it back.',
-  limits:
-    '@pkg/core with heartbeat_interval 0, other settings default (max_message_size 1 MiB, max_connections 10,000); raw ws maxPayload 1 MiB; socket.io defaults.',
+  limits: `${THROUGHPUT_LIMITS} (max_message_size 1 MiB, max_connections 10,000); raw ws maxPayload 1 MiB; socket.io defaults.`,
   async run(ctx) {
     const clients = ctx.param('BENCH_ECHO_CLIENTS', 50);
     const res = await ctx.series(
       ['ws', 'pkg', 'socket.io'],
       (k, server) => echo(clientFor(k), server, { clients, seconds: ctx.seconds }),
-      { pkgConfig: { heartbeat_interval: 0 } },
+      { pkgConfig: THROUGHPUT_PKG_CONFIG },
     );
     return {
       rows: ctx.rateAndCpuRows(res, {

@@ -9,7 +9,7 @@ export default {
   about:
     'Deliveries per second: BENCH_FANOUT_BIG_CLIENTS clients (connected 100 at a time, before the clock starts), one of them sends BENCH_FANOUT_BIG_ROUNDS `fanout` events at once, each broadcast as `tick` to every client. Raw ws is a plain `for (const c of wss.clients) c.send(text)` loop.',
   limits:
-    '@pkg/core defaults (max_connections 10,000, max_buffered_amount 4 MiB, heartbeat every 25 s); raw ws maxPayload 1 MiB, no heartbeat; socket.io defaults (ping every 25 s). The clients live in the runner process (5,000 descriptors, under the 20,000 limit).',
+    '@pkg/core defaults (max_connections 10,000, max_buffered_amount 4 MiB, heartbeat every 25 s, inbound budget 100 messages/s with bursts of 200: the 20 triggers fit); raw ws maxPayload 1 MiB, no heartbeat; socket.io defaults (ping every 25 s). The clients live in the runner process (5,000 descriptors, under the 20,000 limit).',
   async run(ctx) {
     const clients = ctx.param('BENCH_FANOUT_BIG_CLIENTS', 5000, 1000);
     const rounds = ctx.param('BENCH_FANOUT_BIG_ROUNDS', 20, 5);
