@@ -176,14 +176,12 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     timeout: config.get('ws_handler_timeout'),
     logger,
     // With a request id the refusal answers that request (its requester stops waiting).
+    // A request that timed out gets this answer only: a late result of its handler is dropped.
     onTimeout: (clientId, requestId) =>
-      protocol.refuse(
+      protocol.expire(
         clientId,
-        CoreEventErrorCode.HANDLER_TIMEOUT,
-        'A handler did not finish in time; no answer will come for that message.',
-        {},
-        false,
         requestId,
+        'A handler did not finish in time; no answer will come for that message.',
       ),
   });
   const gate = new ConnectionGate({

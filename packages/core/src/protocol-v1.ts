@@ -97,6 +97,12 @@ interface Conn {
   queue: Envelope[] | undefined;
   /** Client requests whose answer is not sent yet. */
   pending: number;
+  /**
+   * Requests already answered `handler_timeout` whose handler may still finish: its late
+   * result or failure is dropped, so each request gets exactly one answer. At most
+   * `max_pending_requests` are remembered (the oldest is forgotten first).
+   */
+  expired: Set<RequestId> | undefined;
   /** Silence (ms) after which a heartbeat client is closed; 0: no heartbeat. */
   silence: number;
   lastSeen: number;
@@ -231,6 +237,7 @@ export class ProtocolV1 {
       started: false,
       queue: undefined,
       pending: 0,
+      expired: undefined,
       silence: 0,
       lastSeen: 0,
       session: undefined,
@@ -611,6 +618,7 @@ export class ProtocolV1 {
 
   /** Answers a client request with the handler's result (`null` for nothing). */
   readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): void => {
+    if (this.#wasExpired(clientId, id)) return;
     this.#answered(clientId);
     let text: string;
     try {
@@ -636,6 +644,7 @@ export class ProtocolV1 {
     message: string,
     extra: Record<string, unknown>,
   ): void {
+    if (this.#wasExpired(clientId, id)) return;
     this.#answered(clientId);
     this.#ws.sendRaw(
       clientId,
@@ -659,6 +668,29 @@ export class ProtocolV1 {
     if (id !== undefined) this.#answered(clientId);
     this.#ws.refuse(clientId, code, message, extra, protocolError, id);
   };
+
+  /**
+   * A request whose handler ran past `ws_handler_timeout`: answered `handler_timeout` now;
+   * whatever its handler produces later is dropped.
+   */
+  readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
+    const conn = id === undefined ? undefined : this.#conns.get(clientId);
+    if (conn !== undefined && id !== undefined) {
+      conn.expired ??= new Set();
+      conn.expired.add(id);
+      if (conn.expired.size > this.#o.maxPendingRequests) {
+        const oldest = conn.expired.values().next();
+        if (oldest.done !== true) conn.expired.delete(oldest.value);
+      }
+    }
+    this.refuse(clientId, CoreEventErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
+  };
+
+  /** True (and forgotten) when the request was already answered `handler_timeout`. */
+  #wasExpired(clientId: string, id: RequestId): boolean {
+    const expired = this.#conns.get(clientId)?.expired;
+    return expired !== undefined && expired.delete(id);
+  }
 
   #answered(clientId: string): void {
     const conn = this.#conns.get(clientId);

@@ -8,7 +8,13 @@ import type {
 } from '@pkg/decorators';
 import type { HttpHandler, RateLimiter, RateLimitStore } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
-import type { EventData, HandshakeHook, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import {
+  guardLogger,
+  type EventData,
+  type HandshakeHook,
+  type WebSocketHandler,
+  type WsClient,
+} from '@pkg/ws-protocol';
 import type { EmitWithAckOptions } from './acks';
 import type { Adapter, CountTarget } from './adapter';
 import type { ClientType } from './client-registry';
@@ -76,6 +82,8 @@ export interface ServerLoad {
 export class Server implements ControllerHost {
   readonly #config: ServerConfig;
   readonly #logger: LoggerInterface;
+  /** The same logger for the server's own lines: a logger that throws loses a line, nothing more. */
+  readonly #log: LoggerInterface;
   readonly #p: Pipeline;
 
   /**
@@ -93,6 +101,7 @@ export class Server implements ControllerHost {
     const resolved = resolveServerArguments(host, port, debug, corsConfig, logger);
     this.#config = resolved.config;
     this.#logger = resolved.logger;
+    this.#log = guardLogger(resolved.logger);
     this.#p = buildPipeline({
       config: this.#config,
       logger: this.#logger,
@@ -324,7 +333,7 @@ export class Server implements ControllerHost {
   /** Stores a value for a connected client; forgotten on disconnect. False for an unknown client. */
   setClientData(clientId: string, key: string, value: unknown): boolean {
     if (this.#p.clients.setData(clientId, key, value)) return true;
-    this.#logger.debug('setClientData for a client that is not connected', { clientId, key });
+    this.#log.debug('setClientData for a client that is not connected', { clientId, key });
     return false;
   }
 
@@ -466,7 +475,7 @@ export class Server implements ControllerHost {
 
   /** Logs a message at debug level, only in debug mode. */
   log(message: string): void {
-    if (this.#config.isDebug()) this.#logger.debug(message);
+    if (this.#config.isDebug()) this.#log.debug(message);
   }
 
   /**

@@ -318,6 +318,32 @@ describe('user code cannot leak the server', () => {
       await server.close();
     }
   });
+
+  it('never lets the logger throw out of log() or setClientData()', () => {
+    const throwing = new Proxy({} as LoggerInterface, {
+      get: () => () => {
+        throw new Error('logger down');
+      },
+    });
+    const originalError = console.error;
+    console.error = () => undefined;
+    try {
+      const server = new Server(
+        new ServerConfig({ host: '127.0.0.1', port: 0, debug: true }),
+        undefined,
+        undefined,
+        undefined,
+        throwing,
+      );
+      // Both write a debug line: in debug mode, and for a client that is not connected.
+      expect(() => server.log('a line')).not.toThrow();
+      expect(server.setClientData('nobody', 'key', 1)).toBe(false);
+      // The user's own logger is still what getLogger() returns.
+      expect(server.getLogger()).toBe(throwing);
+    } finally {
+      console.error = originalError;
+    }
+  });
 });
 
 describe('refusals of requests (protocol version 1)', () => {
@@ -348,6 +374,38 @@ describe('refusals of requests (protocol version 1)', () => {
       data: { code: 'handler_timeout' },
     });
     expect(ts.server.getLoad().pendingHandlers).toBe(0);
+  });
+
+  it('answers a request that timed out once: the late result of its handler is dropped', async () => {
+    let finish: (value: { late: true }) => void = () => undefined;
+    class SlowController extends SocketController {
+      @SocketOn('slow')
+      slow(): Promise<{ late: true }> {
+        return new Promise((resolve) => {
+          finish = resolve;
+        });
+      }
+      @SocketOn('fast')
+      fast(): { fast: true } {
+        return { fast: true };
+      }
+    }
+    const ts = await startServer([new SlowController()], { ws_handler_timeout: 100 });
+    const client = await helloClient(ts.wsUrl);
+    request(client, 'slow', 1);
+    expect(await client.next('error')).toMatchObject({
+      id: 1,
+      data: { code: 'handler_timeout' },
+    });
+    // The handler finishes after its timeout; a request sent after that is answered, and
+    // nothing else for id 1 arrived in between.
+    finish({ late: true });
+    await new Promise((r) => setImmediate(r));
+    request(client, 'fast', 2);
+    expect(await client.next('fast')).toMatchObject({ id: 2, data: { fast: true } });
+    expect(client.received.filter((e) => (e as { id?: unknown }).id === 1)).toEqual([
+      expect.objectContaining({ event: 'error', id: 1 }),
+    ]);
   });
 
   it('ends the session of a client closed for connect_timeout: OnDisconnect runs at once and a resume starts fresh', async () => {
