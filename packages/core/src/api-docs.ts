@@ -97,6 +97,11 @@ function parametersFrom(where: 'query' | 'header', schema: Json | undefined): Js
   }));
 }
 
+/** The JSON body of the answers the server gives on its own. */
+const ERROR_BODY: Json = {
+  'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+};
+
 const ERROR_RESPONSES: Record<string, Json> = {
   BadRequest: {
     description:
@@ -105,16 +110,16 @@ const ERROR_RESPONSES: Record<string, Json> = {
   },
   NotFound: {
     description: 'No route has the path (answered by the server).',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    content: ERROR_BODY,
   },
   MethodNotAllowed: {
     description: 'The path exists under other methods; `Allow` lists them.',
     headers: { Allow: { schema: { type: 'string' } } },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    content: ERROR_BODY,
   },
   PayloadTooLarge: {
     description: 'The body is larger than `max_body_size`.',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    content: ERROR_BODY,
   },
   TooManyRequests: {
     description: 'Over the rate limit of the route (`x-rate-limit`); see `Retry-After`.',
@@ -124,11 +129,11 @@ const ERROR_RESPONSES: Record<string, Json> = {
       'X-RateLimit-Remaining': { schema: { type: 'integer' } },
       'X-RateLimit-Reset': { schema: { type: 'integer' } },
     },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    content: ERROR_BODY,
   },
   InternalServerError: {
     description: 'The handler failed (details only in debug mode).',
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    content: ERROR_BODY,
   },
 };
 

@@ -18,27 +18,26 @@ export type RouteHandler = readonly [controller: SocketController, method: strin
 /** The method a route calls, looked up once at registration. */
 type HandlerFn = (...args: unknown[]) => unknown;
 
-/** A registered WebSocket event route. */
-export interface RegisteredSocketRoute {
-  readonly event: string;
+/** What every registered route has: its handler, its middleware and its rate limit. */
+interface RegisteredRoute<M> {
   readonly controller: SocketController;
   readonly handler: string | symbol;
-  readonly middlewares: readonly WsMiddleware[];
-  readonly excludeGlobalMiddlewares: readonly WsMiddleware[];
+  readonly middlewares: readonly M[];
+  readonly excludeGlobalMiddlewares: readonly M[];
   readonly rateLimit?: RateLimitRule;
+}
+
+/** A registered WebSocket event route. */
+export interface RegisteredSocketRoute extends RegisteredRoute<WsMiddleware> {
+  readonly event: string;
   /** Checks the envelope's `data` before the handler runs. */
   readonly schema?: AnySchema;
 }
 
 /** A registered HTTP route. */
-export interface RegisteredHttpRoute {
+export interface RegisteredHttpRoute extends RegisteredRoute<HttpMiddleware> {
   readonly method: HttpMethod;
   readonly path: string;
-  readonly controller: SocketController;
-  readonly handler: string | symbol;
-  readonly middlewares: readonly HttpMiddleware[];
-  readonly excludeGlobalMiddlewares: readonly HttpMiddleware[];
-  readonly rateLimit?: RateLimitRule;
   /** Check parts of the request before the handler runs. */
   readonly schemas?: HttpSchemas;
 }
