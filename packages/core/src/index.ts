@@ -70,8 +70,8 @@ export type {
 } from '@pkg/decorators';
 
 // @pkg/core
-export type { EmitWithAckOptions } from './acks';
-export { LocalAdapter } from './adapter';
+export type { EmitWithAckOptions } from './protocol/acks';
+export { LocalAdapter } from './cluster/adapter';
 export type {
   Adapter,
   AdapterHost,
@@ -79,30 +79,38 @@ export type {
   BroadcastTarget,
   CountTarget,
   RemoteClientOperation,
-} from './adapter';
-export type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
-export type { ClientType } from './client-registry';
+} from './cluster/adapter';
+export type {
+  ApiDocumentOptions,
+  JsonSchemaConverter,
+  ServerEventDeclaration,
+} from './docs/api-docs';
+export type { ClientType } from './ws/client-registry';
 export type {
   HttpRouteMatch,
   RegisteredHttpRoute,
   RegisteredSocketRoute,
   RouteHandler,
   SpecialEvent,
-} from './controller-registry';
+} from './routing/controller-registry';
 export { CoreEventErrorCode, coreErrorCodes } from './errors';
 export type { CoreError, CoreErrorCode, CoreErrorInfo, CoreEventErrorCodeValue } from './errors';
-export type { HealthDocument, HealthStatus } from './health';
-export type { ConnectOptions } from './in-memory-client';
-export type { InjectRequest, InjectResponse } from './inject';
-export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
-export type { ServerState } from './lifecycle';
-export { Middleware } from './middleware';
-export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './middleware';
-export { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
-export type { ClientMembership, NamespaceStats } from './namespace-manager';
-export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol-v1';
-export { RoomsController } from './rooms-controller';
-export type { RoomEventPayload, RoomJoinPolicy, RoomsControllerOptions } from './rooms-controller';
+export type { HealthDocument, HealthStatus } from './lifecycle/health';
+export type { ConnectOptions } from './testing/in-memory-client';
+export type { InjectRequest, InjectResponse } from './testing/inject';
+export { CLIENT_ID_ATTRIBUTE } from './lifecycle/lifecycle';
+export type { ServerState } from './lifecycle/lifecycle';
+export { Middleware } from './routing/middleware';
+export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './routing/middleware';
+export { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
+export type { ClientMembership, NamespaceStats } from './ws/namespace-manager';
+export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol/protocol-v1';
+export { RoomsController } from './ws/rooms-controller';
+export type {
+  RoomEventPayload,
+  RoomJoinPolicy,
+  RoomsControllerOptions,
+} from './ws/rooms-controller';
 export type {
   EventDataOf,
   EventHandler,
@@ -111,12 +119,12 @@ export type {
   RateLimitOption,
   HttpRouteHandler,
   RouteHandlerOptions,
-} from './programmatic';
-export { Router } from './router';
-export type { RouterDependencies } from './router';
+} from './routing/programmatic';
+export { Router } from './routing/router';
+export type { RouterDependencies } from './routing/router';
 export { Server } from './server';
 export type { ServerLoad } from './server';
-export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './server-config';
+export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './config/server-config';
 export type {
   ResolvedServerConfig,
   ServerConfigOptions,
@@ -124,6 +132,10 @@ export type {
   ServerTlsOptions,
   UnknownEventPolicy,
   WsRateLimitKey,
-} from './server-config';
-export { SocketController } from './socket-controller';
-export type { BroadcastOptions, BroadcastTargetOptions, ControllerHost } from './socket-controller';
+} from './config/server-config';
+export { SocketController } from './routing/socket-controller';
+export type {
+  BroadcastOptions,
+  BroadcastTargetOptions,
+  ControllerHost,
+} from './routing/socket-controller';

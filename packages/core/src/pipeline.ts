@@ -12,24 +12,24 @@ import {
   guardLogger,
   type RequestId,
 } from '@pkg/ws-protocol';
-import { AdapterBridge } from './adapter-bridge';
-import { ApiDocs } from './api-docs';
-import { ClientRegistry } from './client-registry';
-import { ClientWork } from './client-work';
-import { ConnectionGate } from './connection-gate';
-import { compileHostCheck } from './host-check';
-import { connectDeadline, withHttpTimeout } from './timeouts';
-import { ControllerRegistry } from './controller-registry';
-import { withHealthCheck, type HealthDocument } from './health';
-import { HttpDispatcher } from './http-dispatch';
-import { Lifecycle } from './lifecycle';
+import { AdapterBridge } from './cluster/adapter-bridge';
+import { ApiDocs } from './docs/api-docs';
+import { ClientRegistry } from './ws/client-registry';
+import { ClientWork } from './ws/client-work';
+import { ConnectionGate } from './lifecycle/connection-gate';
+import { compileHostCheck } from './lifecycle/host-check';
+import { connectDeadline, withHttpTimeout } from './http/timeouts';
+import { ControllerRegistry } from './routing/controller-registry';
+import { withHealthCheck, type HealthDocument } from './lifecycle/health';
+import { HttpDispatcher } from './http/http-dispatch';
+import { Lifecycle } from './lifecycle/lifecycle';
 import { CoreEventErrorCode, createCoreError } from './errors';
-import { Middleware } from './middleware';
-import { ProtocolV1 } from './protocol-v1';
-import { DEFAULT_NAMESPACE, NamespaceManager } from './namespace-manager';
-import { Router } from './router';
-import { ServerConfig, type ServerCorsOptions, type WsRateLimitKey } from './server-config';
-import { WsDispatcher, type SendEventError } from './ws-dispatch';
+import { Middleware } from './routing/middleware';
+import { ProtocolV1 } from './protocol/protocol-v1';
+import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
+import { Router } from './routing/router';
+import { ServerConfig, type ServerCorsOptions, type WsRateLimitKey } from './config/server-config';
+import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
 
 function invalidArgument(message: string): TypeError {
   return createCoreError(TypeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', message);

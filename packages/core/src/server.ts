@@ -15,17 +15,21 @@ import {
   type WebSocketHandler,
   type WsClient,
 } from '@pkg/ws-protocol';
-import type { EmitWithAckOptions } from './acks';
-import type { Adapter, CountTarget } from './adapter';
-import type { ClientType } from './client-registry';
+import type { EmitWithAckOptions } from './protocol/acks';
+import type { Adapter, CountTarget } from './cluster/adapter';
+import type { ClientType } from './ws/client-registry';
 import { createCoreError } from './errors';
-import type { ApiDocumentOptions, JsonSchemaConverter, ServerEventDeclaration } from './api-docs';
-import type { HealthDocument } from './health';
-import { connectInMemory, type ConnectOptions } from './in-memory-client';
-import { injectRequest, type InjectRequest, type InjectResponse } from './inject';
-import type { ServerState } from './lifecycle';
-import type { Middleware } from './middleware';
-import { DEFAULT_NAMESPACE, type NamespaceManager } from './namespace-manager';
+import type {
+  ApiDocumentOptions,
+  JsonSchemaConverter,
+  ServerEventDeclaration,
+} from './docs/api-docs';
+import type { HealthDocument } from './lifecycle/health';
+import { connectInMemory, type ConnectOptions } from './testing/in-memory-client';
+import { injectRequest, type InjectRequest, type InjectResponse } from './testing/inject';
+import type { ServerState } from './lifecycle/lifecycle';
+import type { Middleware } from './routing/middleware';
+import { DEFAULT_NAMESPACE, type NamespaceManager } from './ws/namespace-manager';
 import {
   eventController,
   lifecycleController,
@@ -36,24 +40,28 @@ import {
   type OnOptions,
   type HttpRouteHandler,
   type RouteHandlerOptions,
-} from './programmatic';
-import type { NodeServer } from './node-server';
+} from './routing/programmatic';
+import type { NodeServer } from './lifecycle/node-server';
 import { buildPipeline, resolveServerArguments, type Pipeline } from './pipeline';
-import type { AuthHandler } from './protocol-v1';
-import type { Router } from './router';
-import { ServerConfig, type ServerCorsOptions, type UnknownEventPolicy } from './server-config';
+import type { AuthHandler } from './protocol/protocol-v1';
+import type { Router } from './routing/router';
+import {
+  ServerConfig,
+  type ServerCorsOptions,
+  type UnknownEventPolicy,
+} from './config/server-config';
 import {
   resolveBroadcastArgs,
   type BroadcastOptions,
   type BroadcastTargetOptions,
   type ControllerHost,
   type SocketController,
-} from './socket-controller';
+} from './routing/socket-controller';
 
-export type { ClientType } from './client-registry';
-export type { ServerState } from './lifecycle';
-export { CLIENT_ID_ATTRIBUTE } from './lifecycle';
-export type { BroadcastOptions, BroadcastTargetOptions } from './socket-controller';
+export type { ClientType } from './ws/client-registry';
+export type { ServerState } from './lifecycle/lifecycle';
+export { CLIENT_ID_ATTRIBUTE } from './lifecycle/lifecycle';
+export type { BroadcastOptions, BroadcastTargetOptions } from './routing/socket-controller';
 
 /**
  * One server on one port: HTTP requests and WebSocket connections routed to the decorated

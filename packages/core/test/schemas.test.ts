@@ -15,7 +15,7 @@ import {
   type Request,
   type WsMiddlewareFn,
 } from '../src/index';
-import { MAX_ISSUES, MAX_ISSUE_MESSAGE } from '../src/validation';
+import { MAX_ISSUES, MAX_ISSUE_MESSAGE } from '../src/routing/validation';
 import { TestClient, cleanup, startServer } from './helpers';
 
 afterEach(cleanup);

@@ -1,0 +1,252 @@
+import type { LoggerInterface } from '@pkg/logger';
+import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
+import {
+  LocalAdapter,
+  type Adapter,
+  type AdapterHost,
+  type AdapterState,
+  type CountTarget,
+  type RemoteClientOperation,
+} from './adapter';
+import type { ClientRegistry } from '../ws/client-registry';
+import { createCoreError } from '../errors';
+import type { NamespaceManager } from '../ws/namespace-manager';
+import type { BroadcastOptions } from '../routing/socket-controller';
+
+const ADAPTER_METHODS = [
+  'attach',
+  'joinRoom',
+  'leaveRoom',
+  'broadcast',
+  'removeClient',
+  'clientCount',
+];
+
+function checkRoomArgs(method: string, room: unknown, namespace: unknown): void {
+  if (
+    typeof room !== 'string' ||
+    room === '' ||
+    typeof namespace !== 'string' ||
+    namespace === ''
+  ) {
+    throw createCoreError(
+      TypeError,
+      'PKG_ERR_CORE_INVALID_ARGUMENT',
+      `${method}: room and namespace must be non-empty strings, got ${typeof room} and ${typeof namespace}.`,
+    );
+  }
+}
+
+/** What the bridge needs, handed over once. */
+export interface AdapterBridgeOptions {
+  readonly namespaces: NamespaceManager;
+  readonly clients: ClientRegistry;
+  readonly wsHandler: WebSocketHandler;
+  readonly logger: LoggerInterface;
+  /** Delivery of broadcasts (default: the handler's sendToMany). */
+  readonly deliver?: (clientIds: Iterable<string>, text: string) => number;
+  /** The clients of this process (default: the handler's connected clients). */
+  readonly localClientIds?: () => Iterable<string>;
+  /**
+   * Sends to a client of this process; false when it has none by that id (default: the
+   * handler's send). Only ids unknown here go to a cluster adapter.
+   */
+  readonly sendLocal?: (clientId: string, event: string, data: EventData) => boolean;
+}
+
+/**
+ * Rooms, namespaces and broadcast through the server's `Adapter` (in-memory by default, a
+ * cluster adapter for several processes): checks the arguments, attaches the adapter to
+ * this process's clients, and logs a failed adapter call instead of leaving it unhandled.
+ * With a cluster adapter (one with `forward`), an operation on a client that is not
+ * connected here goes to the instance that holds it.
+ */
+export class AdapterBridge {
+  readonly #o: AdapterBridgeOptions;
+  #adapter: Adapter = new LocalAdapter();
+
+  constructor(options: AdapterBridgeOptions) {
+    this.#o = options;
+    this.#adapter.attach(this.#host());
+  }
+
+  get adapter(): Adapter {
+    return this.#adapter;
+  }
+
+  /** Replaces the adapter (the caller checks that the server has not started). */
+  setAdapter(adapter: Adapter): void {
+    if (
+      typeof adapter !== 'object' ||
+      adapter === null ||
+      ADAPTER_METHODS.some(
+        (m) => typeof (adapter as unknown as Record<string, unknown>)[m] !== 'function',
+      )
+    ) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        `setAdapter: expected an object implementing Adapter (${ADAPTER_METHODS.join(', ')}, ...).`,
+      );
+    }
+    this.#adapter = adapter;
+    this.#settle(adapter.attach(this.#host()), 'adapter.attach');
+  }
+
+  /** A new WebSocket client: a member of the default namespace. */
+  connected(clientId: string, namespace: string): void {
+    this.#settle(this.#adapter.joinNamespace(clientId, namespace), 'adapter.joinNamespace');
+  }
+
+  /** A WebSocket client went away: out of every room and namespace. */
+  disconnected(clientId: string): void {
+    this.#settle(this.#adapter.removeClient(clientId), 'adapter.removeClient');
+  }
+
+  broadcast(
+    event: string,
+    data: EventData,
+    namespace: string | null,
+    room: string | null,
+    options: BroadcastOptions,
+  ): number {
+    const text = prepareMessage(event, data);
+    const target = {
+      namespace,
+      room,
+      ...(options.except === undefined ? {} : { except: options.except }),
+    };
+    const delivered = this.#adapter.broadcast(text, target);
+    this.#settle(delivered, 'adapter.broadcast');
+    // Local deliveries when the adapter knows them at once (an asynchronous adapter: 0).
+    return typeof delivered === 'number' ? delivered : 0;
+  }
+
+  /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */
+  send(clientId: string, event: string, data: EventData): boolean {
+    const sent = this.#o.sendLocal
+      ? this.#o.sendLocal(clientId, event, data)
+      : this.#o.wsHandler.send(clientId, event, data);
+    if (sent) return true;
+    if (this.#o.clients.getType(clientId) !== undefined) return false;
+    return this.#forward({ type: 'send', clientId, text: prepareMessage(event, data) });
+  }
+
+  /**
+   * A WebSocket client gets close 1000 (its `OnDisconnect` handlers run), an HTTP connection
+   * is closed, an unknown id goes to the cluster adapter (ignored without one).
+   */
+  disconnectClient(clientId: string): void {
+    const type = this.#o.clients.getType(clientId);
+    if (type === 'ws') this.#o.wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+    else if (type === 'http') this.#o.clients.destroy(clientId);
+    else this.#forward({ type: 'disconnect', clientId });
+  }
+
+  joinRoom(clientId: string, room: string, namespace: string): boolean {
+    checkRoomArgs('joinRoom', room, namespace);
+    const type = this.#o.clients.getType(clientId);
+    if (type !== 'ws') {
+      if (type === undefined && this.#forward({ type: 'joinRoom', clientId, room, namespace })) {
+        return true;
+      }
+      this.#o.logger.debug('joinRoom for a client that is not connected', {
+        clientId,
+        room,
+        namespace,
+      });
+      return false;
+    }
+    this.#settle(this.#adapter.joinRoom(clientId, room, namespace), 'adapter.joinRoom');
+    return true;
+  }
+
+  leaveRoom(clientId: string, room: string, namespace: string): void {
+    checkRoomArgs('leaveRoom', room, namespace);
+    if (this.#o.clients.getType(clientId) === undefined) {
+      if (this.#forward({ type: 'leaveRoom', clientId, room, namespace })) return;
+    }
+    this.#settle(this.#adapter.leaveRoom(clientId, room, namespace), 'adapter.leaveRoom');
+  }
+
+  leaveAllRooms(clientId: string): void {
+    this.#settle(this.#adapter.leaveAllRooms(clientId), 'adapter.leaveAllRooms');
+  }
+
+  joinNamespace(clientId: string, namespace: string): boolean {
+    checkRoomArgs('joinNamespace', 'x', namespace);
+    if (this.#o.clients.getType(clientId) !== 'ws') return false;
+    this.#settle(this.#adapter.joinNamespace(clientId, namespace), 'adapter.joinNamespace');
+    return true;
+  }
+
+  leaveNamespace(clientId: string, namespace?: string): void {
+    this.#settle(this.#adapter.leaveNamespace(clientId, namespace), 'adapter.leaveNamespace');
+  }
+
+  async clientCount(target: CountTarget): Promise<number> {
+    return this.#adapter.clientCount(target);
+  }
+
+  /** Ids the target selects: the adapter's `clientIds` when it has one, else local ids. */
+  async clientIds(target: CountTarget): Promise<string[]> {
+    if (this.#adapter.clientIds) return this.#adapter.clientIds(target);
+    return [...this.#localIds()];
+  }
+
+  /** The adapter's link to other instances, for the health document (undefined: local). */
+  state(): AdapterState | undefined {
+    return this.#adapter.getState?.();
+  }
+
+  async close(): Promise<void> {
+    await this.#adapter.close();
+  }
+
+  *#localIds(): Generator<string> {
+    for (const client of this.#o.wsHandler.getClients()) yield client.id;
+  }
+
+  #host(): AdapterHost {
+    const { clients, wsHandler, logger } = this.#o;
+    return {
+      namespaces: this.#o.namespaces,
+      localClientIds: this.#o.localClientIds ?? (() => this.#localIds()),
+      deliver: this.#o.deliver ?? ((clientIds, text) => wsHandler.sendToMany(clientIds, text)),
+      hasClient: (clientId) => clients.getType(clientId) === 'ws',
+      disconnect: (clientId) => {
+        if (clients.getType(clientId) !== 'ws') return false;
+        wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
+        return true;
+      },
+      logger,
+    };
+  }
+
+  /**
+   * Hands an operation on a client that is not connected here to the adapter's `forward`;
+   * false when the adapter has none (the caller then treats the id as unknown).
+   */
+  #forward(operation: RemoteClientOperation): boolean {
+    const forward = this.#adapter.forward;
+    if (!forward) return false;
+    const work = forward.call(this.#adapter, operation).then((found) => {
+      if (!found) {
+        this.#o.logger.debug(`${operation.type} for a client no instance has`, {
+          clientId: operation.clientId,
+        });
+      }
+    });
+    this.#settle(work, `adapter.forward(${operation.type})`);
+    return true;
+  }
+
+  /** Handles the result of an adapter call: a rejected promise is logged, never unhandled. */
+  #settle(result: unknown, what: string): void {
+    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+      Promise.resolve(result).catch((err: unknown) =>
+        this.#o.logger.exception(err, { phase: what }),
+      );
+    }
+  }
+}

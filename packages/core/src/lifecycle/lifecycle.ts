@@ -1,0 +1,386 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { Response, type HttpHandler, type Request } from '@pkg/http';
+import type { LoggerInterface } from '@pkg/logger';
+import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
+import type { AdapterState } from '../cluster/adapter';
+import type { ClientRegistry } from '../ws/client-registry';
+import type { ClientWork } from '../ws/client-work';
+import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
+import type { HostCheckResult } from './host-check';
+import { refuseRequest, refuseUpgrade } from './refusals';
+import { until } from '../http/timeouts';
+import { createCoreError } from '../errors';
+import { buildHealthDocument, type HealthDocument } from './health';
+import { isThenable } from '../routing/middleware';
+import { createNodeServer, listen, type NodeServer } from './node-server';
+import type { ServerConfig } from '../config/server-config';
+
+/** Lifecycle of a Server. */
+export type ServerState = 'idle' | 'starting' | 'running' | 'draining' | 'closed';
+
+/** The request attribute under which the server stores the connection's client id. */
+export const CLIENT_ID_ATTRIBUTE = 'clientId';
+
+const GOING_AWAY = 1001;
+
+/** What the lifecycle needs, handed over once. */
+export interface LifecycleOptions {
+  readonly config: ServerConfig;
+  readonly logger: LoggerInterface;
+  readonly clients: ClientRegistry;
+  readonly httpHandler: HttpHandler;
+  readonly wsHandler: WebSocketHandler;
+  readonly nextId: ClientIdGenerator;
+  /** Closes the broadcast adapter, last. */
+  readonly closeAdapter: () => Promise<void>;
+  /** The adapter's link to other instances, for the health document (undefined: local). */
+  readonly adapterState: () => AdapterState | undefined;
+  /** Connection caps (max_connections, its reserve, max_connections_per_ip). */
+  readonly gate?: ConnectionGate;
+  /** The Host check of allowed_hosts, when set. */
+  readonly hostCheck?: ((host: string | undefined) => HostCheckResult) | null;
+  /** Unfinished WebSocket handlers, per client; close() waits for them too. */
+  readonly clientWork?: ClientWork;
+  /** The client address of an upgrade request (trust_proxy applied). */
+  readonly clientAddress?: (req: IncomingMessage) => string;
+}
+
+/** What close() may take beyond shutdown_delay + shutdown_timeout: closing the listener
+ * after its connections were cut, then the adapter. */
+const CLOSE_MARGIN_MS = 1_000;
+const noop = (): void => undefined;
+
+/**
+ * The server's lifecycle: listening (`run`), draining, graceful close, and the work close()
+ * waits for (in-flight HTTP requests, message dispatches, disconnect handlers). It owns the
+ * `node:http` server's listeners: a request goes straight to HttpHandler, an upgrade to
+ * WebSocketHandler (or 503 while draining).
+ */
+export class Lifecycle {
+  readonly #o: LifecycleOptions;
+  #state: ServerState = 'idle';
+  #socket: NodeServer | null = null;
+  #startedAt = 0;
+  #boundPort: number | null = null;
+  #closing: Promise<void> | null = null;
+  /** Settles when a run() in progress has bound the port (or failed to). */
+  #listening: Promise<void> | null = null;
+  /** Work that close() waits for: disconnect handlers, message dispatches. */
+  readonly #pendingWork = new Set<Promise<void>>();
+  #inflightHttp = 0;
+  #httpIdle: (() => void) | null = null;
+  /** Set once close() stops accepting: new requests get 503. */
+  #refusing = false;
+
+  constructor(options: LifecycleOptions) {
+    this.#o = options;
+  }
+
+  get state(): ServerState {
+    return this.#state;
+  }
+  get socket(): NodeServer | null {
+    return this.#socket;
+  }
+  /** Epoch ms when the port was bound (0 before). */
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+  get boundPort(): number | null {
+    return this.#boundPort;
+  }
+  /** Draining or closed: the health check answers 503 and answers carry `Connection: close`. */
+  isDraining(): boolean {
+    return this.#state === 'draining' || this.#state === 'closed';
+  }
+
+  /** The health document as the health-check path answers it now. */
+  health(): HealthDocument {
+    return buildHealthDocument(
+      this.isDraining() ? 'draining' : 'healthy',
+      this.#o.wsHandler.size,
+      this.#startedAt || Date.now(),
+      Date.now(),
+      this.#o.adapterState(),
+    );
+  }
+
+  /** Throws unless the server has not started yet. */
+  assertIdle(method: string): void {
+    if (this.#state !== 'idle') {
+      throw createCoreError(
+        Error,
+        'PKG_ERR_CORE_ALREADY_RUNNING',
+        `${method} must be called before run(); the server is ${this.#state}.`,
+      );
+    }
+  }
+
+  /**
+   * Wraps the HTTP dispatch so that an answer given while draining carries
+   * `Connection: close` (also for a request that began before draining did).
+   */
+  closeWhileDraining(
+    next: (request: Request) => Response | Promise<Response>,
+  ): (request: Request) => Response | Promise<Response> {
+    const mark = (response: Response): Response => {
+      if (this.#state === 'draining') response.setHeader('Connection', 'close');
+      return response;
+    };
+    return (request) => {
+      const result = next(request);
+      return result instanceof Response ? mark(result) : result.then(mark);
+    };
+  }
+
+  /** Keeps `work` until it settles, for close() to wait for; a rejection is logged. */
+  readonly track = (work: Promise<void>): void => {
+    const tracked: Promise<void> = work.then(
+      () => {
+        this.#pendingWork.delete(tracked);
+      },
+      (err: unknown) => {
+        this.#pendingWork.delete(tracked);
+        this.#o.logger.exception(err, { phase: 'dispatch' });
+      },
+    );
+    this.#pendingWork.add(tracked);
+  };
+
+  async run(): Promise<void> {
+    if (this.#state !== 'idle') {
+      throw createCoreError(
+        Error,
+        'PKG_ERR_CORE_ALREADY_RUNNING',
+        `run() was called on a server that is ${this.#state}; a server runs once, create a new Server to listen again.`,
+      );
+    }
+    this.#state = 'starting';
+    const { config, logger, clients, nextId } = this.#o;
+    const maxBodySize = this.#o.httpHandler.getMaxBodySize();
+    const tls = config.getTls();
+    const server = createNodeServer(config);
+    const gate = this.#o.gate;
+    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+      clients.trackConnection(socket, nextId());
+      gate?.accept(socket);
+    });
+    server.on('request', this.#onRequest);
+    // `Expect: 100-continue`: invite the body only when its declared size fits; otherwise the
+    // handler answers 413 at once and the client never sends it.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const declared = Number(req.headers['content-length']);
+      if (!(declared > maxBodySize)) res.writeContinue();
+      this.#onRequest(req, res);
+    });
+    server.on('upgrade', this.#onUpgrade);
+    if (tls) {
+      server.on('tlsClientError', (err: Error) => {
+        logger.debug('TLS handshake failed', { error: err.message });
+      });
+    }
+
+    this.#socket = server;
+    const listening = listen(server, config.getHost(), config.getPort());
+    this.#listening = listening.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      this.#boundPort = await listening;
+    } catch (err) {
+      this.#state = 'closed';
+      this.#socket = null;
+      throw err;
+    }
+    server.on('error', (err) => logger.exception(err, { phase: 'listening socket' }));
+    this.#startedAt = Date.now();
+    this.#state = 'running';
+    logger.info(
+      `Server listening on ${tls ? 'https' : 'http'}://${config.getHost()}:${this.#boundPort}`,
+      { host: config.getHost(), port: this.#boundPort, tls: tls !== null },
+    );
+  }
+
+  drain(): void {
+    if (this.#state !== 'running') return;
+    this.#state = 'draining';
+    this.#o.logger.info('Server draining', { clients: this.#o.wsHandler.size });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const { config, logger, clients, wsHandler } = this.#o;
+    if (this.#state === 'starting') await this.#listening;
+    const server = this.#socket;
+    if (this.#state === 'idle' || !server) {
+      this.#state = 'closed';
+      await this.#o.closeAdapter();
+      return;
+    }
+    this.drain();
+    // Every wait below uses timers that keep the process alive, and this one covers the
+    // gaps: Node must not exit halfway through close() because the sockets are gone, which
+    // would skip the remaining steps and the application's code after `await close()`.
+    const keepAlive = setInterval(noop, 60_000);
+    try {
+      const delayMs = config.getShutdownDelay();
+      if (delayMs > 0) await until(new Promise(noop), Date.now() + delayMs);
+      const timeout = config.getShutdownTimeout();
+      const deadline = Date.now() + timeout;
+      logger.info('Server shutting down', { clients: wsHandler.size });
+
+      // From here new requests get 503 and messages `shutting_down`, instead of being
+      // accepted and then dropped. Node also closes idle keep-alive connections here; the
+      // others end after their response, which carries Connection: close.
+      this.#refusing = true;
+      wsHandler.stopAccepting();
+      const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await until(wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout), deadline);
+      await until(
+        Promise.allSettled([...this.#pendingWork, this.#o.clientWork?.settled()]),
+        deadline,
+      );
+      if (this.#inflightHttp > 0) {
+        await until(
+          new Promise<void>((resolve) => {
+            this.#httpIdle = resolve;
+          }),
+          deadline,
+        );
+      }
+      server.closeIdleConnections();
+      if (this.#inflightHttp > 0) {
+        logger.warning('Shutdown timeout: cutting HTTP requests still in flight', {
+          requests: this.#inflightHttp,
+          shutdownTimeout: timeout,
+        });
+      }
+      server.closeAllConnections();
+      clients.destroyAll();
+      await until(listenerClosed, Date.now() + CLOSE_MARGIN_MS);
+      await until(this.#o.closeAdapter(), Math.max(deadline, Date.now() + CLOSE_MARGIN_MS));
+    } finally {
+      clearInterval(keepAlive);
+      this.#state = 'closed';
+    }
+    logger.info('Server closed');
+  }
+
+  readonly #requestDone = (): void => {
+    this.#inflightHttp -= 1;
+    if (this.#inflightHttp === 0 && this.#httpIdle) {
+      const resolve = this.#httpIdle;
+      this.#httpIdle = null;
+      resolve();
+    }
+  };
+
+  readonly #requestFailed = (err: unknown): void => {
+    this.#o.logger.exception(err, { phase: 'http request' });
+    this.#requestDone();
+  };
+
+  /** The refusal a request or upgrade gets before any handler runs, or undefined. */
+  #admission(req: IncomingMessage): { status: number; code: string; retry: boolean } | undefined {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    // The health check answers on: its 503 "draining" is what load balancers look for.
+    const health = req.method === 'GET' && path === this.#o.config.getHealthCheckPath();
+    if (this.#refusing && !health) {
+      return { status: 503, code: 'PKG_ERR_CORE_DRAINING', retry: true };
+    }
+    const hostCheck = this.#o.hostCheck;
+    if (hostCheck) {
+      const host = hostCheck(req.headers.host);
+      if (!host.ok)
+        return { status: host.status, code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED', retry: false };
+    }
+    if (!health && this.#o.gate?.inReserve(req.socket)) {
+      return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
+    }
+    return undefined;
+  }
+
+  readonly #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const refusal = this.#admission(req);
+    if (refusal !== undefined) {
+      this.#o.logger.debug('HTTP request refused', {
+        code: refusal.code,
+        status: refusal.status,
+        host: req.headers.host,
+      });
+      refuseRequest(
+        res,
+        refusal.status,
+        refusal.code,
+        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      );
+      return;
+    }
+    const id = this.#o.clients.idOf(req.socket) ?? this.#o.nextId();
+    this.#inflightHttp += 1;
+    if (this.#state === 'draining') res.setHeader('Connection', 'close');
+    // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
+    // would slow every promise in the process).
+    const work: unknown = this.#o.httpHandler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id });
+    if (isThenable(work)) work.then(this.#requestDone, this.#requestFailed);
+    else this.#requestDone();
+  };
+
+  readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const id = this.#o.clients.idOf(socket) ?? this.#o.nextId();
+    if (this.#state !== 'running') {
+      this.#o.logger.debug('WebSocket upgrade refused while draining', {
+        code: 'PKG_ERR_CORE_DRAINING',
+        clientId: id,
+      });
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
+      );
+      return;
+    }
+    const refusal = this.#admission(req);
+    if (refusal !== undefined) {
+      this.#o.logger.debug('WebSocket upgrade refused', {
+        code: refusal.code,
+        status: refusal.status,
+        clientId: id,
+      });
+      refuseUpgrade(
+        socket,
+        refusal.status,
+        refusal.code,
+        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      );
+      return;
+    }
+    const gate = this.#o.gate;
+    const ip = gate && this.#o.clientAddress ? this.#o.clientAddress(req) : undefined;
+    if (gate && ip !== undefined && !gate.takeAddress(ip)) {
+      this.#o.logger.notice('WebSocket upgrade refused: too many connections from the address', {
+        code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
+        ip,
+        clientId: id,
+      });
+      refuseUpgrade(socket, 503, 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP', RETRY_AFTER_SECONDS);
+      return;
+    }
+    this.#o.wsHandler.performHandshake(req, socket, head, id).then(
+      (connected) => {
+        // A connected client gives its slot back when it disconnects (see the pipeline).
+        if (!connected && gate && ip !== undefined) gate.releaseAddress(ip);
+      },
+      (err: unknown) => {
+        if (gate && ip !== undefined) gate.releaseAddress(ip);
+        this.#o.logger.exception(err, { phase: 'websocket handshake', clientId: id });
+      },
+    );
+  };
+}

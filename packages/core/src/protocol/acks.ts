@@ -1,0 +1,144 @@
+/**
+ * Requests from the server to a client (`emitWithAck`): each gets a `rid`, waits for the
+ * client's `$ack` / `$nack` with that `rid`, and is rejected on timeout or when the client
+ * goes away. At most `maxPerClient` are pending per client; a late or unknown `rid` is
+ * ignored. One timer per pending request, cleared as soon as it settles.
+ */
+import { createCoreError, type CoreError } from '../errors';
+
+/** Options of `emitWithAck`. */
+export interface EmitWithAckOptions {
+  /** Milliseconds to wait for the answer (default: the `ack_timeout` config key, 10000). */
+  timeout?: number;
+}
+
+interface Pending {
+  readonly event: string;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export interface ServerRequestsOptions {
+  readonly maxPerClient: number;
+  readonly defaultTimeout: number;
+}
+
+/** The pending server requests of every client. */
+export class ServerRequests {
+  readonly #o: ServerRequestsOptions;
+  readonly #byClient = new Map<string, Map<string, Pending>>();
+  #counter = 0;
+
+  constructor(options: ServerRequestsOptions) {
+    this.#o = options;
+  }
+
+  /** Number of pending requests of a client. */
+  pendingOf(clientId: string): number {
+    return this.#byClient.get(clientId)?.size ?? 0;
+  }
+
+  /**
+   * Starts a request: checks the limit and the timeout, picks a `rid` and calls `send(rid)`
+   * (false: the client is not connected, the request is rejected at once).
+   */
+  request(
+    clientId: string,
+    event: string,
+    timeout: number | undefined,
+    send: (rid: string) => boolean,
+  ): Promise<unknown> {
+    const ms = timeout ?? this.#o.defaultTimeout;
+    if (!Number.isSafeInteger(ms) || ms < 1 || ms > 2 ** 31 - 1) {
+      return Promise.reject(
+        createCoreError(
+          RangeError,
+          'PKG_ERR_CORE_INVALID_ARGUMENT',
+          `emitWithAck("${event}"): timeout must be an integer number of milliseconds from 1 to 2147483647, got ${String(ms)}.`,
+        ),
+      );
+    }
+    let pending = this.#byClient.get(clientId);
+    if ((pending?.size ?? 0) >= this.#o.maxPerClient) {
+      return Promise.reject(
+        createCoreError(
+          RangeError,
+          'PKG_ERR_CORE_TOO_MANY_PENDING',
+          `emitWithAck("${event}"): client ${clientId} already has ${this.#o.maxPerClient} unanswered requests (max_pending_server_requests); wait for some answers first.`,
+        ),
+      );
+    }
+    this.#counter += 1;
+    const rid = `r${this.#counter.toString(36)}`;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#take(clientId, rid);
+        reject(
+          createCoreError(
+            Error,
+            'PKG_ERR_CORE_ACK_TIMEOUT',
+            `emitWithAck("${event}"): client ${clientId} did not answer within ${ms} ms.`,
+          ),
+        );
+      }, ms);
+      if (pending === undefined) {
+        pending = new Map();
+        this.#byClient.set(clientId, pending);
+      }
+      pending.set(rid, { event, resolve, reject, timer });
+      if (!send(rid)) {
+        this.#take(clientId, rid);
+        reject(gone(event, clientId, 'is not connected'));
+      }
+    });
+  }
+
+  /** An `$ack` (ok) or `$nack` arrived; unknown or late rids are ignored. */
+  settle(clientId: string, rid: string, ok: boolean, data: unknown): void {
+    const p = this.#take(clientId, rid);
+    if (p === undefined) return;
+    if (ok) {
+      p.resolve(data === undefined ? null : data);
+      return;
+    }
+    const info = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+    const remoteCode = typeof info['code'] === 'string' ? info['code'] : 'handler_error';
+    const err = createCoreError(
+      Error,
+      'PKG_ERR_CORE_ACK_REFUSED',
+      `emitWithAck("${p.event}"): client ${clientId} refused the request (${remoteCode}${typeof info['message'] === 'string' ? `: ${info['message']}` : ''}).`,
+    ) as CoreError & { remoteCode?: string };
+    err.remoteCode = remoteCode;
+    p.reject(err);
+  }
+
+  /** The client went away: every request it had pending is rejected and released. */
+  dropClient(clientId: string): void {
+    const pending = this.#byClient.get(clientId);
+    if (pending === undefined) return;
+    this.#byClient.delete(clientId);
+    for (const p of pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(gone(p.event, clientId, 'disconnected before it answered'));
+    }
+  }
+
+  #take(clientId: string, rid: string): Pending | undefined {
+    const pending = this.#byClient.get(clientId);
+    const p = pending?.get(rid);
+    if (p === undefined) return undefined;
+    pending!.delete(rid);
+    if (pending!.size === 0) this.#byClient.delete(clientId);
+    clearTimeout(p.timer);
+    return p;
+  }
+}
+
+function gone(event: string, clientId: string, what: string): CoreError {
+  return createCoreError(
+    Error,
+    'PKG_ERR_CORE_CLIENT_GONE',
+    `emitWithAck("${event}"): client ${clientId} ${what}.`,
+  );
+}
