@@ -15,6 +15,7 @@ import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { PendingRequests } from './pending-requests';
 import { Subscriptions } from './subscriptions';
+import { SubscribeBudget } from './subscribe-budget';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -37,8 +38,12 @@ import {
 export interface RedisAdapterStats {
   /** The link to Redis (see `AdapterState`). */
   readonly state: AdapterState;
-  /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room. */
+  /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room (lingering ones included). */
   readonly subscriptions: number;
+  /** Namespace/room channels without local members, still subscribed until `unsubscribeGrace` runs out. */
+  readonly lingering: number;
+  /** Joins refused because the client was over `maxSubscribesPerSecond`. */
+  readonly refusedJoins: number;
   /** Broadcasts published for the other instances. */
   readonly published: number;
   /** Broadcasts received from other instances (own echoes not counted). */
@@ -99,11 +104,19 @@ export class RedisAdapter implements Adapter {
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
   readonly #pending = new PendingRequests();
+  readonly #budget: SubscribeBudget;
   #seq = 0;
   #state: AdapterState = 'connecting';
   #ready: Promise<void> | null = null;
   #lostThisOutage = 0;
-  #counters = { published: 0, received: 0, echoesIgnored: 0, lost: 0, dropped: 0 };
+  #counters = {
+    published: 0,
+    received: 0,
+    echoesIgnored: 0,
+    lost: 0,
+    dropped: 0,
+    refusedJoins: 0,
+  };
   readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
   /** What this instance does for requests from the others. */
   readonly #operations: LocalOperations = {
@@ -121,6 +134,7 @@ export class RedisAdapter implements Adapter {
     this.nodeId = this.#options.nodeId;
     this.#channels = new Channels(this.#options.keyPrefix);
     this.#logger = this.#options.logger;
+    this.#budget = new SubscribeBudget(this.#options.maxSubscribesPerSecond);
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -158,6 +172,7 @@ export class RedisAdapter implements Adapter {
         unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
       },
       (err) => this.#onLinkError(err),
+      this.#options.unsubscribeGrace,
     );
     for (const client of [pub, sub]) {
       client.on('ready', () => this.#updateState());
@@ -205,6 +220,7 @@ export class RedisAdapter implements Adapter {
       state: this.#state,
       subscriptions:
         (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
+      lingering: this.#subscriptions?.lingering ?? 0,
       ...this.#counters,
       pendingRequests: this.#pending.size,
     };
@@ -246,7 +262,24 @@ export class RedisAdapter implements Adapter {
     this.#syncAll(before);
   }
 
+  /**
+   * Joins locally and subscribes to the room's channel when it is new here. Refused before
+   * anything changes when the client is over `maxSubscribesPerSecond` (only joins that need
+   * a new subscription count).
+   */
   joinRoom(clientId: string, room: string, namespace: string): void {
+    const subs = this.#subscriptions;
+    const host = this.#host;
+    if (subs && host && !host.namespaces.isInRoom(clientId, room, namespace)) {
+      // The server's own checks first (names, room cap), so a refused join costs no budget.
+      host.namespaces.checkJoin(clientId, room, namespace);
+      const cost = (subs.holds(namespace, room) ? 0 : 1) + (subs.holds(namespace, null) ? 0 : 1);
+      const wait = this.#budget.take(clientId, cost);
+      if (wait > 0) {
+        this.#counters.refusedJoins += 1;
+        throw this.#tooManySubscribes(clientId, room, namespace, wait);
+      }
+    }
     this.#local.joinRoom(clientId, room, namespace);
     this.#sync(namespace, null);
     this.#sync(namespace, room);
@@ -264,6 +297,7 @@ export class RedisAdapter implements Adapter {
   }
 
   removeClient(clientId: string): void {
+    this.#budget.forget(clientId);
     const before = this.#memberships(clientId);
     this.#local.removeClient(clientId);
     this.#syncAll(before);
@@ -452,11 +486,39 @@ export class RedisAdapter implements Adapter {
     return namespace === undefined ? all : all.filter((m) => m.namespace === namespace);
   }
 
+  /** Syncs every channel of a client that left; one failing channel does not stop the others. */
   #syncAll(memberships: ReadonlyArray<{ namespace: string; rooms: readonly string[] }>): void {
     for (const m of memberships) {
-      this.#sync(m.namespace, null);
-      for (const room of m.rooms) this.#sync(m.namespace, room);
+      for (const room of [null, ...m.rooms]) {
+        try {
+          this.#sync(m.namespace, room);
+        } catch (err) {
+          this.#log().warning('RedisAdapter: could not update a channel subscription', {
+            namespace: m.namespace,
+            room,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      }
     }
+  }
+
+  #tooManySubscribes(clientId: string, room: string, namespace: string, waitMs: number): Error {
+    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+    const err = createRedisError(
+      RangeError,
+      'PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES',
+      `joinRoom: too many joins of new rooms from this client: at most ${this.#options.maxSubscribesPerSecond} per second (maxSubscribesPerSecond). Retry "${room}" in ${retryAfter} s.`,
+    );
+    Object.defineProperty(err, 'eventData', {
+      value: { room, namespace, retryAfter },
+      enumerable: false,
+    });
+    this.#log().debug('RedisAdapter: join refused, over maxSubscribesPerSecond', {
+      clientId,
+      refusedJoins: this.#counters.refusedJoins,
+    });
+    return err;
   }
 
   /** Subscribes to a namespace/room channel on its first local member, unsubscribes after the last. */

@@ -92,6 +92,27 @@ interface CompiledRoute {
 
 const noop = (): void => undefined;
 
+/** A wire code: lower-case words joined by `_`, as in the `error` table of docs/protocol.md. */
+const EVENT_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/**
+ * The `error` event a thrown value asks for: an error carrying `eventCode` (core's errors
+ * for problems the client caused, such as `too_many_rooms`, or a handler's own refusal)
+ * and optionally `eventData` (e.g. `{room, namespace}`). Null for any other failure.
+ */
+export function eventErrorOf(
+  err: unknown,
+): { code: string; message: string; data: Record<string, unknown> } | null {
+  if (!(err instanceof Error)) return null;
+  const { eventCode, eventData } = err as Error & { eventCode?: unknown; eventData?: unknown };
+  if (typeof eventCode !== 'string' || !EVENT_CODE.test(eventCode)) return null;
+  const data =
+    typeof eventData === 'object' && eventData !== null && !Array.isArray(eventData)
+      ? { ...(eventData as Record<string, unknown>) }
+      : {};
+  return { code: eventCode, message: err.message, data };
+}
+
 /** Text for a thrown value in debug mode; never throws (`String()` does for some objects). */
 function errorDetails(err: unknown): string {
   try {
@@ -291,11 +312,14 @@ export class WsDispatcher {
           event: route.event,
           issues: issues.length,
         });
-        this.#options.sendEventError(
+        // A protocol error like invalid_data: counted toward ws_max_protocol_errors, and
+        // without an id answered at most once per ws_error_reply_interval.
+        this.#refuse(
           context.clientId,
           CoreEventErrorCode.VALIDATION_FAILED,
           validationMessage(issues, `The data of "${route.event}"`),
           { event: route.event, issues },
+          true,
           idOf(context),
         );
         if (context instanceof RequestContext) context.answered = true;
@@ -333,6 +357,24 @@ export class WsDispatcher {
 
   #failed(route: RegisteredSocketRoute, context: SocketContext, err: unknown): void {
     const { clientId, event } = context;
+    const refusal = eventErrorOf(err);
+    if (refusal !== null) {
+      // The client caused it (a refused room, a full room list): its code, not internal_error.
+      this.#logger.debug('WebSocket message refused', {
+        code: (err as { code?: unknown }).code ?? refusal.code,
+        clientId,
+        event,
+        refusal: refusal.code,
+      });
+      this.#options.sendEventError(
+        clientId,
+        refusal.code,
+        refusal.message,
+        refusal.data,
+        idOf(context),
+      );
+      return;
+    }
     this.#logger.exception(err, {
       code: 'PKG_ERR_CORE_HANDLER_FAILED',
       clientId,
