@@ -187,10 +187,7 @@ export class AdapterBridge {
       try {
         this.#settle(this.#adapter.leaveRoom(clientId, room, namespace), 'adapter.leaveRoom');
         if (newNamespace) {
-          this.#settle(
-            this.#adapter.leaveNamespace(clientId, namespace),
-            'adapter.leaveNamespace',
-          );
+          this.#settle(this.#adapter.leaveNamespace(clientId, namespace), 'adapter.leaveNamespace');
         }
       } catch (again) {
         this.#o.logger.exception(again, { phase: 'join rollback', clientId, room });

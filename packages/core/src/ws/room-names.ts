@@ -27,7 +27,11 @@ export function quoteName(value: string): string {
 }
 
 /** What is wrong with a room or namespace name, or null when it is acceptable. */
-export function nameProblem(kind: 'room' | 'namespace', value: unknown, max: number): string | null {
+export function nameProblem(
+  kind: 'room' | 'namespace',
+  value: unknown,
+  max: number,
+): string | null {
   if (typeof value !== 'string' || value.length === 0) {
     return `the ${kind} name must be a non-empty string`;
   }
