@@ -15,7 +15,7 @@ import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { PendingRequests } from './pending-requests';
 import { Subscriptions } from './subscriptions';
-import { SubscribeBudget } from './subscribe-budget';
+import { ChannelMembership } from './membership';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -104,7 +104,7 @@ export class RedisAdapter implements Adapter {
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
   readonly #pending = new PendingRequests();
-  readonly #budget: SubscribeBudget;
+  readonly #membership: ChannelMembership;
   #seq = 0;
   #state: AdapterState = 'connecting';
   #ready: Promise<void> | null = null;
@@ -115,7 +115,6 @@ export class RedisAdapter implements Adapter {
     echoesIgnored: 0,
     lost: 0,
     dropped: 0,
-    refusedJoins: 0,
   };
   readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
   /** What this instance does for requests from the others. */
@@ -134,7 +133,12 @@ export class RedisAdapter implements Adapter {
     this.nodeId = this.#options.nodeId;
     this.#channels = new Channels(this.#options.keyPrefix);
     this.#logger = this.#options.logger;
-    this.#budget = new SubscribeBudget(this.#options.maxSubscribesPerSecond);
+    this.#membership = new ChannelMembership({
+      local: this.#local,
+      maxSubscribesPerSecond: this.#options.maxSubscribesPerSecond,
+      log: () => this.#log(),
+      notAttached: (method) => this.#notAttached(method),
+    });
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -174,6 +178,7 @@ export class RedisAdapter implements Adapter {
       (err) => this.#onLinkError(err),
       this.#options.unsubscribeGrace,
     );
+    this.#membership.attach(host, this.#subscriptions);
     for (const client of [pub, sub]) {
       client.on('ready', () => this.#updateState());
       client.on('end', () => this.#updateState());
@@ -221,6 +226,7 @@ export class RedisAdapter implements Adapter {
       subscriptions:
         (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
       lingering: this.#subscriptions?.lingering ?? 0,
+      refusedJoins: this.#membership.refusedJoins,
       ...this.#counters,
       pendingRequests: this.#pending.size,
     };
@@ -249,58 +255,31 @@ export class RedisAdapter implements Adapter {
     this.#local.close();
   }
 
-  // ------------------------------------------------------------ membership (local + subscriptions)
+  // ------------------------------------------------------------ membership (membership.ts)
 
   joinNamespace(clientId: string, namespace: string): void {
-    this.#local.joinNamespace(clientId, namespace);
-    this.#sync(namespace, null);
+    this.#membership.joinNamespace(clientId, namespace);
   }
 
   leaveNamespace(clientId: string, namespace?: string): void {
-    const before = this.#memberships(clientId, namespace);
-    this.#local.leaveNamespace(clientId, namespace);
-    this.#syncAll(before);
+    this.#membership.leaveNamespace(clientId, namespace);
   }
 
-  /**
-   * Joins locally and subscribes to the room's channel when it is new here. Refused before
-   * anything changes when the client is over `maxSubscribesPerSecond` (only joins that need
-   * a new subscription count).
-   */
+  /** Refused (`PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES`) when the client is over `maxSubscribesPerSecond`. */
   joinRoom(clientId: string, room: string, namespace: string): void {
-    const subs = this.#subscriptions;
-    const host = this.#host;
-    if (subs && host && !host.namespaces.isInRoom(clientId, room, namespace)) {
-      // The server's own checks first (names, room cap), so a refused join costs no budget.
-      host.namespaces.checkJoin(clientId, room, namespace);
-      const cost = (subs.holds(namespace, room) ? 0 : 1) + (subs.holds(namespace, null) ? 0 : 1);
-      const wait = this.#budget.take(clientId, cost);
-      if (wait > 0) {
-        this.#counters.refusedJoins += 1;
-        throw this.#tooManySubscribes(clientId, room, namespace, wait);
-      }
-    }
-    this.#local.joinRoom(clientId, room, namespace);
-    this.#sync(namespace, null);
-    this.#sync(namespace, room);
+    this.#membership.joinRoom(clientId, room, namespace);
   }
 
   leaveRoom(clientId: string, room: string, namespace: string): void {
-    this.#local.leaveRoom(clientId, room, namespace);
-    this.#sync(namespace, room);
+    this.#membership.leaveRoom(clientId, room, namespace);
   }
 
   leaveAllRooms(clientId: string): void {
-    const before = this.#memberships(clientId);
-    this.#local.leaveAllRooms(clientId);
-    this.#syncAll(before);
+    this.#membership.leaveAllRooms(clientId);
   }
 
   removeClient(clientId: string): void {
-    this.#budget.forget(clientId);
-    const before = this.#memberships(clientId);
-    this.#local.removeClient(clientId);
-    this.#syncAll(before);
+    this.#membership.removeClient(clientId);
   }
 
   // ------------------------------------------------------------ broadcast
@@ -475,61 +454,6 @@ export class RedisAdapter implements Adapter {
         { channel, lost: this.#counters.lost },
       );
     }
-  }
-
-  #memberships(
-    clientId: string,
-    namespace?: string,
-  ): Array<{ namespace: string; rooms: readonly string[] }> {
-    const host = this.#require('leave');
-    const all = host.namespaces.getMemberships(clientId);
-    return namespace === undefined ? all : all.filter((m) => m.namespace === namespace);
-  }
-
-  /** Syncs every channel of a client that left; one failing channel does not stop the others. */
-  #syncAll(memberships: ReadonlyArray<{ namespace: string; rooms: readonly string[] }>): void {
-    for (const m of memberships) {
-      for (const room of [null, ...m.rooms]) {
-        try {
-          this.#sync(m.namespace, room);
-        } catch (err) {
-          this.#log().warning('RedisAdapter: could not update a channel subscription', {
-            namespace: m.namespace,
-            room,
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
-    }
-  }
-
-  #tooManySubscribes(clientId: string, room: string, namespace: string, waitMs: number): Error {
-    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-    const err = createRedisError(
-      RangeError,
-      'PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES',
-      `joinRoom: too many joins of new rooms from this client: at most ${this.#options.maxSubscribesPerSecond} per second (maxSubscribesPerSecond). Retry "${room}" in ${retryAfter} s.`,
-    );
-    Object.defineProperty(err, 'eventData', {
-      value: { room, namespace, retryAfter },
-      enumerable: false,
-    });
-    this.#log().debug('RedisAdapter: join refused, over maxSubscribesPerSecond', {
-      clientId,
-      refusedJoins: this.#counters.refusedJoins,
-    });
-    return err;
-  }
-
-  /** Subscribes to a namespace/room channel on its first local member, unsubscribes after the last. */
-  #sync(namespace: string, room: string | null): void {
-    const host = this.#host;
-    if (!host || !this.#subscriptions) return;
-    const members =
-      room === null
-        ? host.namespaces.namespaceMembers(namespace)
-        : host.namespaces.roomMembers(room, namespace);
-    this.#subscriptions.update(namespace, room, members.size);
   }
 
   #onLinkError(err: unknown): void {

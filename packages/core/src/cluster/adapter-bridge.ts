@@ -12,7 +12,7 @@ import type { ClientRegistry } from '../ws/client-registry';
 import { createCoreError } from '../errors';
 import type { NamespaceManager } from '../ws/namespace-manager';
 import { checkRoomName } from '../ws/room-names';
-import { eventErrorOf } from '../ws/ws-dispatch';
+import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
 
 const ADAPTER_METHODS = [

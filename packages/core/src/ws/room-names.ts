@@ -81,18 +81,3 @@ export function checkRoomName(
     );
   }
 }
-
-/**
- * An error that a handler throws to refuse a message: the dispatcher answers it with the
- * `error` event `{code: eventCode, message, ...eventData}` (with the request's `id`).
- */
-export function refusal(
-  eventCode: string,
-  message: string,
-  eventData: Record<string, unknown>,
-): Error {
-  const err = new Error(message);
-  Object.defineProperty(err, 'eventCode', { value: eventCode, enumerable: true });
-  Object.defineProperty(err, 'eventData', { value: eventData, enumerable: false });
-  return err;
-}

@@ -1,7 +1,8 @@
 import { SocketOn } from '@pkg/decorators';
 import { CoreEventErrorCode } from '../errors';
 import { DEFAULT_NAMESPACE } from './namespace-manager';
-import { nameProblem, refusal } from './room-names';
+import { refusal } from './event-refusal';
+import { nameProblem } from './room-names';
 import { SocketController } from '../routing/socket-controller';
 
 /**

@@ -17,6 +17,7 @@ import {
 } from '../routing/middleware';
 import type { UnknownEventPolicy } from '../config/server-config';
 import { validatedWsCall, validationMessage } from '../routing/validation';
+import { eventErrorOf } from './event-refusal';
 
 /** Sends the `error` event `{code, message, ...extra}` to one client (with `id`: as an answer). */
 export type SendEventError = (
@@ -91,27 +92,6 @@ interface CompiledRoute {
 }
 
 const noop = (): void => undefined;
-
-/** A wire code: lower-case words joined by `_`, as in the `error` table of docs/protocol.md. */
-const EVENT_CODE = /^[a-z][a-z0-9_]{0,63}$/;
-
-/**
- * The `error` event a thrown value asks for: an error carrying `eventCode` (core's errors
- * for problems the client caused, such as `too_many_rooms`, or a handler's own refusal)
- * and optionally `eventData` (e.g. `{room, namespace}`). Null for any other failure.
- */
-export function eventErrorOf(
-  err: unknown,
-): { code: string; message: string; data: Record<string, unknown> } | null {
-  if (!(err instanceof Error)) return null;
-  const { eventCode, eventData } = err as Error & { eventCode?: unknown; eventData?: unknown };
-  if (typeof eventCode !== 'string' || !EVENT_CODE.test(eventCode)) return null;
-  const data =
-    typeof eventData === 'object' && eventData !== null && !Array.isArray(eventData)
-      ? { ...(eventData as Record<string, unknown>) }
-      : {};
-  return { code: eventCode, message: err.message, data };
-}
 
 /** Text for a thrown value in debug mode; never throws (`String()` does for some objects). */
 function errorDetails(err: unknown): string {
