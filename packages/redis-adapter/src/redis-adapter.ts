@@ -124,7 +124,18 @@ export class RedisAdapter implements Adapter {
     hasClient: (clientId) => this.#isLocal(clientId),
     deliver: (clientId, text) => (this.#host?.deliver([clientId], text) ?? 0) > 0,
     disconnect: (clientId) => this.#host?.disconnect?.(clientId) ?? false,
-    joinRoom: (clientId, room, namespace) => this.joinRoom(clientId, room, namespace),
+    joinRoom: (clientId, room, namespace) => {
+      try {
+        this.joinRoom(clientId, room, namespace);
+      } catch (err) {
+        // Refused here like a local join (a name, the room cap, the subscribe budget): the
+        // client was found, nothing changed, and a message handler must never throw.
+        this.#log().warning('RedisAdapter: a join asked by another instance was refused', {
+          clientId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
     leaveRoom: (clientId, room, namespace) => this.leaveRoom(clientId, room, namespace),
   };
 

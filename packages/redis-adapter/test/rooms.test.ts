@@ -259,6 +259,23 @@ describeRedis('RedisAdapter rooms', () => {
     expect(bc.received.filter((m) => m.event === 'news')).toHaveLength(1);
   });
 
+  it('refuses a join asked by another instance past the room cap without throwing in the subscriber', async () => {
+    const prefix = `remote${(prefixes += 1)}`;
+    const a = await start({}, { max_rooms_per_client: 1 }, prefix);
+    const b = await start({}, { max_rooms_per_client: 1 }, prefix);
+    const { client: bc, id } = await connect(b.url);
+    bc.request('join_room', { room: 'mine' }, 1);
+    await bc.answer(1);
+    // What server.joinRoom does for a client of another instance; B answers once it tried.
+    await expect(
+      a.adapter.forward({ type: 'joinRoom', clientId: id, room: 'theirs', namespace: '/' }),
+    ).resolves.toBe(true);
+    // B refused it (the cap), kept the client's one room, and still serves it.
+    expect(b.server.getNamespaceManager().getRoomsForClient(id)).toEqual(['mine']);
+    bc.request('whoami', {}, 'still');
+    expect(await bc.answer('still')).toMatchObject({ event: 'whoami' });
+  });
+
   it('refuses joins that need new subscriptions past maxSubscribesPerSecond (rate_limited with retryAfter)', async () => {
     const { adapter, url } = await start(); // defaults: 10 per second, bursts of 20
     const { client } = await connect(url);
