@@ -157,6 +157,16 @@ describe('room names are checked before any state changes', () => {
   });
 });
 
+describe('event names', () => {
+  it('are ASCII by their pattern, so one with a lone surrogate is refused invalid_event', async () => {
+    // A guard, not a change: the envelope pattern already refused it.
+    const { url } = await setup();
+    const { client } = await connect(url);
+    request(client, 'x\ud800', {}, 1);
+    expect(await client.next('error')).toMatchObject({ id: 1, data: { code: 'invalid_event' } });
+  });
+});
+
 describe('max_rooms_per_client', () => {
   it('refuses the join past the cap with too_many_rooms (id and room), counts rooms of every namespace, and re-joins are free', async () => {
     const { server, url } = await setup({ max_rooms_per_client: 3 });
@@ -268,11 +278,14 @@ describe('join_room / leave_room sent with an id', () => {
 /** The in-memory adapter, made to fail at one step, as a broken cluster adapter would. */
 class FailingAdapter extends LocalAdapter {
   failJoin = false;
+  rejectJoin = false;
   failRemove = false;
 
-  override joinRoom(clientId: string, room: string, namespace: string): void {
+  /** Joins locally, then fails: by throwing, or (an asynchronous adapter) by rejecting. */
+  override joinRoom(clientId: string, room: string, namespace: string): void | Promise<void> {
     super.joinRoom(clientId, room, namespace);
     if (this.failJoin) throw new Error('adapter lost the join');
+    if (this.rejectJoin) return Promise.reject(new Error('adapter lost the join later'));
   }
 
   override removeClient(clientId: string): void {
@@ -297,6 +310,19 @@ describe('a failing adapter', () => {
     adapter.failJoin = false;
     request(client, 'join_room', { room: 'dev', namespace: '/team' }, 2);
     expect(await client.next('join_room')).toMatchObject({ id: 2 });
+  });
+
+  it('rolls a join back when the adapter rejects', async () => {
+    const adapter = new FailingAdapter();
+    adapter.rejectJoin = true;
+    const { server, url } = await setup({}, new RoomsController(), (s) => s.setAdapter(adapter));
+    const { id } = await connect(url);
+    expect(server.joinRoom(id, 'dev', '/team')).toBe(true);
+    const nm = server.getNamespaceManager();
+    expect(nm.isInRoom(id, 'dev', '/team')).toBe(true); // at once, as adapters do
+    await new Promise((r) => setTimeout(r, 20));
+    expect(nm.isInRoom(id, 'dev', '/team')).toBe(false);
+    expect(nm.isInNamespace(id, '/team')).toBe(false);
   });
 
   it('cannot stop the disconnect cleanup: OnDisconnect runs once, data and membership are gone', async () => {
