@@ -36,6 +36,8 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
       'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
       'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+      'PKG_ERR_CORE_INVALID_ROOM_NAME',
+      'PKG_ERR_CORE_TOO_MANY_ROOMS',
     ]);
   });
 
@@ -66,6 +68,12 @@ describe('createCoreError', () => {
     expect(err.code).toBe('PKG_ERR_CORE_INVALID_ARGUMENT');
     expect(err.message).toBe('bad');
   });
+
+  it('adds the error event code of a problem the client caused', () => {
+    const err = createCoreError(RangeError, 'PKG_ERR_CORE_TOO_MANY_ROOMS', 'full');
+    expect((err as unknown as { eventCode: string }).eventCode).toBe('too_many_rooms');
+    expect('eventCode' in createCoreError(Error, 'PKG_ERR_CORE_BUSY', 'x')).toBe(false);
+  });
 });
 
 describe('CoreEventErrorCode', () => {
@@ -76,6 +84,7 @@ describe('CoreEventErrorCode', () => {
       INTERNAL_ERROR: 'internal_error',
       FORBIDDEN: 'forbidden',
       INVALID_PAYLOAD: 'invalid_payload',
+      TOO_MANY_ROOMS: 'too_many_rooms',
       TOO_MANY_PENDING: 'too_many_pending',
       UNAUTHORIZED: 'unauthorized',
       AUTH_TIMEOUT: 'auth_timeout',

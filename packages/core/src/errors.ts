@@ -9,6 +9,11 @@ export interface CoreErrorInfo {
   readonly status?: number;
   /** The WebSocket close code that goes with the problem, when it has one. */
   readonly closeCode?: number;
+  /**
+   * The `error` event code a client gets when a handler lets this error through (the
+   * client caused it, so it is not an `internal_error`).
+   */
+  readonly eventCode?: string;
 }
 
 export const coreErrorCodes = {
@@ -138,6 +143,16 @@ export const coreErrorCodes = {
       'The Host header of a request or upgrade is not in allowed_hosts (403), or is missing or malformed (400).',
     status: 403,
   },
+  PKG_ERR_CORE_INVALID_ROOM_NAME: {
+    message:
+      'A room or namespace name is empty, longer than max_room_name_length, or not well-formed UTF-16 (a lone surrogate); nothing was joined.',
+    eventCode: 'invalid_payload',
+  },
+  PKG_ERR_CORE_TOO_MANY_ROOMS: {
+    message:
+      'A WebSocket client is already in max_rooms_per_client rooms; the join was refused (error event too_many_rooms).',
+    eventCode: 'too_many_rooms',
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;
@@ -155,6 +170,10 @@ export function createCoreError<C extends ErrorCtor>(
 ): CoreError<InstanceType<C>> {
   const err = new Ctor(message) as InstanceType<C> & { code: CoreErrorCode };
   Object.defineProperty(err, 'code', { value: code, enumerable: true });
+  const eventCode = (coreErrorCodes[code] as CoreErrorInfo).eventCode;
+  if (eventCode !== undefined) {
+    Object.defineProperty(err, 'eventCode', { value: eventCode, enumerable: true });
+  }
   return err;
 }
 
@@ -171,8 +190,10 @@ export const CoreEventErrorCode = {
   INTERNAL_ERROR: 'internal_error',
   /** A policy refused the request (RoomsController's canJoin). */
   FORBIDDEN: 'forbidden',
-  /** The event's data does not have the expected shape (RoomsController). */
+  /** The event's data does not have the expected shape, or names a malformed room. */
   INVALID_PAYLOAD: 'invalid_payload',
+  /** The client is already in max_rooms_per_client rooms. */
+  TOO_MANY_ROOMS: 'too_many_rooms',
   /** Too many client requests (`id`) of one connection are still unanswered. */
   TOO_MANY_PENDING: 'too_many_pending',
   /** Authentication in `$hello` was refused (then close 4401). */

@@ -103,7 +103,11 @@ export type { ServerState } from './lifecycle/lifecycle';
 export { Middleware } from './routing/middleware';
 export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './routing/middleware';
 export { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
-export type { ClientMembership, NamespaceStats } from './ws/namespace-manager';
+export type {
+  ClientMembership,
+  NamespaceManagerOptions,
+  NamespaceStats,
+} from './ws/namespace-manager';
 export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol/protocol-v1';
 export { RoomsController } from './ws/rooms-controller';
 export type {

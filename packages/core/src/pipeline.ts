@@ -145,7 +145,10 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   const trust = config.getTrustPredicate();
   const clients = new ClientRegistry();
   const middleware = new Middleware();
-  const namespaces = new NamespaceManager();
+  const namespaces = new NamespaceManager({
+    maxRoomsPerClient: config.get('max_rooms_per_client'),
+    maxNameLength: config.get('max_room_name_length'),
+  });
   const rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
   const rateLimiter = new RateLimiter(rateLimitStore);
   const wsHandler = new WebSocketHandler({
@@ -234,9 +237,26 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
         envelope.id,
       );
     },
+    // Every step runs even when one throws: a failing adapter must not skip OnDisconnect
+    // or keep the client's data (done forgets it).
     end: (clientId, done) => {
-      adapter.disconnected(clientId);
-      late.ws!.disconnected(clientId, done);
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        done();
+      };
+      try {
+        adapter.disconnected(clientId);
+      } catch (err) {
+        logger.exception(err, { phase: 'disconnect: leave rooms and namespaces', clientId });
+      }
+      try {
+        late.ws!.disconnected(clientId, finish);
+      } catch (err) {
+        logger.exception(err, { phase: 'disconnect: OnDisconnect', clientId });
+        finish();
+      }
     },
   });
   const adapter = new AdapterBridge({

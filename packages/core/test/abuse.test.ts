@@ -216,11 +216,18 @@ describe('user code cannot leak the server', () => {
     });
   });
 
-  it('answers handler_timeout and forgets a SocketOn handler that runs past ws_handler_timeout', async () => {
+  it('answers handler_timeout to a SocketOn handler that runs past ws_handler_timeout, and holds it until its client goes', async () => {
     const ts = await startServer([new HangController()], { ws_handler_timeout: 100 });
     const client = await TestClient.connect(ts.wsUrl);
     client.send('hang');
     expect((await client.next('error')).data['code']).toBe('handler_timeout');
+    // Still running, so it keeps its ws_max_pending slot; its client's departure frees it.
+    expect(ts.server.getLoad().pendingHandlers).toBe(1);
+    await client.close();
+    const deadline = Date.now() + 2000;
+    while (ts.server.getLoad().pendingHandlers !== 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     expect(ts.server.getLoad().pendingHandlers).toBe(0);
     expect(
       ts.logger.lines.some((l) => l.context?.['code'] === 'PKG_ERR_CORE_HANDLER_TIMEOUT'),
@@ -373,7 +380,10 @@ describe('refusals of requests (protocol version 1)', () => {
       id: 1,
       data: { code: 'handler_timeout' },
     });
-    expect(ts.server.getLoad().pendingHandlers).toBe(0);
+    // The hanging handler keeps its slot until it settles or its client goes.
+    expect(ts.server.getLoad().pendingHandlers).toBe(1);
+    request(client, 'hang', 4);
+    expect(await client.next('error')).toMatchObject({ id: 4, data: { code: 'busy' } });
   });
 
   it('answers a request that timed out once: the late result of its handler is dropped', async () => {

@@ -7,6 +7,8 @@ export interface RedisErrorInfo {
   readonly message: string;
   /** The HTTP status that goes with the problem, when it has one. */
   readonly status?: number;
+  /** The `error` event code a client gets when a handler lets this error through. */
+  readonly eventCode?: string;
 }
 
 export const redisErrorCodes = {
@@ -27,6 +29,12 @@ export const redisErrorCodes = {
   PKG_ERR_REDIS_CLOSED: {
     message: 'The adapter or store was closed while a request was waiting for its answer.',
   },
+  PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES: {
+    message:
+      'A client joined rooms that needed new Redis subscriptions faster than maxSubscribesPerSecond; the join was refused (error event rate_limited).',
+    status: 429,
+    eventCode: 'rate_limited',
+  },
 } as const satisfies Record<string, RedisErrorInfo>;
 
 export type RedisErrorCode = keyof typeof redisErrorCodes;
@@ -44,5 +52,9 @@ export function createRedisError<C extends ErrorCtor>(
 ): RedisError<InstanceType<C>> {
   const err = new Ctor(message) as InstanceType<C> & { code: RedisErrorCode };
   Object.defineProperty(err, 'code', { value: code, enumerable: true });
+  const eventCode = (redisErrorCodes[code] as RedisErrorInfo).eventCode;
+  if (eventCode !== undefined) {
+    Object.defineProperty(err, 'eventCode', { value: eventCode, enumerable: true });
+  }
   return err;
 }

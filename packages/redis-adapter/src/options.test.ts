@@ -14,6 +14,11 @@ describe('options', () => {
     expect(() => resolveAdapterOptions({ uri: 'x' })).toThrow(/unknown option "uri"/);
     expect(() => resolveAdapterOptions({ url: 'http://x' })).toThrow(/redis:\/\//);
     expect(() => resolveAdapterOptions({ requestTimeout: 0 })).toThrow(TypeError);
+    expect(() => resolveAdapterOptions({ unsubscribeGrace: -1 })).toThrow(/"unsubscribeGrace"/);
+    expect(() => resolveAdapterOptions({ maxSubscribesPerSecond: 1.5 })).toThrow(
+      /"maxSubscribesPerSecond" must be a whole number/,
+    );
+    expect(resolveAdapterOptions({ unsubscribeGrace: 0 }).unsubscribeGrace).toBe(0);
     expect(() => resolveAdapterOptions({ logger: {} })).toThrow(
       expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
     );
@@ -35,6 +40,7 @@ describe('options', () => {
       'PKG_ERR_REDIS_UNAVAILABLE',
       'PKG_ERR_REDIS_REQUEST_TIMEOUT',
       'PKG_ERR_REDIS_CLOSED',
+      'PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES',
     ]);
   });
 });

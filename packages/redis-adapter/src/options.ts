@@ -14,6 +14,19 @@ export interface RedisAdapterOptions {
   requestTimeout?: number;
   /** The longest pause between two reconnection attempts, ms. Default `2000`. */
   maxReconnectDelay?: number;
+  /**
+   * How long a namespace or room channel stays subscribed after its last local member left,
+   * ms, so that leave-and-rejoin and room hopping cost no SUBSCRIBE/UNSUBSCRIBE pair each;
+   * 0 = unsubscribe at once. Default `1000`.
+   */
+  unsubscribeGrace?: number;
+  /**
+   * New channels one client may make this instance subscribe to per second (joins of rooms
+   * no local client holds), bursts of twice as many; a join over it is refused before
+   * anything changes (`PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES`, error event `rate_limited`
+   * with `retryAfter`). 0 = no limit. Default `10`.
+   */
+  maxSubscribesPerSecond?: number;
   /** Where the adapter logs. Default: the server's logger. */
   logger?: LoggerInterface;
 }
@@ -24,6 +37,8 @@ export interface ResolvedRedisAdapterOptions {
   readonly nodeId: string;
   readonly requestTimeout: number;
   readonly maxReconnectDelay: number;
+  readonly unsubscribeGrace: number;
+  readonly maxSubscribesPerSecond: number;
   readonly logger: LoggerInterface | null;
 }
 
@@ -32,6 +47,8 @@ export const REDIS_ADAPTER_DEFAULTS = Object.freeze({
   keyPrefix: 'pkg',
   requestTimeout: 5000,
   maxReconnectDelay: 2000,
+  unsubscribeGrace: 1000,
+  maxSubscribesPerSecond: 10,
 });
 
 function invalid(owner: string, message: string): Error {
@@ -85,6 +102,20 @@ export function checkPositiveInt(
   return value as number;
 }
 
+export function checkNonNegativeInt(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  unit: string,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw invalid(owner, `option "${name}" must be a whole number of ${unit} (0 = off).`);
+  }
+  return value as number;
+}
+
 export function checkLogger(owner: string, value: unknown): LoggerInterface | null {
   if (value === undefined) return null;
   const v = value as Record<string, unknown> | null;
@@ -109,6 +140,8 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     'nodeId',
     'requestTimeout',
     'maxReconnectDelay',
+    'unsubscribeGrace',
+    'maxSubscribesPerSecond',
     'logger',
   ]);
   return {
@@ -126,6 +159,20 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
       'maxReconnectDelay',
       o['maxReconnectDelay'],
       REDIS_ADAPTER_DEFAULTS.maxReconnectDelay,
+    ),
+    unsubscribeGrace: checkNonNegativeInt(
+      owner,
+      'unsubscribeGrace',
+      o['unsubscribeGrace'],
+      REDIS_ADAPTER_DEFAULTS.unsubscribeGrace,
+      'milliseconds',
+    ),
+    maxSubscribesPerSecond: checkNonNegativeInt(
+      owner,
+      'maxSubscribesPerSecond',
+      o['maxSubscribesPerSecond'],
+      REDIS_ADAPTER_DEFAULTS.maxSubscribesPerSecond,
+      'subscriptions per second',
     ),
     logger: checkLogger(owner, o['logger']),
   };

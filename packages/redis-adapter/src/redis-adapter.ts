@@ -15,6 +15,7 @@ import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { PendingRequests } from './pending-requests';
 import { Subscriptions } from './subscriptions';
+import { ChannelMembership } from './membership';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -37,8 +38,12 @@ import {
 export interface RedisAdapterStats {
   /** The link to Redis (see `AdapterState`). */
   readonly state: AdapterState;
-  /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room. */
+  /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room (lingering ones included). */
   readonly subscriptions: number;
+  /** Namespace/room channels without local members, still subscribed until `unsubscribeGrace` runs out. */
+  readonly lingering: number;
+  /** Joins refused because the client was over `maxSubscribesPerSecond`. */
+  readonly refusedJoins: number;
   /** Broadcasts published for the other instances. */
   readonly published: number;
   /** Broadcasts received from other instances (own echoes not counted). */
@@ -99,11 +104,18 @@ export class RedisAdapter implements Adapter {
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
   readonly #pending = new PendingRequests();
+  readonly #membership: ChannelMembership;
   #seq = 0;
   #state: AdapterState = 'connecting';
   #ready: Promise<void> | null = null;
   #lostThisOutage = 0;
-  #counters = { published: 0, received: 0, echoesIgnored: 0, lost: 0, dropped: 0 };
+  #counters = {
+    published: 0,
+    received: 0,
+    echoesIgnored: 0,
+    lost: 0,
+    dropped: 0,
+  };
   readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
   /** What this instance does for requests from the others. */
   readonly #operations: LocalOperations = {
@@ -112,7 +124,18 @@ export class RedisAdapter implements Adapter {
     hasClient: (clientId) => this.#isLocal(clientId),
     deliver: (clientId, text) => (this.#host?.deliver([clientId], text) ?? 0) > 0,
     disconnect: (clientId) => this.#host?.disconnect?.(clientId) ?? false,
-    joinRoom: (clientId, room, namespace) => this.joinRoom(clientId, room, namespace),
+    joinRoom: (clientId, room, namespace) => {
+      try {
+        this.joinRoom(clientId, room, namespace);
+      } catch (err) {
+        // Refused here like a local join (a name, the room cap, the subscribe budget): the
+        // client was found, nothing changed, and a message handler must never throw.
+        this.#log().warning('RedisAdapter: a join asked by another instance was refused', {
+          clientId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
     leaveRoom: (clientId, room, namespace) => this.leaveRoom(clientId, room, namespace),
   };
 
@@ -121,6 +144,12 @@ export class RedisAdapter implements Adapter {
     this.nodeId = this.#options.nodeId;
     this.#channels = new Channels(this.#options.keyPrefix);
     this.#logger = this.#options.logger;
+    this.#membership = new ChannelMembership({
+      local: this.#local,
+      maxSubscribesPerSecond: this.#options.maxSubscribesPerSecond,
+      log: () => this.#log(),
+      notAttached: (method) => this.#notAttached(method),
+    });
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -158,7 +187,9 @@ export class RedisAdapter implements Adapter {
         unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
       },
       (err) => this.#onLinkError(err),
+      this.#options.unsubscribeGrace,
     );
+    this.#membership.attach(host, this.#subscriptions);
     for (const client of [pub, sub]) {
       client.on('ready', () => this.#updateState());
       client.on('end', () => this.#updateState());
@@ -205,6 +236,8 @@ export class RedisAdapter implements Adapter {
       state: this.#state,
       subscriptions:
         (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
+      lingering: this.#subscriptions?.lingering ?? 0,
+      refusedJoins: this.#membership.refusedJoins,
       ...this.#counters,
       pendingRequests: this.#pending.size,
     };
@@ -233,40 +266,31 @@ export class RedisAdapter implements Adapter {
     this.#local.close();
   }
 
-  // ------------------------------------------------------------ membership (local + subscriptions)
+  // ------------------------------------------------------------ membership (membership.ts)
 
   joinNamespace(clientId: string, namespace: string): void {
-    this.#local.joinNamespace(clientId, namespace);
-    this.#sync(namespace, null);
+    this.#membership.joinNamespace(clientId, namespace);
   }
 
   leaveNamespace(clientId: string, namespace?: string): void {
-    const before = this.#memberships(clientId, namespace);
-    this.#local.leaveNamespace(clientId, namespace);
-    this.#syncAll(before);
+    this.#membership.leaveNamespace(clientId, namespace);
   }
 
+  /** Refused (`PKG_ERR_REDIS_TOO_MANY_SUBSCRIBES`) when the client is over `maxSubscribesPerSecond`. */
   joinRoom(clientId: string, room: string, namespace: string): void {
-    this.#local.joinRoom(clientId, room, namespace);
-    this.#sync(namespace, null);
-    this.#sync(namespace, room);
+    this.#membership.joinRoom(clientId, room, namespace);
   }
 
   leaveRoom(clientId: string, room: string, namespace: string): void {
-    this.#local.leaveRoom(clientId, room, namespace);
-    this.#sync(namespace, room);
+    this.#membership.leaveRoom(clientId, room, namespace);
   }
 
   leaveAllRooms(clientId: string): void {
-    const before = this.#memberships(clientId);
-    this.#local.leaveAllRooms(clientId);
-    this.#syncAll(before);
+    this.#membership.leaveAllRooms(clientId);
   }
 
   removeClient(clientId: string): void {
-    const before = this.#memberships(clientId);
-    this.#local.removeClient(clientId);
-    this.#syncAll(before);
+    this.#membership.removeClient(clientId);
   }
 
   // ------------------------------------------------------------ broadcast
@@ -441,33 +465,6 @@ export class RedisAdapter implements Adapter {
         { channel, lost: this.#counters.lost },
       );
     }
-  }
-
-  #memberships(
-    clientId: string,
-    namespace?: string,
-  ): Array<{ namespace: string; rooms: readonly string[] }> {
-    const host = this.#require('leave');
-    const all = host.namespaces.getMemberships(clientId);
-    return namespace === undefined ? all : all.filter((m) => m.namespace === namespace);
-  }
-
-  #syncAll(memberships: ReadonlyArray<{ namespace: string; rooms: readonly string[] }>): void {
-    for (const m of memberships) {
-      this.#sync(m.namespace, null);
-      for (const room of m.rooms) this.#sync(m.namespace, room);
-    }
-  }
-
-  /** Subscribes to a namespace/room channel on its first local member, unsubscribes after the last. */
-  #sync(namespace: string, room: string | null): void {
-    const host = this.#host;
-    if (!host || !this.#subscriptions) return;
-    const members =
-      room === null
-        ? host.namespaces.namespaceMembers(namespace)
-        : host.namespaces.roomMembers(room, namespace);
-    this.#subscriptions.update(namespace, room, members.size);
   }
 
   #onLinkError(err: unknown): void {

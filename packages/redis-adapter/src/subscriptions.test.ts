@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Subscriptions } from './subscriptions';
 import { Channels } from './wire';
 
-function setup() {
+function setup(grace = 0) {
   const calls: string[] = [];
   const errors: unknown[] = [];
   const subs = new Subscriptions(
@@ -15,6 +15,7 @@ function setup() {
       },
     },
     (err) => errors.push(err),
+    grace,
   );
   return { subs, calls, errors };
 }
@@ -41,5 +42,31 @@ describe('Subscriptions', () => {
     subs.update('/', 'bad', 0);
     await subs.synced();
     expect(errors).toHaveLength(1);
+  });
+
+  it('keeps a channel for the grace after its last member, and cancels it when one returns', async () => {
+    const { subs, calls } = setup(40);
+    subs.update('/', 'r', 1);
+    subs.update('/', 'r', 0);
+    expect(subs.lingering).toBe(1);
+    expect(subs.holds('/', 'r')).toBe(true);
+    subs.update('/', 'r', 1); // back within the grace: no new SUBSCRIBE
+    expect(subs.lingering).toBe(0);
+    subs.update('/', 'r', 0);
+    await new Promise((r) => setTimeout(r, 80));
+    await subs.synced();
+    expect(calls).toEqual(['+p:room:%2F:r', '-p:room:%2F:r']);
+    expect(subs.size).toBe(0);
+    expect(subs.holds('/', 'r')).toBe(false);
+  });
+
+  it('forgets lingering channels and their timers on clear', () => {
+    const { subs, calls } = setup(10_000);
+    subs.update('/', 'r', 1);
+    subs.update('/', 'r', 0);
+    subs.clear();
+    expect(subs.lingering).toBe(0);
+    expect(subs.size).toBe(0);
+    expect(calls).toEqual(['+p:room:%2F:r']);
   });
 });

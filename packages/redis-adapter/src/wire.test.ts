@@ -6,9 +6,22 @@ import {
   decodeReply,
   decodeRequest,
   encodeBroadcast,
+  encodeName,
   encodeReply,
   encodeRequest,
 } from './wire';
+
+describe('encodeName', () => {
+  it('never throws, and gives distinct names distinct channels', () => {
+    expect(encodeName('lobby')).toBe('lobby');
+    expect(encodeName('a:b/c')).toBe('a%3Ab%2Fc');
+    expect(encodeName('x\ud800')).toBe('x%uD800');
+    expect(encodeName('\udc00a\ud83d\ude00')).toBe('%uDC00a%F0%9F%98%80');
+    // A name spelling the escape itself cannot collide: its "%" is escaped.
+    expect(encodeName('x%uD800')).toBe('x%25uD800');
+    expect(new Channels('p').room('/', 'x\ud800')).toBe('p:room:%2F:x%uD800');
+  });
+});
 
 describe('wire format', () => {
   it('round-trips a broadcast and passes the envelope through untouched', () => {

@@ -51,6 +51,27 @@ export interface ReplyMessage {
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
 
+/** A surrogate that is not half of a pair (the `u` flag reads pairs as one code point). */
+const LONE_SURROGATE = /\p{Surrogate}/gu;
+
+/**
+ * Percent-encodes a name for a channel; never throws. `encodeURIComponent` throws on a lone
+ * surrogate (it has no UTF-8 form): one is written `%uD800` instead, which no valid name can
+ * produce (`encodeURIComponent` escapes `%` itself), so two names never share a channel.
+ * The server refuses such names for rooms; this keeps a broadcast to one from throwing.
+ */
+export function encodeName(name: string): string {
+  let out = '';
+  let from = 0;
+  for (const match of name.matchAll(LONE_SURROGATE)) {
+    const at = match.index;
+    out += encodeURIComponent(name.slice(from, at));
+    out += `%u${name.charCodeAt(at).toString(16).toUpperCase()}`;
+    from = at + 1;
+  }
+  return out + encodeURIComponent(name.slice(from));
+}
+
 /** Channel names under a prefix; names are percent-encoded so no name can fake another. */
 export class Channels {
   readonly all: string;
@@ -64,15 +85,15 @@ export class Channels {
   }
 
   namespace(namespace: string): string {
-    return `${this.#prefix}:ns:${encodeURIComponent(namespace)}`;
+    return `${this.#prefix}:ns:${encodeName(namespace)}`;
   }
 
   room(namespace: string, room: string): string {
-    return `${this.#prefix}:room:${encodeURIComponent(namespace)}:${encodeURIComponent(room)}`;
+    return `${this.#prefix}:room:${encodeName(namespace)}:${encodeName(room)}`;
   }
 
   replies(nodeId: string): string {
-    return `${this.#prefix}:res:${encodeURIComponent(nodeId)}`;
+    return `${this.#prefix}:res:${encodeName(nodeId)}`;
   }
 }
 

@@ -187,7 +187,10 @@ describeRedis('RedisAdapter: two instances', () => {
 
     await a.call('leave', { clientId: a1.id, room: 'only-a', namespace: '/' });
     await a.call('synced');
-    expect(await subscribers(channel)).toBe(0);
+    // The channel lingers for unsubscribeGrace (1 s by default), then goes.
+    expect(await a.call('stats')).toMatchObject({ lingering: 1 });
+    await waitFor(async () => (await subscribers(channel)) === 0, 'the room channel to go');
+    expect(await a.call('stats')).toMatchObject({ lingering: 0 });
   });
 
   it('drops foreign, malformed and unknown-version messages with a log line and keeps working', async () => {
@@ -240,6 +243,13 @@ describeRedis('RedisAdapter: two instances', () => {
       async () => (await b.call<string[]>('clients')).length === 0,
       'B to have no client',
     );
+    // Channels linger for unsubscribeGrace after their last member left.
+    for (const instance of [a, b]) {
+      await waitFor(
+        async () => (await instance.call<{ lingering: number }>('stats')).lingering === 0,
+        'the lingering channels to go',
+      );
+    }
     await Promise.all([a.call('synced'), b.call('synced')]);
     // Only the three fixed channels are left: all, requests, this node's replies.
     expect(await a.call('stats')).toMatchObject({ subscriptions: 3, pendingRequests: 0 });

@@ -11,6 +11,8 @@ import {
 import type { ClientRegistry } from '../ws/client-registry';
 import { createCoreError } from '../errors';
 import type { NamespaceManager } from '../ws/namespace-manager';
+import { checkRoomName } from '../ws/room-names';
+import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
 
 const ADAPTER_METHODS = [
@@ -98,9 +100,17 @@ export class AdapterBridge {
     this.#settle(this.#adapter.joinNamespace(clientId, namespace), 'adapter.joinNamespace');
   }
 
-  /** A WebSocket client went away: out of every room and namespace. */
+  /**
+   * A WebSocket client went away: out of every room and namespace. An adapter that throws
+   * is logged, and the local membership is removed anyway, so nothing of the client stays.
+   */
   disconnected(clientId: string): void {
-    this.#settle(this.#adapter.removeClient(clientId), 'adapter.removeClient');
+    try {
+      this.#settle(this.#adapter.removeClient(clientId), 'adapter.removeClient');
+    } catch (err) {
+      this.#o.logger.exception(err, { phase: 'adapter.removeClient', clientId });
+    }
+    this.#o.namespaces.removeClient(clientId);
   }
 
   broadcast(
@@ -143,8 +153,16 @@ export class AdapterBridge {
     else this.#forward({ type: 'disconnect', clientId });
   }
 
+  /**
+   * Puts a client in a room. Refuses before anything changes: a malformed name
+   * (`PKG_ERR_CORE_INVALID_ROOM_NAME`), a local client at `max_rooms_per_client`
+   * (`PKG_ERR_CORE_TOO_MANY_ROOMS`). When the adapter fails (throws, or its promise
+   * rejects), the join is rolled back: the client is in no room or namespace it was not in
+   * before; a synchronous failure is thrown to the caller.
+   */
   joinRoom(clientId: string, room: string, namespace: string): boolean {
     checkRoomArgs('joinRoom', room, namespace);
+    checkRoomName('joinRoom', room, namespace, this.#o.namespaces.maxNameLength);
     const type = this.#o.clients.getType(clientId);
     if (type !== 'ws') {
       if (type === undefined && this.#forward({ type: 'joinRoom', clientId, room, namespace })) {
@@ -157,7 +175,36 @@ export class AdapterBridge {
       });
       return false;
     }
-    this.#settle(this.#adapter.joinRoom(clientId, room, namespace), 'adapter.joinRoom');
+    const namespaces = this.#o.namespaces;
+    namespaces.checkJoin(clientId, room, namespace);
+    if (namespaces.isInRoom(clientId, room, namespace)) return true;
+    const newNamespace = !namespaces.isInNamespace(clientId, namespace);
+    const rollback = (err: unknown): void => {
+      // An adapter's refusal (e.g. too many new subscriptions) is the client's doing.
+      if (eventErrorOf(err) === null) {
+        this.#o.logger.exception(err, { phase: 'adapter.joinRoom (rolled back)', clientId, room });
+      }
+      try {
+        this.#settle(this.#adapter.leaveRoom(clientId, room, namespace), 'adapter.leaveRoom');
+        if (newNamespace) {
+          this.#settle(this.#adapter.leaveNamespace(clientId, namespace), 'adapter.leaveNamespace');
+        }
+      } catch (again) {
+        this.#o.logger.exception(again, { phase: 'join rollback', clientId, room });
+      }
+      namespaces.leaveRoom(clientId, room, namespace);
+      if (newNamespace) namespaces.leaveNamespace(clientId, namespace);
+    };
+    let result: unknown;
+    try {
+      result = this.#adapter.joinRoom(clientId, room, namespace);
+    } catch (err) {
+      rollback(err);
+      throw err;
+    }
+    if (typeof (result as { then?: unknown } | null)?.then === 'function') {
+      Promise.resolve(result).catch(rollback);
+    }
     return true;
   }
 

@@ -138,6 +138,10 @@ export interface ServerConfigOptions {
   max_connections_per_ip?: number;
   /** Connections over max_connections kept for the health check (others get 503). Default 16. */
   connection_reserve?: number;
+  /** Rooms one WebSocket client may be in at once, over all namespaces; one more join is refused (`too_many_rooms`). 0 = no limit. Default 128. */
+  max_rooms_per_client?: number;
+  /** Longest room or namespace name, in UTF-16 code units; a longer one is refused (`invalid_payload`). Default 128. */
+  max_room_name_length?: number;
   /** Host header allow-list for HTTP and upgrades: names, `.example.com` (and subdomains) or `*`; `null` = no check. Default `null`. */
   allowed_hosts?: string[] | null;
   /**
@@ -213,6 +217,8 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   http_handler_timeout: 30_000,
   max_connections_per_ip: 0,
   connection_reserve: 16,
+  max_rooms_per_client: 128,
+  max_room_name_length: 128,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
 });
@@ -342,6 +348,8 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   http_handler_timeout: timer('a number of milliseconds (0 = no limit)', 0),
   max_connections_per_ip: nonNegativeInt('a whole number of connections (0 = no limit)'),
   connection_reserve: nonNegativeInt('a whole number of connections'),
+  max_rooms_per_client: nonNegativeInt('a whole number of rooms (0 = no limit)'),
+  max_room_name_length: positiveInt('a positive number of characters'),
   allowed_hosts: (v) =>
     v === null || (isStringArray(v) && v.length > 0 && v.every((h) => h.trim() !== ''))
       ? null

@@ -21,13 +21,20 @@ interface Entry {
 
 /**
  * The unfinished message handlers of WebSocket clients, each tied to its client: at most
- * `maxPending` per client (`admit`), forgotten after `timeout` (answered `handler_timeout`)
- * and all forgotten when the client disconnects (`release`), so that a handler that never
- * settles holds no table entry past its client. close() waits for what is left (`settled`).
+ * `maxPending` per client (`admit`), answered `handler_timeout` after `timeout`, and all
+ * forgotten when the client disconnects (`release`), so that a handler that never settles
+ * holds no table entry past its client. close() waits for what is left (`settled`).
+ *
+ * A handler that timed out still runs, so it keeps its client's slot until it settles: a
+ * client cannot get more than `maxPending` handlers running at once by making them slow.
+ * close() no longer waits for it (its answer was already sent).
  */
 export class ClientWork {
   readonly #o: ClientWorkOptions;
+  /** Work not yet answered, in the order it started (the sweep relies on it). */
   readonly #entries = new Map<Promise<void>, Entry>();
+  /** Work answered `handler_timeout` that has not settled: it keeps its client's slot. */
+  readonly #expired = new Map<Promise<void>, Entry>();
   readonly #byClient = new Map<string, Set<Promise<void>>>();
   #sweep: NodeJS.Timeout | undefined;
 
@@ -35,9 +42,9 @@ export class ClientWork {
     this.#o = options;
   }
 
-  /** Unfinished handlers of every client (a table size, for tests and metrics). */
+  /** Unfinished handlers of every client, timed-out ones included (a table size, for tests and metrics). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#expired.size;
   }
 
   /** Clients with unfinished handlers. */
@@ -79,7 +86,10 @@ export class ClientWork {
     const set = this.#byClient.get(clientId);
     if (set === undefined) return;
     this.#byClient.delete(clientId);
-    for (const work of set) this.#entries.delete(work);
+    for (const work of set) {
+      this.#entries.delete(work);
+      this.#expired.delete(work);
+    }
     this.#stopSweepIfIdle();
   }
 
@@ -89,9 +99,10 @@ export class ClientWork {
   }
 
   #forget(work: Promise<void>): void {
-    const entry = this.#entries.get(work);
+    const entry = this.#entries.get(work) ?? this.#expired.get(work);
     if (entry === undefined) return;
     this.#entries.delete(work);
+    this.#expired.delete(work);
     const set = this.#byClient.get(entry.clientId);
     set?.delete(work);
     if (set?.size === 0) this.#byClient.delete(entry.clientId);
@@ -110,13 +121,16 @@ export class ClientWork {
     for (const [work, entry] of this.#entries) {
       // Entries are in insertion order: the first one not due ends the scan.
       if (entry.started > limit) break;
-      this.#forget(work);
-      this.#o.logger.warning('WebSocket handler did not finish in time; forgotten', {
+      // Answered now, but the handler still runs: its slot is freed when it settles.
+      this.#entries.delete(work);
+      this.#expired.set(work, entry);
+      this.#o.logger.warning('WebSocket handler did not finish in time; answered handler_timeout', {
         code: 'PKG_ERR_CORE_HANDLER_TIMEOUT',
         clientId: entry.clientId,
         timeout: this.#o.timeout,
       });
       this.#o.onTimeout(entry.clientId, entry.id);
     }
+    this.#stopSweepIfIdle();
   };
 }

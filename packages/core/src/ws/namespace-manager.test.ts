@@ -101,6 +101,32 @@ describe('NamespaceManager', () => {
     expect(() => nm.joinNamespace('a', 42 as unknown as string)).toThrow(/got number/);
   });
 
+  it('refuses malformed names and a join past the room cap before changing anything', () => {
+    const nm = new NamespaceManager({ maxRoomsPerClient: 2, maxNameLength: 5 });
+    expect(() => nm.joinRoom('a', 'x\ud800')).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_CORE_INVALID_ROOM_NAME' }),
+    );
+    expect(() => nm.joinRoom('a', 'r', '/toolong')).toThrow(/max_room_name_length/);
+    expect(() => nm.joinNamespace('a', '/\udc00')).toThrow(TypeError);
+    expect(nm.getStats()).toEqual({ namespaces: 0, rooms: 0, clients: 0 });
+    nm.joinRoom('a', 'r1');
+    nm.joinRoom('a', 'r2', '/x');
+    nm.joinRoom('a', 'r1'); // already in: free
+    expect(nm.roomCount('a')).toBe(2);
+    let err: unknown;
+    try {
+      nm.joinRoom('a', 'r3', '/y');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RangeError);
+    expect(err).toMatchObject({ code: 'PKG_ERR_CORE_TOO_MANY_ROOMS', eventCode: 'too_many_rooms' });
+    expect(nm.isInNamespace('a', '/y')).toBe(false);
+    nm.joinRoom('b', 'r3'); // the cap is per client
+    expect(new NamespaceManager({ maxRoomsPerClient: 0 }).maxRoomsPerClient).toBe(0);
+    expect(() => new NamespaceManager({ maxRoomsPerClient: -1 })).toThrow(/maxRoomsPerClient/);
+  });
+
   it('holds nothing after 10,000 clients in rooms all disconnect', () => {
     const nm = new NamespaceManager();
     const ids: string[] = [];

@@ -6,7 +6,17 @@
  * of that namespace. Every join and leave is O(1) (Maps of Sets, indexed both ways); empty
  * rooms and namespaces are removed at once, so memory follows the live membership only.
  */
+import { DEFAULT_MAX_ROOM_NAME_LENGTH, nameProblem, quoteName, roomError } from './room-names';
+
 export const DEFAULT_NAMESPACE = '/';
+
+/** Limits of a {@link NamespaceManager}; the server passes its configuration. */
+export interface NamespaceManagerOptions {
+  /** Rooms one client may be in at once, over all namespaces; 0 = no limit. Default 128. */
+  maxRoomsPerClient?: number;
+  /** Longest room or namespace name (UTF-16 code units). Default 128. */
+  maxNameLength?: number;
+}
 
 const EMPTY: ReadonlySet<string> = new Set<string>();
 
@@ -38,6 +48,8 @@ function checkName(kind: 'client id' | 'room' | 'namespace', value: unknown): st
 }
 
 export class NamespaceManager {
+  readonly #maxRooms: number;
+  readonly #maxName: number;
   /** namespace -> its member client ids */
   readonly #namespaces = new Map<string, Set<string>>();
   /** namespace -> room -> member client ids */
@@ -46,6 +58,70 @@ export class NamespaceManager {
   readonly #clientNamespaces = new Map<string, Set<string>>();
   /** client id -> namespace -> rooms it is in */
   readonly #clientRooms = new Map<string, Map<string, Set<string>>>();
+
+  constructor(options: NamespaceManagerOptions = {}) {
+    const { maxRoomsPerClient = 128, maxNameLength = DEFAULT_MAX_ROOM_NAME_LENGTH } = options;
+    if (!Number.isSafeInteger(maxRoomsPerClient) || maxRoomsPerClient < 0) {
+      throw new TypeError(
+        'NamespaceManager: maxRoomsPerClient must be a whole number of rooms (0 = no limit).',
+      );
+    }
+    if (!Number.isSafeInteger(maxNameLength) || maxNameLength < 1) {
+      throw new TypeError('NamespaceManager: maxNameLength must be a positive whole number.');
+    }
+    this.#maxRooms = maxRoomsPerClient;
+    this.#maxName = maxNameLength;
+  }
+
+  /** Rooms one client may be in at once (0 = no limit). */
+  get maxRoomsPerClient(): number {
+    return this.#maxRooms;
+  }
+
+  /** Longest room or namespace name accepted. */
+  get maxNameLength(): number {
+    return this.#maxName;
+  }
+
+  /**
+   * Throws what {@link joinRoom} would throw for that client, room and namespace, without
+   * changing anything: `PKG_ERR_CORE_INVALID_ROOM_NAME` (TypeError) for a malformed name,
+   * `PKG_ERR_CORE_TOO_MANY_ROOMS` (RangeError) when the client is at the room cap.
+   */
+  checkJoin(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
+    checkName('client id', clientId);
+    const problem =
+      nameProblem('room', room, this.#maxName) ??
+      nameProblem('namespace', namespace, this.#maxName);
+    if (problem !== null) {
+      throw roomError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ROOM_NAME',
+        `joinRoom: ${problem}. Nothing was joined.`,
+        room,
+        namespace,
+      );
+    }
+    const max = this.#maxRooms;
+    if (max === 0 || this.isInRoom(clientId, room, namespace)) return;
+    if (this.roomCount(clientId) >= max) {
+      throw roomError(
+        RangeError,
+        'PKG_ERR_CORE_TOO_MANY_ROOMS',
+        `joinRoom: the client is already in ${max} rooms (max_rooms_per_client), so it cannot join ${quoteName(room)}; leave a room first.`,
+        room,
+        namespace,
+      );
+    }
+  }
+
+  /** Rooms the client is in, over all namespaces. */
+  roomCount(clientId: string): number {
+    let n = 0;
+    const byNamespace = this.#clientRooms.get(clientId);
+    if (byNamespace) for (const rooms of byNamespace.values()) n += rooms.size;
+    return n;
+  }
 
   /** namespace -> member client ids (read-only view). */
   get namespaces(): ReadonlyMap<string, ReadonlySet<string>> {
@@ -71,6 +147,16 @@ export class NamespaceManager {
   joinNamespace(clientId: string, namespace: string = DEFAULT_NAMESPACE): void {
     checkName('client id', clientId);
     checkName('namespace', namespace);
+    const problem = nameProblem('namespace', namespace, this.#maxName);
+    if (problem !== null) {
+      throw roomError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ROOM_NAME',
+        `joinNamespace: ${problem}. Nothing was joined.`,
+        undefined,
+        namespace,
+      );
+    }
     let members = this.#namespaces.get(namespace);
     if (!members) {
       members = new Set();
@@ -103,11 +189,15 @@ export class NamespaceManager {
     this.#dropNamespaceMembership(clientId, namespace);
   }
 
-  /** Puts the client in a room of a namespace (default `/`), and in that namespace. */
+  /**
+   * Puts the client in a room of a namespace (default `/`), and in that namespace. Throws
+   * before changing anything when a name is malformed or the client is at the room cap
+   * (see {@link checkJoin}); joining a room the client is in is harmless.
+   */
   joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {
-    checkName('client id', clientId);
     checkName('room', room);
     checkName('namespace', namespace);
+    this.checkJoin(clientId, room, namespace);
     this.joinNamespace(clientId, namespace);
     let byRoom = this.#rooms.get(namespace);
     if (!byRoom) {

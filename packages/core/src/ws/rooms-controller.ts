@@ -1,6 +1,8 @@
 import { SocketOn } from '@pkg/decorators';
 import { CoreEventErrorCode } from '../errors';
 import { DEFAULT_NAMESPACE } from './namespace-manager';
+import { refusal } from './event-refusal';
+import { nameProblem } from './room-names';
 import { SocketController } from '../routing/socket-controller';
 
 /**
@@ -17,7 +19,10 @@ export type RoomJoinPolicy = (
 export interface RoomsControllerOptions {
   /** The join policy. Default: every room in every namespace may be joined. */
   canJoin?: RoomJoinPolicy;
-  /** Longest room or namespace name accepted, in characters. Default 128. */
+  /**
+   * Longest room or namespace name accepted, in UTF-16 code units. Default 128; the server's
+   * `max_room_name_length` applies as well (the smaller one wins).
+   */
   maxNameLength?: number;
 }
 
@@ -33,11 +38,16 @@ export interface RoomEventPayload {
  * default):
  *
  * - `join_room` `{room, namespace?}` joins the room (namespace default `/`) when the
- *   `canJoin` policy allows it, and answers `room_joined` `{room, namespace}`; a refusal
- *   answers `error` `{code: 'forbidden', message}`.
- * - `leave_room` `{room, namespace?}` leaves the room and answers `room_left`.
- * - A payload without a usable `room` (or with a namespace not starting with `/`) answers
- *   `error` `{code: 'invalid_payload', message}`.
+ *   `canJoin` policy allows it, sends `room_joined` `{room, namespace}`, and answers a
+ *   request (`id`) with `{room, namespace}`.
+ * - `leave_room` `{room, namespace?}` leaves the room, sends `room_left`, and answers the
+ *   same way.
+ * - A refusal is one `error` event `{code, message, room, namespace}` (with the request's
+ *   `id`): `invalid_payload` for a payload without a usable `room` (a string of 1 to
+ *   `maxNameLength` code units, well-formed UTF-16) or a namespace not starting with `/`;
+ *   `forbidden` when `canJoin` refuses; `too_many_rooms` at `max_rooms_per_client`; the
+ *   adapter's code when it refuses (the Redis adapter's `rate_limited`). Nothing is
+ *   joined then.
  */
 export class RoomsController extends SocketController {
   readonly #canJoin: RoomJoinPolicy;
@@ -62,55 +72,54 @@ export class RoomsController extends SocketController {
   }
 
   @SocketOn('join_room')
-  async onJoinRoom(clientId: string, data: unknown): Promise<void> {
-    const target = this.#parse(clientId, 'join_room', data);
-    if (!target) return;
+  async onJoinRoom(clientId: string, data: unknown): Promise<RoomEventPayload> {
+    const target = this.#parse('join_room', data);
     const allowed = await this.#canJoin(clientId, target.room, target.namespace);
     if (allowed !== true) {
-      this.getServer().sendEventError(
-        clientId,
+      throw refusal(
         CoreEventErrorCode.FORBIDDEN,
         `You may not join room "${target.room}" in namespace "${target.namespace}".`,
         { ...target },
       );
-      return;
     }
+    // Throws (nothing joined) for a name the server refuses or a client at its room cap.
     this.joinRoom(clientId, target.room, target.namespace);
     this.emit(clientId, 'room_joined', { ...target });
+    return { ...target };
   }
 
   @SocketOn('leave_room')
-  onLeaveRoom(clientId: string, data: unknown): void {
-    const target = this.#parse(clientId, 'leave_room', data);
-    if (!target) return;
+  onLeaveRoom(clientId: string, data: unknown): RoomEventPayload {
+    const target = this.#parse('leave_room', data);
     this.leaveRoom(clientId, target.room, target.namespace);
     this.emit(clientId, 'room_left', { ...target });
+    return { ...target };
   }
 
-  #parse(clientId: string, event: string, data: unknown): RoomEventPayload | null {
+  /** The room and namespace of a payload; throws an `invalid_payload` refusal otherwise. */
+  #parse(event: string, data: unknown): RoomEventPayload {
     const record =
       typeof data === 'object' && data !== null && !Array.isArray(data)
         ? (data as Record<string, unknown>)
         : {};
     const { room, namespace = DEFAULT_NAMESPACE } = record;
     const max = this.#maxNameLength;
-    let problem: string | null = null;
-    if (typeof room !== 'string' || room.length === 0 || room.length > max) {
-      problem = `"room" must be a string of 1 to ${max} characters`;
-    } else if (
-      typeof namespace !== 'string' ||
-      !namespace.startsWith('/') ||
-      namespace.length > max
-    ) {
-      problem = `"namespace" must be a string starting with "/" of at most ${max} characters`;
+    let problem = nameProblem('room', room, max);
+    if (problem === null) {
+      problem =
+        typeof namespace === 'string' && !namespace.startsWith('/')
+          ? 'the namespace name must start with "/"'
+          : nameProblem('namespace', namespace, max);
     }
-    if (problem) {
-      this.getServer().sendEventError(
-        clientId,
+    if (problem !== null) {
+      const known: Record<string, unknown> = {};
+      if (typeof room === 'string') known['room'] = room;
+      if (typeof namespace === 'string') known['namespace'] = namespace;
+      throw refusal(
         CoreEventErrorCode.INVALID_PAYLOAD,
         `${event}: ${problem}, e.g. {"room": "lobby", "namespace": "/"}.`,
+        known,
       );
-      return null;
     }
     return { room: room as string, namespace: namespace as string };
   }

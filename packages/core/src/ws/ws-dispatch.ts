@@ -17,6 +17,7 @@ import {
 } from '../routing/middleware';
 import type { UnknownEventPolicy } from '../config/server-config';
 import { validatedWsCall, validationMessage } from '../routing/validation';
+import { eventErrorOf } from './event-refusal';
 
 /** Sends the `error` event `{code, message, ...extra}` to one client (with `id`: as an answer). */
 export type SendEventError = (
@@ -291,11 +292,14 @@ export class WsDispatcher {
           event: route.event,
           issues: issues.length,
         });
-        this.#options.sendEventError(
+        // A protocol error like invalid_data: counted toward ws_max_protocol_errors, and
+        // without an id answered at most once per ws_error_reply_interval.
+        this.#refuse(
           context.clientId,
           CoreEventErrorCode.VALIDATION_FAILED,
           validationMessage(issues, `The data of "${route.event}"`),
           { event: route.event, issues },
+          true,
           idOf(context),
         );
         if (context instanceof RequestContext) context.answered = true;
@@ -333,6 +337,24 @@ export class WsDispatcher {
 
   #failed(route: RegisteredSocketRoute, context: SocketContext, err: unknown): void {
     const { clientId, event } = context;
+    const refusal = eventErrorOf(err);
+    if (refusal !== null) {
+      // The client caused it (a refused room, a full room list): its code, not internal_error.
+      this.#logger.debug('WebSocket message refused', {
+        code: (err as { code?: unknown }).code ?? refusal.code,
+        clientId,
+        event,
+        refusal: refusal.code,
+      });
+      this.#options.sendEventError(
+        clientId,
+        refusal.code,
+        refusal.message,
+        refusal.data,
+        idOf(context),
+      );
+      return;
+    }
     this.#logger.exception(err, {
       code: 'PKG_ERR_CORE_HANDLER_FAILED',
       clientId,
