@@ -8,8 +8,13 @@ async function json(res: globalThis.Response): Promise<Record<string, unknown>> 
   return (await res.json()) as Record<string, unknown>;
 }
 
-function post(url: string, body: string, contentType?: string): Promise<globalThis.Response> {
-  const headers: Record<string, string> = {};
+function post(
+  url: string,
+  body: string,
+  contentType?: string,
+  extra: Record<string, string> = {},
+): Promise<globalThis.Response> {
+  const headers: Record<string, string> = { ...extra };
   if (contentType !== undefined) headers['content-type'] = contentType;
   return fetch(url, { method: 'POST', headers, body });
 }
@@ -68,6 +73,26 @@ describe('GET /api/status and /api/clients', () => {
     expect(two.clients).toBe(2);
   });
 
+  it('counts against a budget of 60 per 60 s by default', async () => {
+    const { http } = await start();
+    const first = await fetch(`${http}/api/status`);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('60');
+    await first.arrayBuffer();
+  });
+
+  it.each(['/api/status', '/api/clients'])('limits %s per address', async (path) => {
+    const { http } = await start({ rateLimitScale: 0.1 });
+    for (let i = 0; i < 6; i += 1) {
+      const res = await fetch(`${http}${path}`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const limited = await fetch(`${http}${path}`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    await limited.arrayBuffer();
+  });
+
   it('lists the connected client ids', async () => {
     const { http, join } = await start();
     expect(await json(await fetch(`${http}/api/clients`))).toEqual({ count: 0, clients: [] });
@@ -82,7 +107,9 @@ describe('GET /api/status and /api/clients', () => {
 });
 
 describe('POST /api/broadcast', () => {
-  it('answers {success: true} and sends api.message to every WebSocket client', async () => {
+  const ADMIN = { authorization: 'Bearer admin-token' };
+
+  it('answers {success: true} to an admin and sends api.message to every WebSocket client', async () => {
     const { http, join } = await start();
     const [a] = await join();
     const [b] = await join();
@@ -94,13 +121,88 @@ describe('POST /api/broadcast', () => {
       `${http}/api/broadcast`,
       JSON.stringify({ message: 'hello all' }),
       'application/json',
+      ADMIN,
     );
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({ success: true });
     for (const client of [a, b, c]) {
       const event = await client.waitFor('api.message');
-      expect(event.data).toEqual({ message: 'hello all', timestamp: expect.any(Number) });
+      expect(event.data).toEqual({
+        message: 'hello all',
+        room: null,
+        timestamp: expect.any(Number),
+      });
     }
+  });
+
+  it('sends to one room only when the body names it', async () => {
+    const { http, join } = await start();
+    const [inside] = await join();
+    const [outside] = await join();
+    inside.send('room.join', { room: 'lobby' });
+    await inside.waitFor('room.joined');
+    const res = await post(
+      `${http}/api/broadcast`,
+      JSON.stringify({ message: 'lobby only', room: 'lobby' }),
+      'application/json',
+      ADMIN,
+    );
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect((await inside.waitFor('api.message')).data).toMatchObject({
+      message: 'lobby only',
+      room: 'lobby',
+    });
+    expect((await outside.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
+  });
+
+  it.each([
+    ['no token', {}, 401, /Authorization/],
+    ['an unknown token', { authorization: 'Bearer nope' }, 401, /Invalid token/],
+    ['a user token', { authorization: 'Bearer alice-token' }, 403, /admin role/],
+  ])(
+    'answers %s with %i and sends nothing',
+    async (_case, headers: Record<string, string>, status, error) => {
+      const { http, join } = await start();
+      const [a] = await join();
+      const body = JSON.stringify({ message: 'spam' });
+      const res = await post(`${http}/api/broadcast`, body, 'application/json', headers);
+      expect(res.status).toBe(status);
+      expect(await json(res)).toEqual({ error: expect.stringMatching(error) });
+      expect((await a.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
+    },
+  );
+
+  it('refuses 300 unauthenticated POSTs: none reaches a client', async () => {
+    const { http, join } = await start();
+    const [a] = await join();
+    const body = JSON.stringify({ message: 'spam' });
+    const statuses = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        post(`${http}/api/broadcast`, body, 'application/json').then(async (res) => {
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      ),
+    );
+    expect(statuses.filter((status) => status === 200)).toEqual([]);
+    expect(new Set(statuses)).toEqual(new Set([401]));
+    expect((await a.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
+  });
+
+  it('lets an admin broadcast 10 times per 60 s, then answers 429 with Retry-After', async () => {
+    const { http } = await start();
+    const body = JSON.stringify({ message: 'again' });
+    for (let i = 1; i <= 10; i += 1) {
+      const res = await post(`${http}/api/broadcast`, body, 'application/json', ADMIN);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('10');
+      await res.arrayBuffer();
+    }
+    const limited = await post(`${http}/api/broadcast`, body, 'application/json', ADMIN);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    await limited.arrayBuffer();
   });
 
   it.each([
@@ -109,11 +211,18 @@ describe('POST /api/broadcast', () => {
     ['message is empty', { message: '   ' }],
     ['message is too long', { message: 'x'.repeat(2001) }],
     ['the body is an array', [{ message: 'hi' }]],
-  ])('answers 400 {error} when %s', async (_case, body) => {
+    ['room is not a room name', { message: 'hi', room: 'no spaces!' }],
+    ['a key is unknown', { message: 'hi', rooms: 'lobby' }],
+  ])('answers 400 validation_failed when %s', async (_case, body) => {
     const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, JSON.stringify(body), 'application/json');
+    const res = await post(
+      `${http}/api/broadcast`,
+      JSON.stringify(body),
+      'application/json',
+      ADMIN,
+    );
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: expect.stringContaining('message') });
+    expect(await json(res)).toMatchObject({ code: 'validation_failed', issues: expect.any(Array) });
   });
 
   it.each([
@@ -122,7 +231,7 @@ describe('POST /api/broadcast', () => {
     ['no content type', undefined],
   ])('answers 415 {error} for a body sent as %s', async (_case, type) => {
     const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, 'message=hi', type);
+    const res = await post(`${http}/api/broadcast`, 'message=hi', type, ADMIN);
     expect(res.status).toBe(415);
     expect(await json(res)).toEqual({ error: expect.stringContaining('application/json') });
   });
@@ -139,7 +248,7 @@ describe('POST /api/broadcast', () => {
     const { http, join } = await start();
     const [a] = await join();
     const big = JSON.stringify({ message: 'x'.repeat(1024 * 1024) });
-    const res = await post(`${http}/api/broadcast`, big, 'application/json');
+    const res = await post(`${http}/api/broadcast`, big, 'application/json', ADMIN);
     expect(res.status).toBe(413);
     await res.arrayBuffer();
     expect((await a.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
@@ -147,7 +256,7 @@ describe('POST /api/broadcast', () => {
 
   it('answers 400 for malformed JSON sent as application/json', async () => {
     const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
+    const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json', ADMIN);
     expect(res.status).toBe(400);
     expect(await json(res)).toMatchObject({ error: expect.any(String) });
   });
@@ -232,6 +341,13 @@ describe('GET /api/me (auth middleware)', () => {
 });
 
 describe('GET /api/limited (RateLimit 5 per 60 s)', () => {
+  it('keeps its own budget whatever RATE_LIMIT_SCALE says', async () => {
+    const { http } = await start({ rateLimitScale: 10 });
+    const res = await fetch(`${http}/api/limited`);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    await res.arrayBuffer();
+  });
+
   it('counts down, then answers 429 with Retry-After', async () => {
     const { http } = await start();
     for (let i = 1; i <= 5; i += 1) {
@@ -249,12 +365,31 @@ describe('GET /api/limited (RateLimit 5 per 60 s)', () => {
 });
 
 describe('CORS', () => {
-  it('allows any origin by default', async () => {
+  const preflightFrom = (http: string, origin: string) =>
+    fetch(`${http}/api/broadcast`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
+    });
+
+  it('grants no other site by default (same-origin only)', async () => {
     const { http } = await start();
-    const res = await fetch(`${http}/api/status`, { headers: { origin: 'http://anywhere.test' } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('access-control-allow-origin')).toMatch(
-      /^(\*|http:\/\/anywhere\.test)$/,
+    const preflight = await preflightFrom(http, 'https://evil.example');
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    expect(preflight.headers.get('access-control-allow-methods')).toBeNull();
+    const res = await fetch(`${http}/api/status`, { headers: { origin: 'https://evil.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    await res.arrayBuffer();
+  });
+
+  it('allows any origin with CORS_ORIGINS=*', async () => {
+    const { http } = await start({ corsOrigins: ['*'] });
+    const preflight = await preflightFrom(http, 'https://evil.example');
+    expect(preflight.headers.get('access-control-allow-origin')).toMatch(
+      /^(\*|https:\/\/evil\.example)$/,
     );
   });
 
