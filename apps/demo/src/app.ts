@@ -1,4 +1,4 @@
-import { Logger, RoomsController, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
+import { Logger, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
 import { RedisAdapter, RedisRateLimitStore } from '@pkg/redis-adapter';
 import { USER_KEY, authenticateHandshake, createHelloAuth, type DemoUser } from './auth';
 import { DEFAULT_CONFIG, type DemoConfig } from './config';
@@ -6,6 +6,7 @@ import { createChatController } from './controllers/chat-controller';
 import { GreetingV1Controller } from './controllers/greeting-v1-controller';
 import { GreetingV2Controller } from './controllers/greeting-v2-controller';
 import { PageController } from './controllers/page-controller';
+import { createRoomsController } from './controllers/rooms-controller';
 import { ShowcaseController } from './controllers/showcase-controller';
 import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
@@ -86,12 +87,13 @@ export function createApp(
     createHelloAuth((clientId, user) => server.setClientData(clientId, USER_KEY, user)),
   );
   server.registerController(new PageController(options.pageScript));
-  server.registerController(createChatController(scaleLimits(settings.rateLimitScale)));
+  const limits = scaleLimits(settings.rateLimitScale);
+  server.registerController(createChatController(limits));
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());
   server.registerController(
-    new RoomsController({
+    createRoomsController(limits.roomJoin, {
       canJoin: (clientId, room, namespace) =>
         decideRoomJoin(
           server.getClientData(clientId, USER_KEY) as DemoUser | undefined,

@@ -139,6 +139,15 @@ describe('rate limits', () => {
     expect(count(answers, 'error', 'rate_limited')).toBeGreaterThanOrEqual(1);
   });
 
+  it('cuts a flood of join_room (RoomsController) at 20 per 10 s too', async () => {
+    const { join } = await start();
+    const [a] = await join();
+    for (let i = 0; i < 30; i += 1) a.send('join_room', { room: `flood-${i}`, namespace: '/' });
+    const answers = await collect(a, 'room_joined', 20);
+    expect(count(answers, 'room_joined')).toBe(20);
+    expect(count(answers, 'error', 'rate_limited')).toBeGreaterThanOrEqual(1);
+  });
+
   it('cuts chat.message at 30 per 10 s', async () => {
     const { join } = await start();
     const [a] = await join();
