@@ -1,12 +1,14 @@
-import { Logger, RoomsController, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
+import { Logger, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
 import { RedisAdapter, RedisRateLimitStore } from '@pkg/redis-adapter';
-import { USER_KEY, authenticateHandshake, type DemoUser } from './auth';
+import { USER_KEY, authenticateHandshake, createHelloAuth, type DemoUser } from './auth';
 import { DEFAULT_CONFIG, type DemoConfig } from './config';
-import { ChatController } from './controllers/chat-controller';
+import { createChatController } from './controllers/chat-controller';
 import { GreetingV1Controller } from './controllers/greeting-v1-controller';
 import { GreetingV2Controller } from './controllers/greeting-v2-controller';
 import { PageController } from './controllers/page-controller';
+import { createRoomsController } from './controllers/rooms-controller';
 import { ShowcaseController } from './controllers/showcase-controller';
+import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
 import { createOriginCheck } from './origin-check';
 import { decideRoomJoin } from './room-policy';
@@ -56,6 +58,7 @@ export function createApp(
       cors: { allowed_origins: [...settings.corsOrigins] },
       ws_allowed_origins: ['*'],
       trust_proxy: settings.trustProxy,
+      max_connections_per_ip: settings.maxConnectionsPerIp,
       health_check_path: settings.healthCheckPath,
       openapi_path: '/openapi.json',
       asyncapi_path: '/asyncapi.json',
@@ -79,13 +82,18 @@ export function createApp(
   server.addHandshakeMiddleware(createOriginCheck(settings.corsOrigins));
   server.addHandshakeMiddleware(authenticateHandshake);
   server.addHandshakeMiddleware(nameFromHandshake);
+  // Protocol version 1 clients (the page) sign in with $hello.auth, not in the URL.
+  server.addAuthHandler(
+    createHelloAuth((clientId, user) => server.setClientData(clientId, USER_KEY, user)),
+  );
   server.registerController(new PageController(options.pageScript));
-  server.registerController(new ChatController());
+  const limits = scaleLimits(settings.rateLimitScale);
+  server.registerController(createChatController(limits));
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());
   server.registerController(
-    new RoomsController({
+    createRoomsController(limits.roomJoin, {
       canJoin: (clientId, room, namespace) =>
         decideRoomJoin(
           server.getClientData(clientId, USER_KEY) as DemoUser | undefined,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEMO_TOKENS, authenticate } from './auth';
+import type { AuthContext } from '@pkg/core';
+import { DEMO_TOKENS, authenticate, createHelloAuth, type DemoUser } from './auth';
 
 describe('authenticate', () => {
   it('finds nothing when neither header nor key is sent', () => {
@@ -29,5 +30,31 @@ describe('authenticate', () => {
     expect(authenticate('Bearer', null)).toEqual({ kind: 'invalid' });
     expect(authenticate(undefined, 'toString')).toEqual({ kind: 'invalid' });
     expect(authenticate(undefined, '__proto__')).toEqual({ kind: 'invalid' });
+  });
+});
+
+describe('createHelloAuth ($hello.auth)', () => {
+  const context = (auth: string | undefined): AuthContext => ({
+    clientId: 'c1',
+    auth,
+    data: {},
+    ip: '127.0.0.1',
+  });
+
+  it('stores the user of a known token and accepts', () => {
+    const stored: Array<[string, DemoUser]> = [];
+    const handler = createHelloAuth((id, user) => stored.push([id, user]));
+    expect(handler(context('admin-token'))).toBe(true);
+    expect(stored).toEqual([['c1', DEMO_TOKENS['admin-token']]]);
+  });
+
+  it('accepts a client without credentials as it is, and refuses an unknown token with 401', () => {
+    const stored: unknown[] = [];
+    const handler = createHelloAuth((id, user) => stored.push([id, user]));
+    expect(handler(context(undefined))).toBe(true);
+    expect(handler(context(''))).toBe(true);
+    expect(handler(context('nope'))).toEqual({ status: 401, message: 'Invalid token.' });
+    expect(handler(context('__proto__'))).toEqual({ status: 401, message: 'Invalid token.' });
+    expect(stored).toEqual([]);
   });
 });

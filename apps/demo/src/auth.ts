@@ -1,4 +1,10 @@
-import { Response, type HandshakeHook, type HttpMiddlewareFn, type Request } from '@pkg/core';
+import {
+  Response,
+  type AuthHandler,
+  type HandshakeHook,
+  type HttpMiddlewareFn,
+  type Request,
+} from '@pkg/core';
 
 /** A signed-in user of the demo. */
 export interface DemoUser {
@@ -76,6 +82,26 @@ export const requireAuth: HttpMiddlewareFn = async (request, next) => {
 };
 
 /**
+ * HTTP route middleware for one role: 401 without a valid token (as {@link requireAuth}),
+ * 403 when the user has another role; otherwise the user is the request attribute `user`.
+ */
+export function requireRole(role: DemoUser['role']): HttpMiddlewareFn {
+  return (request, next) =>
+    requireAuth(request, () => {
+      const user = request.getAttribute<DemoUser>(USER_KEY);
+      if (user?.role !== role) {
+        return Promise.resolve(
+          Response.json(
+            { error: `This route is for the ${role} role; use a token of that role.` },
+            403,
+          ),
+        );
+      }
+      return next();
+    });
+}
+
+/**
  * WebSocket handshake hook: anonymous clients are accepted, a valid token attaches its user
  * to the client's data (`server.getClientData(id, 'user')`), an invalid token is refused
  * with 401 before the upgrade.
@@ -87,3 +113,23 @@ export const authenticateHandshake: HandshakeHook = (ctx) => {
   if (result.kind === 'user') ctx.data[USER_KEY] = result.user;
   return undefined;
 };
+
+/**
+ * Auth handler of protocol version 1: reads the token a client sends in `$hello.auth` (the
+ * client's `auth` option, which is how the chat page signs in, so the token never appears
+ * in a URL or an access log). No `$hello.auth` (a version 0 client, or one that signed in
+ * through the handshake or not at all) is accepted as it is; an unknown token is refused
+ * with 401 (close 4401). `setUser` stores the user as the client's data `user`.
+ */
+export function createHelloAuth(
+  setUser: (clientId: string, user: DemoUser) => void,
+  tokens: Readonly<Record<string, DemoUser>> = DEMO_TOKENS,
+): AuthHandler {
+  return ({ clientId, auth }) => {
+    if (auth === undefined || auth === '') return true;
+    const user = Object.hasOwn(tokens, auth) ? tokens[auth] : undefined;
+    if (user === undefined) return { status: 401, message: 'Invalid token.' };
+    setUser(clientId, user);
+    return true;
+  };
+}

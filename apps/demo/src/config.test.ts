@@ -18,10 +18,12 @@ describe('loadConfig', () => {
       port: 6001,
       logLevel: 'info',
       trustProxy: false,
-      corsOrigins: ['*'],
+      corsOrigins: [],
       healthCheckPath: '/health',
       redisUrl: null,
       allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
+      maxConnectionsPerIp: 20,
+      rateLimitScale: 1,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -37,6 +39,8 @@ describe('loadConfig', () => {
         CORS_ORIGINS: 'https://a.example, http://localhost:3000',
         HEALTH_CHECK_PATH: '/healthz',
         REDIS_URL: 'redis://10.0.0.5:6380',
+        MAX_CONNECTIONS_PER_IP: '0',
+        RATE_LIMIT_SCALE: '2.5',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -47,6 +51,8 @@ describe('loadConfig', () => {
       healthCheckPath: '/healthz',
       redisUrl: 'redis://10.0.0.5:6380',
       allowedHosts: null,
+      maxConnectionsPerIp: 0,
+      rateLimitScale: 2.5,
     });
   });
 
@@ -63,6 +69,18 @@ describe('loadConfig', () => {
     ]);
     expect(problemsOf({ ALLOWED_HOSTS: 'a b', PUBLIC_URL: 'nope' })).toHaveLength(1);
     expect(problemsOf({ PUBLIC_URL: 'nope' })[0]).toMatch(/PUBLIC_URL/);
+  });
+
+  it('allows the same origin only by default, any origin with CORS_ORIGINS=*', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    expect(loadConfig({ CORS_ORIGINS: ' , ' }).corsOrigins).toEqual([]);
+  });
+
+  it('reads MAX_CONNECTIONS_PER_IP and RATE_LIMIT_SCALE for load tests', () => {
+    expect(loadConfig({ MAX_CONNECTIONS_PER_IP: '5000' }).maxConnectionsPerIp).toBe(5000);
+    expect(loadConfig({ RATE_LIMIT_SCALE: '100' }).rateLimitScale).toBe(100);
+    expect(loadConfig({ RATE_LIMIT_SCALE: '0.5' }).rateLimitScale).toBe(0.5);
   });
 
   it('reads TRUST_PROXY true / false and PORT 0', () => {
@@ -84,6 +102,17 @@ describe('loadConfig', () => {
     [{ HOST: 'my host' }, /HOST/],
     [{ REDIS_URL: 'http://127.0.0.1:6379' }, /REDIS_URL must be a Redis URL/],
     [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL/],
+    [
+      { MAX_CONNECTIONS_PER_IP: '-1' },
+      /MAX_CONNECTIONS_PER_IP must be a whole number .*0 for no limit \(got "-1"\)/,
+    ],
+    [{ MAX_CONNECTIONS_PER_IP: '2.5' }, /MAX_CONNECTIONS_PER_IP/],
+    [{ MAX_CONNECTIONS_PER_IP: 'many' }, /MAX_CONNECTIONS_PER_IP/],
+    [{ RATE_LIMIT_SCALE: '0' }, /RATE_LIMIT_SCALE must be a number above 0 .*\(got "0"\)/],
+    [{ RATE_LIMIT_SCALE: '-2' }, /RATE_LIMIT_SCALE/],
+    [{ RATE_LIMIT_SCALE: 'Infinity' }, /RATE_LIMIT_SCALE/],
+    [{ RATE_LIMIT_SCALE: '1e3' }, /RATE_LIMIT_SCALE/],
+    [{ RATE_LIMIT_SCALE: '2000000' }, /RATE_LIMIT_SCALE/],
   ])('rejects %j with a message that names the variable', (env, pattern) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);

@@ -10,7 +10,11 @@ export interface DemoConfig {
   logLevel: LogLevelName;
   /** Which peers may set X-Forwarded-* / Forwarded. `TRUST_PROXY`, default `false`. */
   trustProxy: boolean | string[];
-  /** Origins allowed by CORS and by the WebSocket origin check. `CORS_ORIGINS`, default `*`. */
+  /**
+   * Other sites' origins allowed by CORS and by the WebSocket origin check, on top of the
+   * demo's own (same-origin) page. `CORS_ORIGINS` (comma-separated, or `*` for any), default
+   * none: same-origin only.
+   */
   corsOrigins: string[];
   /** Path of the health-check document. `HEALTH_CHECK_PATH`, default `/health`. */
   healthCheckPath: string;
@@ -26,6 +30,18 @@ export interface DemoConfig {
    * wildcard address. `null` (any) only for a wildcard HOST without PUBLIC_URL.
    */
   allowedHosts: string[] | null;
+  /**
+   * WebSocket clients one address may hold open (`max_connections_per_ip`; IPv6 grouped by
+   * prefix); the next upgrade gets 503. `MAX_CONNECTIONS_PER_IP`, default 20, `0` = no limit
+   * (load tests from one machine).
+   */
+  maxConnectionsPerIp: number;
+  /**
+   * A factor on every rate-limit budget of the demo's own routes and events (see
+   * `limits.ts`), default 1; e.g. 100 for a load test. `GET /api/limited` keeps its fixed
+   * 5 per 60 s. `RATE_LIMIT_SCALE`, a positive number.
+   */
+  rateLimitScale: number;
 }
 
 const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
@@ -35,11 +51,16 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   port: 6001,
   logLevel: 'info',
   trustProxy: false,
-  corsOrigins: ['*'],
+  corsOrigins: [],
   healthCheckPath: '/health',
   redisUrl: null,
   allowedHosts: [...LOOPBACK_NAMES],
+  maxConnectionsPerIp: 20,
+  rateLimitScale: 1,
 });
+
+/** Largest RATE_LIMIT_SCALE accepted: budgets stay safe integers and windows stay meaningful. */
+export const MAX_RATE_LIMIT_SCALE = 1_000_000;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -125,7 +146,29 @@ function parseOrigins(value: string, problems: string[]): string[] {
       );
     }
   }
-  return origins.length > 0 ? origins : [...DEFAULT_CONFIG.corsOrigins];
+  return origins;
+}
+
+function parseMaxConnections(value: string, problems: string[]): number {
+  const count = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(count)) {
+    problems.push(
+      `MAX_CONNECTIONS_PER_IP must be a whole number of WebSocket connections per client address, 0 for no limit (got "${value}").`,
+    );
+    return DEFAULT_CONFIG.maxConnectionsPerIp;
+  }
+  return count;
+}
+
+function parseRateLimitScale(value: string, problems: string[]): number {
+  const scale = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!(scale > 0 && scale <= MAX_RATE_LIMIT_SCALE)) {
+    problems.push(
+      `RATE_LIMIT_SCALE must be a number above 0 and at most ${MAX_RATE_LIMIT_SCALE}, a factor on every rate-limit budget such as 0.5 or 100 (got "${value}").`,
+    );
+    return DEFAULT_CONFIG.rateLimitScale;
+  }
+  return scale;
 }
 
 function parseHealthPath(value: string, problems: string[]): string {
@@ -208,6 +251,8 @@ export function loadConfig(env: Env): DemoConfig {
   const redisUrl = read(env, 'REDIS_URL');
   const allowedHosts = read(env, 'ALLOWED_HOSTS');
   const publicUrl = read(env, 'PUBLIC_URL');
+  const maxConnectionsPerIp = read(env, 'MAX_CONNECTIONS_PER_IP');
+  const rateLimitScale = read(env, 'RATE_LIMIT_SCALE');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -224,6 +269,14 @@ export function loadConfig(env: Env): DemoConfig {
         : parseHealthPath(healthCheckPath, problems),
     redisUrl: redisUrl === undefined ? DEFAULT_CONFIG.redisUrl : parseRedisUrl(redisUrl, problems),
     allowedHosts: null,
+    maxConnectionsPerIp:
+      maxConnectionsPerIp === undefined
+        ? DEFAULT_CONFIG.maxConnectionsPerIp
+        : parseMaxConnections(maxConnectionsPerIp, problems),
+    rateLimitScale:
+      rateLimitScale === undefined
+        ? DEFAULT_CONFIG.rateLimitScale
+        : parseRateLimitScale(rateLimitScale, problems),
   };
   config.allowedHosts =
     allowedHosts === undefined

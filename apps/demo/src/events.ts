@@ -1,5 +1,5 @@
 /**
- * The chat's event maps, written once: `ChatController` is a
+ * The chat's event maps, written once: `ChatController` (from `createChatController`) is a
  * `SocketController<ControllerHost, ServerEvents, ClientEvents>` and the page's client a
  * `Client<ClientEvents, ServerEvents>`, so both ends are checked against the same types.
  * Types only: nothing here exists at run time.
@@ -12,16 +12,21 @@ export interface WelcomeUser {
   role: string;
 }
 
-/** Someone connected, entered a room or left one (`room` null: connected / not in a room). */
+/**
+ * Someone entered or left a chat room, sent to that room's members only; `clients` is the
+ * number of clients online (on the instance that sent it) at that moment.
+ */
 export interface Presence {
   clientId: string;
-  name: string | null;
-  room: string | null;
+  /** The account's name for a signed-in user, `guest-...` for a guest. */
+  name: string;
+  room: string;
+  clients: number;
 }
 
 /** What a client sends. */
 export interface ClientEvents {
-  /** A chat line; answered (when sent with an id) with whether it was relayed. */
+  /** A chat line to one's room; answered (when sent with an id) with whether it was relayed. */
   'chat.message': (data: { message: string }) => { delivered: boolean };
   /** Enter a chat room (leaving the previous one), optionally with a display name. */
   'room.join': (data: { room: string; name?: string }) => void;
@@ -31,7 +36,7 @@ export interface ClientEvents {
 export interface ServerEvents {
   welcome: (data: {
     clientId: string;
-    name: string | null;
+    name: string;
     user: WelcomeUser | null;
     clients: number;
   }) => void;
@@ -39,11 +44,12 @@ export interface ServerEvents {
   'user.left': (data: Presence) => void;
   'chat.message': (data: {
     clientId: string;
-    name: string | null;
+    name: string;
     message: string;
-    room: string | null;
+    room: string;
     timestamp: number;
   }) => void;
-  'room.joined': (data: { room: string; clientId: string; name: string | null }) => void;
-  'api.message': (data: { message: string; timestamp: number }) => void;
+  'room.joined': (data: { room: string; clientId: string; name: string }) => void;
+  /** From `POST /api/broadcast`: `room` null when it went to every client. */
+  'api.message': (data: { message: string; room: string | null; timestamp: number }) => void;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { HandshakeContext } from '@pkg/core';
-import { checkName, nameFromHandshake } from './names';
+import { DEMO_TOKENS } from './auth';
+import { checkName, displayName, nameFromHandshake } from './names';
 
 function ctx(query: string): HandshakeContext {
   return { query: new URLSearchParams(query), data: {} } as unknown as HandshakeContext;
@@ -26,5 +27,18 @@ describe('display names', () => {
     expect(nameFromHandshake(none)).toBeUndefined();
     expect(none.data).toEqual({});
     expect(nameFromHandshake(ctx(`name=${'n'.repeat(40)}`))).toMatchObject({ status: 400 });
+  });
+});
+
+describe('displayName', () => {
+  it('shows a signed-in user under the account name, whatever name was chosen', () => {
+    expect(displayName(DEMO_TOKENS['alice-token'], 'Bob', 'id.1')).toBe('Alice');
+  });
+
+  it('marks every guest, so no guest can pass as a signed-in user', () => {
+    expect(displayName(undefined, 'Alice', 'id.1')).toBe('guest-Alice');
+    const anonymous = displayName(undefined, undefined, 'id.1');
+    expect(anonymous).toMatch(/^guest-[0-9a-f]{6}$/);
+    expect(displayName(undefined, undefined, 'id.2')).not.toBe(anonymous);
   });
 });

@@ -31,11 +31,15 @@ async function closePages(): Promise<void> {
   for (const context of contexts.splice(0)) await context.close();
 }
 
+/** Every WebSocket URL the pages opened: the token must never be in one. */
+const socketUrls: string[] = [];
+
 async function openPage(): Promise<{ page: Page; problems: string[] }> {
   const context = await browser!.newContext({ viewport: { width: 900, height: 720 } });
   contexts.push(context);
   const page = await context.newPage();
   const problems: string[] = [];
+  page.on('websocket', (socket) => socketUrls.push(socket.url()));
   page.on('pageerror', (error) => problems.push(error.message));
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(msg.text());
@@ -69,35 +73,36 @@ describe('chat page in Chromium', () => {
   it('relays a message within one room only and shows the client count', async () => {
     const ada = await openChat('Ada', 'lobby');
     const bob = await openChat('Bob', 'lobby');
-    await ada.locator('#messages li.system', { hasText: 'Bob joined the room.' }).waitFor();
+    await ada.locator('#messages li.system', { hasText: 'guest-Bob joined the room.' }).waitFor();
     const cy = await openChat('Cy', 'other');
 
     await ada.fill('#message', 'hello lobby');
     await ada.click('#send');
-    await bob.locator('#messages li', { hasText: 'Ada: hello lobby' }).waitFor();
-    await ada.locator('#messages li.mine', { hasText: 'Ada: hello lobby' }).waitFor();
+    await bob.locator('#messages li', { hasText: 'guest-Ada: hello lobby' }).waitFor();
+    await ada.locator('#messages li.mine', { hasText: 'guest-Ada: hello lobby' }).waitFor();
 
     // Cy's own message is relayed after Ada's was handled; had Ada's reached Cy, it would
     // already be on Cy's page by the time Cy's own message shows.
     await cy.fill('#message', 'hello other');
     await cy.click('#send');
-    await cy.locator('#messages li', { hasText: 'Cy: hello other' }).waitFor();
+    await cy.locator('#messages li', { hasText: 'guest-Cy: hello other' }).waitFor();
     expect((await messages(cy)).some((text) => text.includes('hello lobby'))).toBe(false);
     expect((await messages(ada)).some((text) => text.includes('hello other'))).toBe(false);
 
     await bob.fill('#message', 'hi Ada');
     await bob.click('#send');
-    await ada.locator('#messages li', { hasText: 'Bob: hi Ada' }).waitFor();
+    await ada.locator('#messages li', { hasText: 'guest-Bob: hi Ada' }).waitFor();
 
-    // The count is read from /api/status when someone connects: three pages, three clients.
-    await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
-    // Cy is in another room: Ada hears of Cy only through the count, Cy never of Ada's room.
+    // The count comes with welcome and with the room's join/leave notices: Cy connected
+    // third. Ada's page asked /api/status once, on load, and not on every event.
+    await cy.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
+    // Cy is in another room: Ada never hears of Cy, Cy never of Ada's room.
     expect((await messages(ada)).some((text) => text.includes('Cy'))).toBe(false);
     expect((await messages(cy)).some((text) => /Ada|Bob/.test(text))).toBe(false);
 
     // Bob closes the tab: Ada sees him leave and the count go down.
     await bob.context().close();
-    await ada.locator('#messages li.system', { hasText: 'Bob left the room.' }).waitFor();
+    await ada.locator('#messages li.system', { hasText: 'guest-Bob left the room.' }).waitFor();
     await ada.waitForFunction(() => document.getElementById('client-count')?.textContent === '2');
 
     mkdirSync(RESULTS, { recursive: true });
@@ -124,12 +129,15 @@ describe('chat page in Chromium', () => {
     expect(await error.textContent()).toBe(
       'Room "private-team" is for signed-in users; connect with a token.',
     );
-    await anon.locator('#state', { hasText: 'In room lobby as Finn' }).waitFor();
+    await anon.locator('#state', { hasText: 'In room lobby as guest-Finn' }).waitFor();
 
     const alice = await openChat('Alice', 'private-team', 'alice-token');
     await alice
       .locator('#messages li', { hasText: 'Connected as Alice, signed in as Alice' })
       .waitFor();
+    // The token went in $hello.auth: no WebSocket URL of any page carries it.
+    expect(socketUrls.length).toBeGreaterThan(0);
+    expect(socketUrls.filter((url) => /key=|token/.test(url))).toEqual([]);
 
     mkdirSync(RESULTS, { recursive: true });
     await anon.screenshot({ path: path.join(RESULTS, 'demo-errors.png'), fullPage: true });
@@ -139,7 +147,7 @@ describe('chat page in Chromium', () => {
     await closePages();
     const ada = await openChat('Ada', 'restart');
     const bob = await openChat('Bob', 'restart');
-    await ada.locator('#messages li.system', { hasText: 'Bob joined the room.' }).waitFor();
+    await ada.locator('#messages li.system', { hasText: 'guest-Bob joined the room.' }).waitFor();
     await say(ada, 'before the restart', bob);
 
     // The same port again: stop the demo, then start a new one on the port the first got.
@@ -164,6 +172,32 @@ describe('chat page in Chromium', () => {
 
     mkdirSync(RESULTS, { recursive: true });
     await bob.screenshot({ path: path.join(RESULTS, 'demo-restart.png'), fullPage: true });
+  }, 120_000);
+});
+
+describe('names and rooms in Chromium', () => {
+  it("shows a guest who picks a user's name as a guest, and only the page's room's lines", async () => {
+    await closePages();
+    const alice = await openChat('Alice', 'lobby', 'alice-token');
+    const fake = await openChat('Alice', 'lobby');
+    const away = await openChat('Away', 'elsewhere');
+    await alice
+      .locator('#messages li.system', { hasText: 'guest-Alice joined the room.' })
+      .waitFor();
+    await say(fake, 'it is me, Alice', alice);
+    expect(await alice.locator('#messages li', { hasText: 'it is me, Alice' }).textContent()).toBe(
+      'guest-Alice: it is me, Alice',
+    );
+    // A broadcast to one room shows on that room's pages only.
+    const res = await fetch(`${demo!.http}/api/broadcast`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'to lobby', room: 'lobby' }),
+    });
+    expect(res.status).toBe(200);
+    await alice.locator('#messages li.broadcast', { hasText: 'to lobby' }).waitFor();
+    await say(away, 'still elsewhere', away);
+    expect((await messages(away)).some((text) => /to lobby|it is me|Alice/.test(text))).toBe(false);
   }, 120_000);
 });
 

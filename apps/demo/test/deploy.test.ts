@@ -63,10 +63,13 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
 
     client = await TestClient.connect(`${started.url.replace(/^http/, 'ws')}/?name=deploy`);
     expect((await client.next()).event).toBe('welcome');
+    client.send('room.join', { room: 'lobby' });
+    await client.waitFor('room.joined');
     client.send('chat.message', { message: 'round trip' });
     expect((await client.waitFor('chat.message')).data).toMatchObject({
-      name: 'deploy',
+      name: 'guest-deploy',
       message: 'round trip',
+      room: 'lobby',
     });
 
     const closed = client.whenClosed();

@@ -8,12 +8,6 @@ async function json(res: globalThis.Response): Promise<Record<string, unknown>> 
   return (await res.json()) as Record<string, unknown>;
 }
 
-function post(url: string, body: string, contentType?: string): Promise<globalThis.Response> {
-  const headers: Record<string, string> = {};
-  if (contentType !== undefined) headers['content-type'] = contentType;
-  return fetch(url, { method: 'POST', headers, body });
-}
-
 describe('chat page', () => {
   it('serves the page at / with a CSP that allows only its own script and style', async () => {
     const { http } = await start();
@@ -68,6 +62,26 @@ describe('GET /api/status and /api/clients', () => {
     expect(two.clients).toBe(2);
   });
 
+  it('counts against a budget of 60 per 60 s by default', async () => {
+    const { http } = await start();
+    const first = await fetch(`${http}/api/status`);
+    expect(first.headers.get('x-ratelimit-limit')).toBe('60');
+    await first.arrayBuffer();
+  });
+
+  it.each(['/api/status', '/api/clients'])('limits %s per address', async (path) => {
+    const { http } = await start({ rateLimitScale: 0.1 });
+    for (let i = 0; i < 6; i += 1) {
+      const res = await fetch(`${http}${path}`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const limited = await fetch(`${http}${path}`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    await limited.arrayBuffer();
+  });
+
   it('lists the connected client ids', async () => {
     const { http, join } = await start();
     expect(await json(await fetch(`${http}/api/clients`))).toEqual({ count: 0, clients: [] });
@@ -78,78 +92,6 @@ describe('GET /api/status and /api/clients', () => {
     expect([...(body.clients as string[])].sort()).toEqual(
       [a.data.clientId as string, b.data.clientId as string].sort(),
     );
-  });
-});
-
-describe('POST /api/broadcast', () => {
-  it('answers {success: true} and sends api.message to every WebSocket client', async () => {
-    const { http, join } = await start();
-    const [a] = await join();
-    const [b] = await join();
-    const [c] = await join();
-    c.send('room.join', { room: 'elsewhere' });
-    await c.waitFor('room.joined');
-
-    const res = await post(
-      `${http}/api/broadcast`,
-      JSON.stringify({ message: 'hello all' }),
-      'application/json',
-    );
-    expect(res.status).toBe(200);
-    expect(await json(res)).toEqual({ success: true });
-    for (const client of [a, b, c]) {
-      const event = await client.waitFor('api.message');
-      expect(event.data).toEqual({ message: 'hello all', timestamp: expect.any(Number) });
-    }
-  });
-
-  it.each([
-    ['message is missing', {}],
-    ['message is a number', { message: 42 }],
-    ['message is empty', { message: '   ' }],
-    ['message is too long', { message: 'x'.repeat(2001) }],
-    ['the body is an array', [{ message: 'hi' }]],
-  ])('answers 400 {error} when %s', async (_case, body) => {
-    const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, JSON.stringify(body), 'application/json');
-    expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: expect.stringContaining('message') });
-  });
-
-  it.each([
-    ['text/plain', 'text/plain'],
-    ['form data', 'application/x-www-form-urlencoded'],
-    ['no content type', undefined],
-  ])('answers 415 {error} for a body sent as %s', async (_case, type) => {
-    const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, 'message=hi', type);
-    expect(res.status).toBe(415);
-    expect(await json(res)).toEqual({ error: expect.stringContaining('application/json') });
-  });
-
-  it('answers 405 with Allow: POST for another method', async () => {
-    const { http } = await start();
-    const res = await fetch(`${http}/api/broadcast`);
-    expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toMatch(/\bPOST\b/);
-    expect(await json(res)).toMatchObject({ error: expect.any(String) });
-  });
-
-  it('answers 413 for a body over 1 MiB and sends nothing', async () => {
-    const { http, join } = await start();
-    const [a] = await join();
-    const big = JSON.stringify({ message: 'x'.repeat(1024 * 1024) });
-    const res = await post(`${http}/api/broadcast`, big, 'application/json');
-    expect(res.status).toBe(413);
-    await res.arrayBuffer();
-    expect((await a.drain()).filter((e) => e.event === 'api.message')).toEqual([]);
-  });
-
-  it('answers 400 for malformed JSON sent as application/json', async () => {
-    const { http } = await start();
-    const res = await post(`${http}/api/broadcast`, '{"message": ', 'application/json');
-    expect(res.status).toBe(400);
-    expect(await json(res)).toMatchObject({ error: expect.any(String) });
   });
 });
 
@@ -232,6 +174,13 @@ describe('GET /api/me (auth middleware)', () => {
 });
 
 describe('GET /api/limited (RateLimit 5 per 60 s)', () => {
+  it('keeps its own budget whatever RATE_LIMIT_SCALE says', async () => {
+    const { http } = await start({ rateLimitScale: 10 });
+    const res = await fetch(`${http}/api/limited`);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5');
+    await res.arrayBuffer();
+  });
+
   it('counts down, then answers 429 with Retry-After', async () => {
     const { http } = await start();
     for (let i = 1; i <= 5; i += 1) {
@@ -249,12 +198,31 @@ describe('GET /api/limited (RateLimit 5 per 60 s)', () => {
 });
 
 describe('CORS', () => {
-  it('allows any origin by default', async () => {
+  const preflightFrom = (http: string, origin: string) =>
+    fetch(`${http}/api/broadcast`, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
+    });
+
+  it('grants no other site by default (same-origin only)', async () => {
     const { http } = await start();
-    const res = await fetch(`${http}/api/status`, { headers: { origin: 'http://anywhere.test' } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('access-control-allow-origin')).toMatch(
-      /^(\*|http:\/\/anywhere\.test)$/,
+    const preflight = await preflightFrom(http, 'https://evil.example');
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    expect(preflight.headers.get('access-control-allow-methods')).toBeNull();
+    const res = await fetch(`${http}/api/status`, { headers: { origin: 'https://evil.example' } });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    await res.arrayBuffer();
+  });
+
+  it('allows any origin with CORS_ORIGINS=*', async () => {
+    const { http } = await start({ corsOrigins: ['*'] });
+    const preflight = await preflightFrom(http, 'https://evil.example');
+    expect(preflight.headers.get('access-control-allow-origin')).toMatch(
+      /^(\*|https:\/\/evil\.example)$/,
     );
   });
 

@@ -166,9 +166,9 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
           'scgi_temp_path',
         ]
           .map((d) => `${d} ${dir}/${d};`)
-          .concat([`access_log ${dir}/access.log;`])
           .reduce((text, line) => `${text}\n    ${line}`, 'http {'),
-      );
+      )
+      .replace('/var/log/nginx/pkg-demo.access.log', `${dir}/access.log`);
     writeFileSync(path.join(dir, 'nginx.conf'), config);
     proxy = spawn(
       nginx!,
@@ -224,9 +224,12 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
       apps.map((app) => (app.server.getAdapter() as { synced?: () => Promise<void> }).synced?.()),
     );
 
-    const posted = await httpFrom(`${other.url()}/api/broadcast`, 'POST', {
-      message: 'via the other instance',
-    });
+    const posted = await httpFrom(
+      `${other.url()}/api/broadcast`,
+      'POST',
+      { message: 'via the other instance' },
+      { authorization: 'Bearer admin-token' },
+    );
     expect(posted.status).toBe(200);
     await waitUntil(() => received.length === 3, 'the broadcast through nginx');
     expect(received.sort()).toEqual([
@@ -252,5 +255,18 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
     expect(direct.json['ip']).toBe(CLIENT_ADDRESS);
     const health = await httpFrom(`http://127.0.0.1:${proxyPort}/health`);
     expect(health.json).toMatchObject({ status: 'healthy', adapter: 'connected' });
+  });
+
+  it('writes no query string, so no ?key= token, to its access log', async () => {
+    const me = await httpFrom(`http://127.0.0.1:${proxyPort}/api/me?key=bob-token`);
+    expect(me.status).toBe(200);
+    let log = '';
+    await waitUntil(() => {
+      log = readFileSync(path.join(dir, 'access.log'), 'utf8');
+      return log.includes('/api/me');
+    }, 'the access log line');
+    expect(log).toMatch(/"GET \/api\/me HTTP\/1\.1" 200/);
+    expect(log).not.toContain('bob-token');
+    expect(log).not.toContain('key=');
   });
 });

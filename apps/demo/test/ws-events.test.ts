@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { useDemo, type RunningDemo } from './helpers/app';
-import { HandshakeRefused, type TestClient } from './helpers/ws-client';
+import { HandshakeRefused, type Envelope, type TestClient } from './helpers/ws-client';
 
 const start = useDemo();
 
@@ -8,6 +8,9 @@ async function joinRoom(client: TestClient, room: string, name?: string) {
   client.send('room.join', name === undefined ? { room } : { room, name });
   return client.waitFor('room.joined');
 }
+
+const notices = (envelopes: Envelope[]): Envelope[] =>
+  envelopes.filter((e) => e.event === 'user.joined' || e.event === 'user.left');
 
 async function expectError(client: TestClient, code: string) {
   const error = await client.next();
@@ -17,27 +20,22 @@ async function expectError(client: TestClient, code: string) {
 }
 
 describe('connect and disconnect', () => {
-  it('welcomes a client with its id and the client count', async () => {
+  it('welcomes a client with its id, a marked guest name and the client count', async () => {
     const { join } = await start();
     const [, welcome] = await join();
     expect(welcome.data).toEqual({
       clientId: expect.any(String),
-      name: null,
+      name: expect.stringMatching(/^guest-[0-9a-f]{6}$/),
       user: null,
       clients: 1,
     });
   });
 
-  it('takes the display name from ?name= on the WebSocket URL', async () => {
+  it('takes the chosen name from ?name= on the WebSocket URL, marked as a guest', async () => {
     const { join } = await start();
-    const [a] = await join();
+    await join();
     const [, welcome] = await join('/?name=Zoe');
-    expect(welcome.data).toMatchObject({ name: 'Zoe', user: null, clients: 2 });
-    expect((await a.waitFor('user.joined')).data).toEqual({
-      clientId: welcome.data.clientId,
-      name: 'Zoe',
-      room: null,
-    });
+    expect(welcome.data).toMatchObject({ name: 'guest-Zoe', user: null, clients: 2 });
   });
 
   it('refuses a ?name= longer than 32 characters with 400', async () => {
@@ -49,46 +47,59 @@ describe('connect and disconnect', () => {
     expect((refused as HandshakeRefused).status).toBe(400);
   });
 
-  it('tells the others about a new client, not the client itself', async () => {
+  it('tells nobody when a client outside any room connects or leaves', async () => {
     const { join } = await start();
     const [a] = await join();
-    const [b, welcome] = await join();
-    const joined = await a.next();
-    expect(joined).toEqual({
-      event: 'user.joined',
-      data: { clientId: welcome.data.clientId, name: null, room: null },
-    });
-    expect(await b.drain()).toEqual([]);
+    const [b] = await join();
+    await joinRoom(b, 'lobby', 'Bea');
+    const [c] = await join('/?name=Cy');
+    await c.close();
+    expect(await a.drain()).toEqual([]);
+    expect(notices(await b.drain())).toEqual([]);
   });
 
-  it('tells the others when a client leaves, with its chosen name', async () => {
+  it("tells only the room's members when a member leaves, with the online count", async () => {
     const { join } = await start();
     const [a] = await join();
+    const [outside] = await join();
+    const [other] = await join();
     const [b, welcome] = await join();
-    await a.waitFor('user.joined');
+    await joinRoom(a, 'lobby', 'Ann');
+    await joinRoom(other, 'other', 'Oz');
     await joinRoom(b, 'lobby', 'Bea');
+    await a.waitFor('user.joined');
     await b.close();
-    const left = await a.waitFor('user.left');
-    expect(left.data).toEqual({ clientId: welcome.data.clientId, name: 'Bea', room: 'lobby' });
+    expect(await a.next()).toEqual({
+      event: 'user.left',
+      data: { clientId: welcome.data.clientId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+    });
+    expect(notices(await outside.drain())).toEqual([]);
+    expect(notices(await other.drain())).toEqual([]);
+  });
+
+  it('never names a private room to anyone outside it', async () => {
+    const { join } = await start();
+    const [anon] = await join();
+    const [alice] = await join('/', { authorization: 'Bearer alice-token' });
+    await joinRoom(alice, 'private-team');
+    await alice.close();
+    const seen = await anon.drain();
+    expect(JSON.stringify(seen)).not.toContain('private-team');
+    expect(notices(seen)).toEqual([]);
   });
 });
 
 describe('chat.message', () => {
-  it('goes to every client when the sender is in no room', async () => {
+  it('answers a client in no room with error not_in_room and reaches nobody', async () => {
     const { join } = await start();
-    const [a, aWelcome] = await join();
+    const [a] = await join();
     const [b] = await join();
+    await joinRoom(b, 'lobby');
     a.send('chat.message', { message: 'hi everyone' });
-    for (const client of [a, b]) {
-      const msg = await client.waitFor('chat.message');
-      expect(msg.data).toEqual({
-        clientId: aWelcome.data.clientId,
-        name: null,
-        message: 'hi everyone',
-        room: null,
-        timestamp: expect.any(Number),
-      });
-    }
+    const error = await expectError(a, 'not_in_room');
+    expect(error.data.message).toMatch(/room\.join/);
+    expect((await b.drain()).filter((e) => e.event === 'chat.message')).toEqual([]);
+    expect(await a.drain()).toEqual([]);
   });
 
   it("goes only to the sender's room", async () => {
@@ -101,7 +112,11 @@ describe('chat.message', () => {
     await joinRoom(c, 'other', 'Cid');
     a.send('chat.message', { message: 'lobby only' });
     const received = await b.waitFor('chat.message');
-    expect(received.data).toMatchObject({ name: 'Ann', message: 'lobby only', room: 'lobby' });
+    expect(received.data).toMatchObject({
+      name: 'guest-Ann',
+      message: 'lobby only',
+      room: 'lobby',
+    });
     expect((await a.waitFor('chat.message')).data.message).toBe('lobby only');
     const seenByC = await c.drain();
     expect(seenByC.filter((e) => e.event === 'chat.message')).toEqual([]);
@@ -116,6 +131,7 @@ describe('chat.message', () => {
   ])('answers error validation_failed when %s, and keeps the connection', async (_case, data) => {
     const { join } = await start();
     const [a] = await join();
+    await joinRoom(a, 'lobby');
     a.send('chat.message', data);
     await expectError(a, 'validation_failed');
     expect(await a.drain()).toEqual([]);
@@ -127,11 +143,10 @@ describe('room.join', () => {
     const { join } = await start();
     const [a, welcome] = await join();
     const [b] = await join();
-    await a.waitFor('user.joined');
     expect((await joinRoom(a, 'r1', 'Ann')).data).toEqual({
       room: 'r1',
       clientId: welcome.data.clientId,
-      name: 'Ann',
+      name: 'guest-Ann',
     });
     await joinRoom(a, 'r2');
     await joinRoom(b, 'r1');
@@ -149,26 +164,24 @@ describe('room.join', () => {
     const bId = bWelcome.data.clientId;
     await joinRoom(a, 'lobby', 'Ann');
     await joinRoom(c, 'other', 'Cid');
-    const notices = (envelopes: { event: string }[]) =>
-      envelopes.filter((e) => e.event === 'user.joined' || e.event === 'user.left');
     await a.drain();
     await c.drain();
 
     await joinRoom(b, 'lobby', 'Bea');
     expect(await a.next()).toEqual({
       event: 'user.joined',
-      data: { clientId: bId, name: 'Bea', room: 'lobby' },
+      data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
     });
     expect(notices(await c.drain())).toEqual([]);
 
     await joinRoom(b, 'other');
     expect(await a.next()).toEqual({
       event: 'user.left',
-      data: { clientId: bId, name: 'Bea', room: 'lobby' },
+      data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
     });
     expect(await c.next()).toEqual({
       event: 'user.joined',
-      data: { clientId: bId, name: 'Bea', room: 'other' },
+      data: { clientId: bId, name: 'guest-Bea', room: 'other', clients: 3 },
     });
     expect(notices(await b.drain())).toEqual([]);
 
@@ -177,13 +190,13 @@ describe('room.join', () => {
     expect(notices(await c.drain())).toEqual([]);
 
     await b.close();
-    for (const client of [a, c]) {
-      expect((await client.waitFor('user.left')).data).toEqual({
-        clientId: bId,
-        name: 'Bee',
-        room: 'other',
-      });
-    }
+    expect((await c.waitFor('user.left')).data).toEqual({
+      clientId: bId,
+      name: 'guest-Bee',
+      room: 'other',
+      clients: 2,
+    });
+    expect(notices(await a.drain())).toEqual([]);
   });
 
   it.each([
@@ -204,7 +217,7 @@ describe('room.join', () => {
     const { join } = await start();
     const [anon] = await join();
     anon.send('room.join', { room: 'private-team' });
-    await expectError(anon, 'forbidden');
+    expect((await expectError(anon, 'forbidden')).data.room).toBe('private-team');
     const [alice] = await join('/', { authorization: 'Bearer alice-token' });
     expect((await joinRoom(alice, 'private-team')).data).toMatchObject({
       room: 'private-team',
@@ -243,15 +256,21 @@ describe('handshake authentication', () => {
     const { join } = await start();
     const [a, welcome] = await join('/', { authorization: 'Bearer alice-token' });
     expect(welcome.data.user).toEqual({ id: 'alice', name: 'Alice', role: 'user' });
+    await joinRoom(a, 'lobby');
     a.send('chat.message', { message: 'signed' });
     expect((await a.waitFor('chat.message')).data.name).toBe('Alice');
   });
 
-  it('attaches the user of a ?key= token and announces the name to others', async () => {
+  it('still accepts a ?key= token from other clients and shows the account name', async () => {
     const { join } = await start();
     const [a] = await join();
-    const [, welcome] = await join('/?key=bob-token');
-    expect(welcome.data.user).toEqual({ id: 'bob', name: 'Bob', role: 'user' });
+    await joinRoom(a, 'lobby');
+    const [b, welcome] = await join('/?key=bob-token&name=Alice');
+    expect(welcome.data).toMatchObject({
+      name: 'Bob',
+      user: { id: 'bob', name: 'Bob', role: 'user' },
+    });
+    await joinRoom(b, 'lobby', 'Alice');
     expect((await a.waitFor('user.joined')).data.name).toBe('Bob');
   });
 
@@ -340,8 +359,14 @@ describe('WebSocket origin check', () => {
     expect(await status(running, 'null')).toBe(403);
   });
 
-  it('accepts any origin by default', async () => {
+  it("refuses other sites by default and accepts the page's own origin", async () => {
     const running = await start();
-    expect(await status(running, 'http://anywhere.test')).toBe(101);
+    expect(await status(running, 'https://evil.example')).toBe(403);
+    expect(await status(running, running.http)).toBe(101);
+  });
+
+  it('accepts any origin with CORS_ORIGINS=*', async () => {
+    const running = await start({ corsOrigins: ['*'] });
+    expect(await status(running, 'https://evil.example')).toBe(101);
   });
 });

@@ -3,6 +3,7 @@
  * `../page-bundle.ts`). It talks to the server only through `Client`, typed by the same
  * event maps as `ChatController`: the client reconnects with backoff after a lost
  * connection (a server restart, say), and the page then enters its room again on its own.
+ * The token goes in `$hello.auth` (the client's `auth` option), never in the URL.
  */
 import { Client, ClientError } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../events';
@@ -44,16 +45,24 @@ function setState(text: string): void {
   stateEl.textContent = text;
 }
 
+/** How often the page reads the online count from `GET /api/status`, in ms. */
+const COUNT_POLL_MS = 30_000;
+
+function showCount(clients: number): void {
+  countEl.textContent = String(clients);
+}
+
+/** Polled, never per event: `welcome` and the room's join/leave notices carry the count. */
 function refreshCount(): void {
   fetch('/api/status', { cache: 'no-store' })
     .then((res) => (res.ok ? (res.json() as Promise<{ clients: number }>) : null))
     .then((status) => {
-      if (status) countEl.textContent = String(status.clients);
+      if (status) showCount(status.clients);
     })
     .catch(() => undefined); // the next refresh tries again
 }
 
-const who = (data: { name: string | null; clientId: string }): string => data.name || data.clientId;
+const who = (data: { name: string }): string => data.name;
 
 /** Marks the newest own line with this text as delivered (the server's answer arrived). */
 function markDelivered(text: string): void {
@@ -70,34 +79,38 @@ function markDelivered(text: string): void {
   }
 }
 
-function listen(c: ChatClient, token: string): void {
+function listen(c: ChatClient): void {
   let everConnected = false;
 
   c.on('welcome', (data) => {
     myId = data.clientId;
     const signedIn = data.user ? `, signed in as ${data.user.name}` : '';
-    add('system', `Connected as ${data.name || 'guest'}${signedIn} (${data.clientId}).`);
-    refreshCount();
+    add('system', `Connected as ${data.name}${signedIn} (${data.clientId}).`);
+    showCount(data.clients);
   });
   c.on('room.joined', (data) => {
     if (data.room !== myRoom) add('system', `You joined room ${data.room}.`);
     else if (rejoining) add('system', `Back in room ${data.room}.`);
     rejoining = false;
     myRoom = data.room;
-    setState(`In room ${data.room} as ${data.name || data.clientId}`);
+    setState(`In room ${data.room} as ${data.name}`);
     sendButton.disabled = false;
     messageInput.focus();
   });
+  // The server sends these to the room's members only; the checks keep a line that was on
+  // its way while the page moved to another room out of the new one.
   c.on('user.joined', (data) => {
-    // room null: someone connected (only the count changes); a room: someone entered it.
-    if (data.room && data.room === myRoom) add('system', `${who(data)} joined the room.`);
-    refreshCount();
+    if (data.room !== myRoom) return;
+    add('system', `${who(data)} joined the room.`);
+    showCount(data.clients);
   });
   c.on('user.left', (data) => {
-    if (data.room && data.room === myRoom) add('system', `${who(data)} left the room.`);
-    refreshCount();
+    if (data.room !== myRoom) return;
+    add('system', `${who(data)} left the room.`);
+    showCount(data.clients);
   });
   c.on('chat.message', (data) => {
+    if (data.room !== myRoom) return;
     const item = add(
       data.clientId === myId ? 'chat mine' : 'chat',
       `${who(data)}: ${data.message}`,
@@ -105,6 +118,7 @@ function listen(c: ChatClient, token: string): void {
     item.dataset['text'] = data.message;
   });
   c.on('api.message', (data) => {
+    if (data.room !== null && data.room !== myRoom) return;
     add('broadcast', `[broadcast] ${data.message}`);
   });
   c.on('error', (data) => {
@@ -122,7 +136,6 @@ function listen(c: ChatClient, token: string): void {
   c.on('disconnect', (info) => {
     myId = null;
     sendButton.disabled = true;
-    refreshCount();
     if (!info.willReconnect) return;
     rejoining = myRoom !== null;
     setState('Reconnecting...');
@@ -135,9 +148,9 @@ function listen(c: ChatClient, token: string): void {
     const refused =
       error instanceof ClientError &&
       (error.code === 'PKG_ERR_CLIENT_UNAUTHORIZED' || error.code === 'PKG_ERR_CLIENT_FORBIDDEN');
-    // Browsers hide the status of a refused upgrade: with a token, a connection that never
-    // opened is taken as a refused token.
-    if (refused || token) {
+    // The token travels in $hello, so a refusal is a close 4401 the browser does show
+    // (unlike the status of a refused upgrade).
+    if (refused) {
       add(
         'error',
         'Could not connect: the server refused the token. Use a demo token (alice-token, bob-token, admin-token) or leave the field empty.',
@@ -160,13 +173,14 @@ function stop(): void {
 }
 
 function start(token: string, name: string): void {
-  const query: Record<string, string> = {};
-  if (token) query['key'] = token;
-  if (name) query['name'] = name;
-  const c: ChatClient = new Client<ClientEvents, ServerEvents>('/', { query });
+  // The display name may travel in the URL; the token goes in $hello.auth only.
+  const c: ChatClient = new Client<ClientEvents, ServerEvents>('/', {
+    ...(token ? { auth: token } : {}),
+    ...(name ? { query: { name } } : {}),
+  });
   client = c;
   clientToken = token;
-  listen(c, token);
+  listen(c);
   setState('Connecting...');
   c.connect().catch(() => undefined); // failures are reported through connect_error
 }
@@ -204,4 +218,4 @@ byId<HTMLFormElement>('send-form').addEventListener('submit', (e) => {
 });
 
 refreshCount();
-setInterval(refreshCount, 5000);
+setInterval(refreshCount, COUNT_POLL_MS);

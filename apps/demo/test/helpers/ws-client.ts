@@ -74,16 +74,16 @@ export class TestClient {
   }
 
   /**
-   * Sends a `chat.message` marker and waits for its own echo: the server handles one
-   * connection's messages in order, so everything it sent to this client earlier has been
-   * received by then. Returns the envelopes that arrived before the marker.
+   * Sends a `leave_room` for a room it is not in (a marker) and waits for its `room_left`:
+   * the server handles one connection's messages in order, so everything it sent to this
+   * client earlier has been received by then. Returns the envelopes that arrived before.
    */
   async drain(marker = `marker-${Math.random()}`): Promise<Envelope[]> {
-    this.send('chat.message', { message: marker });
+    this.send('leave_room', { room: marker, namespace: '/' });
     const before: Envelope[] = [];
     for (;;) {
       const envelope = await this.next();
-      if (envelope.event === 'chat.message' && envelope.data.message === marker) return before;
+      if (envelope.event === 'room_left' && envelope.data.room === marker) return before;
       before.push(envelope);
     }
   }
