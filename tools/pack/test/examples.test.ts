@@ -8,12 +8,15 @@
  * node from the compiled output; servers with PORT=0, until they say `listening on` and
  * answer an HTTP request.
  *
+ * tsc reports syntax errors alone when a file has one (the type errors of the other blocks
+ * show once it is fixed); either way the failing block's test names the document and line.
+ *
  * A new block in any of those documents is checked without a change here. Needs the built
  * packages (`pnpm build`) and the npm registry or its cache, like tarballs.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Block, docDir, extractAll } from './support/examples';
@@ -198,6 +201,8 @@ describe('the code blocks of the READMEs and docs/', () => {
 describe('compiles under the recommended tsconfig, against the packed packages', () => {
   it.each(code.map((b) => [`${where(b)} (${b.file})`, b] as const))('%s', (_name, b) => {
     expect(diagnostics.get(where(b)) ?? []).toEqual([]);
+    // tsc did see the file: it wrote its output.
+    expect(existsSync(path.join(project, outputOf(b)))).toBe(true);
   });
 });
 
