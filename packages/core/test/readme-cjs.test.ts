@@ -1,6 +1,6 @@
 // The root README's CommonJS example (no decorators), run as written by plain `node` from
 // the BUILT package (`require('@pkg/core')` resolves to dist/index.cjs through the package's
-// own exports map), then spoken to over HTTP and WebSocket. Only the port is changed (to 0).
+// own exports map), then spoken to over HTTP and WebSocket, with PORT=0.
 // Needs `pnpm build` first, like CI does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,10 +32,13 @@ describe('README CommonJS example', () => {
   it('runs with plain node from the built package', async () => {
     expect(existsSync(path.join(__dirname, '..', 'dist', 'index.cjs'))).toBe(true);
     const code = example();
-    expect(code).toContain('port: 6001');
+    expect(code).toContain("host: '127.0.0.1'");
     const file = path.join(dir, 'server.cjs');
-    writeFileSync(file, code.replace('port: 6001', "host: '127.0.0.1', port: 0"));
-    const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    writeFileSync(file, code);
+    const child = spawn(process.execPath, [file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PORT: '0' },
+    });
     children.push(child);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -43,8 +46,8 @@ describe('README CommonJS example', () => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString();
-        const found = /listening on (http:\/\/localhost:\d+)/.exec(out);
-        if (found?.[1]) resolve(found[1].replace('localhost', '127.0.0.1'));
+        const found = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (found?.[1]) resolve(found[1]);
       });
       child.once('exit', (exitCode) => reject(new Error(`exited ${exitCode}: ${stderr}`)));
     });

@@ -1,7 +1,7 @@
 // The README's walk from install to a running controller, run as written: the `server.ts`
 // block is compiled by TypeScript (standard decorators) and started, then spoken to the way
-// the README does (curl, a `ws` client). Only the port is changed (to 0) and the default
-// console logger silenced.
+// the README does (curl, a `ws` client), with PORT=0 and the default console logger
+// silenced.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -13,7 +13,8 @@ const readme = readFileSync(path.resolve(__dirname, '..', 'README.md'), 'utf8');
 
 /** The TypeScript block that follows the "`server.ts`:" line. */
 function serverExample(): string {
-  const match = /^`server\.ts`:\s*```ts\n([\s\S]*?)```/m.exec(readme);
+  // Markers for the examples harness (`<!-- example: ... -->`) may sit between the two.
+  const match = /^`server\.ts`:\s*(?:<!--[^>]*-->\s*)*```ts\n([\s\S]*?)```/m.exec(readme);
   if (match?.[1] === undefined) throw new Error('README.md has no `server.ts` example block');
   return match[1];
 }
@@ -26,11 +27,11 @@ const started: core.Server[] = [];
  * and its Server recorded so the test can close it. Resolves with the URL it logs.
  */
 async function runExample(code: string): Promise<{ url: string; server: core.Server }> {
-  expect(code).toContain('port: 6001');
+  expect(code).toContain('Number(process.env.PORT ?? 6001)');
   const importEnd = code.indexOf("from '@pkg/core';") + "from '@pkg/core';".length;
-  const source = `${code.slice(0, importEnd)}\nexport async function main() {\n${code
-    .slice(importEnd)
-    .replace('port: 6001', 'port: 0')}\n}\n`;
+  const source = `${code.slice(0, importEnd)}\nexport async function main() {\n${code.slice(
+    importEnd,
+  )}\n}\n`;
   const js = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
     reportDiagnostics: true,
@@ -52,7 +53,7 @@ async function runExample(code: string): Promise<{ url: string; server: core.Ser
   };
   const logged: string[] = [];
   const fakeConsole = { ...console, log: (line: string) => logged.push(line) };
-  const fakeProcess = { once: () => undefined };
+  const fakeProcess = { once: () => undefined, env: { PORT: '0' } };
   const module: { exports: { main?: () => Promise<void> } } = { exports: {} };
   new Function('require', 'module', 'exports', 'process', 'console', js.outputText)(
     fakeRequire,

@@ -8,7 +8,6 @@
  * for the third-party dependencies (npm's cache is used when it has them).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -20,22 +19,19 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  type Manifest,
+  npmInstall,
+  pack,
+  publicPackages,
+  readJson,
+  root,
+  run,
+  tsc,
+} from './support/packing';
 
-const root = path.resolve(__dirname, '../../..');
 const SETUP_TIMEOUT = 300_000;
 const STEP_TIMEOUT = 120_000;
-
-interface Manifest {
-  name: string;
-  private?: boolean;
-  license?: string;
-  repository?: { type?: string; url?: string; directory?: string };
-  exports?: unknown;
-  main?: string;
-  module?: string;
-  types?: string;
-  dependencies?: Record<string, string>;
-}
 
 interface PackageUnderTest {
   name: string;
@@ -43,33 +39,6 @@ interface PackageUnderTest {
   tarball: string;
   values: string[];
   types: string[];
-}
-
-function readJson<T>(file: string): T {
-  return JSON.parse(readFileSync(file, 'utf8')) as T;
-}
-
-/** Runs a command; on failure the error carries its output, so the test report shows why. */
-function run(cmd: string, args: string[], cwd: string): string {
-  try {
-    return execFileSync(cmd, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_update_notifier: 'false' },
-    });
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(
-      `${cmd} ${args.join(' ')} failed in ${cwd}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
-    );
-  }
-}
-
-/** The workspace's pnpm: the bootstrapped one in .tools/ if present, else the one on PATH. */
-function pnpmBin(): string {
-  const local = path.join(root, '.tools', 'pnpm', 'bin', 'pnpm');
-  return existsSync(local) ? local : 'pnpm';
 }
 
 /**
@@ -107,29 +76,6 @@ function exportedNames(
   return { values: [...values].sort(), types: [...types].sort() };
 }
 
-/** The public packages under packages/, which must have been built. */
-function publicPackages(): Array<{ name: string; dir: string }> {
-  const out: Array<{ name: string; dir: string }> = [];
-  const missing: string[] = [];
-  for (const entry of readdirSync(path.join(root, 'packages')).sort()) {
-    const dir = path.join(root, 'packages', entry);
-    const manifestFile = path.join(dir, 'package.json');
-    if (!existsSync(manifestFile)) continue;
-    const manifest = readJson<Manifest>(manifestFile);
-    if (manifest.private === true) continue;
-    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) {
-      if (!existsSync(path.join(dir, 'dist', file))) missing.push(`packages/${entry}/dist/${file}`);
-    }
-    out.push({ name: manifest.name, dir });
-  }
-  if (missing.length > 0) {
-    throw new Error(
-      `The packages are not built (missing ${missing.join(', ')}): run \`pnpm build\` first.`,
-    );
-  }
-  return out;
-}
-
 /** Every file path an `exports` map (or a condition inside it) points at. */
 function exportTargets(value: unknown): string[] {
   if (typeof value === 'string') return [value];
@@ -150,19 +96,6 @@ function installed(project: string): string[] {
     }
   }
   return names.sort();
-}
-
-function npmInstall(project: string, specs: string[]): void {
-  mkdirSync(project, { recursive: true });
-  writeFileSync(
-    path.join(project, 'package.json'),
-    `${JSON.stringify({ name: path.basename(project), private: true, version: '0.0.0' }, null, 2)}\n`,
-  );
-  run(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', ...specs],
-    project,
-  );
 }
 
 function consumerSource(packages: PackageUnderTest[], style: 'esm' | 'cjs'): string {
@@ -236,7 +169,6 @@ function tsconfig(
 let work: string;
 let consumer: string;
 let packages: PackageUnderTest[] = [];
-const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 beforeAll(() => {
   const found = publicPackages();
@@ -254,12 +186,8 @@ beforeAll(() => {
     return dts === undefined ? undefined : exportedNames(dts, namesOf);
   };
   packages = found.map(({ name, dir }) => {
-    const before = new Set(readdirSync(tarballs));
-    run(pnpmBin(), ['pack', '--pack-destination', tarballs], dir);
-    const tarball = readdirSync(tarballs).find((f) => !before.has(f));
-    if (tarball === undefined) throw new Error(`pnpm pack wrote no tarball for ${name}`);
     const names = namesOf(name) ?? { values: [], types: [] };
-    return { name, dir, tarball: path.join(tarballs, tarball), ...names };
+    return { name, dir, tarball: pack(dir, name, tarballs), ...names };
   });
   consumer = path.join(work, 'consumer');
   // @types/node: the declarations use Node's types, as any Node consumer's project has them.
