@@ -36,6 +36,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
       'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
       'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+      'PKG_ERR_CORE_BACKEND_UNAVAILABLE',
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { createHttpError } from './errors';
 import type { Request } from './request';
 import { Response } from './response';
+import { addressGroup } from './address-group';
 
 /** At most `maxCount` calls per `timeWindow` seconds. */
 export interface RateLimitRule {
@@ -172,9 +173,13 @@ export class RateLimiter {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The key of a rate-limited route for one client: `<route>|<client IP>`. */
-  static keyFor(route: string, request: Request): string {
-    return `${route}|${request.getIpAddress()}`;
+  /**
+   * The key of a rate-limited route for one client: `<route>|<client address>`, where an
+   * IPv6 address stands for its network of `ipv6Subnet` bits (default a /64; see
+   * `addressGroup`), so a client cannot get a fresh budget per address of its prefix.
+   */
+  static keyFor(route: string, request: Request, ipv6Subnet?: number): string {
+    return `${route}|${addressGroup(request.getIpAddress(), ipv6Subnet)}`;
   }
 
   /** Counts one call under `key` and says whether it is within `rule`. */

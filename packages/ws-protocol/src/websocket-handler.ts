@@ -240,7 +240,7 @@ export class WebSocketHandler {
         path: splitRequestTarget(req.url ?? '/').path,
         remoteAddress: req.socket?.remoteAddress,
       });
-      writeHandshakeError(socket, failure.status, failure.message, failure.headers);
+      writeHandshakeError(socket, failure.status, failure.message, failure.headers, this.#log);
       return false;
     };
     const shuttingDown: HandshakeFailure = {

@@ -138,6 +138,18 @@ export interface ServerConfigOptions {
   max_connections_per_ip?: number;
   /** Connections over max_connections kept for the health check (others get 503). Default 16. */
   connection_reserve?: number;
+  /**
+   * Prefix length (bits, 1-128) by which IPv6 client addresses are grouped for the
+   * per-address limits (max_connections_per_ip, the `address` rate-limit key, HTTP route
+   * rate limits): every address of one /64 counts as one client by default. IPv4 addresses
+   * are counted one by one. Default 64.
+   */
+  ipv6_subnet?: number;
+  /**
+   * How long run() waits for the adapter's and the rate-limit store's `connect()` before it
+   * listens anyway (and logs that it did); 0 = do not wait. Default 10000.
+   */
+  backend_connect_timeout?: number;
   /** Host header allow-list for HTTP and upgrades: names, `.example.com` (and subdomains) or `*`; `null` = no check. Default `null`. */
   allowed_hosts?: string[] | null;
   /**
@@ -213,6 +225,8 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   http_handler_timeout: 30_000,
   max_connections_per_ip: 0,
   connection_reserve: 16,
+  ipv6_subnet: 64,
+  backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
 });
@@ -342,6 +356,11 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   http_handler_timeout: timer('a number of milliseconds (0 = no limit)', 0),
   max_connections_per_ip: nonNegativeInt('a whole number of connections (0 = no limit)'),
   connection_reserve: nonNegativeInt('a whole number of connections'),
+  ipv6_subnet: (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 128
+      ? null
+      : 'a prefix length in bits from 1 to 128 (e.g. 64 groups each /64)',
+  backend_connect_timeout: timer('a number of milliseconds up to 2147483647 (0 = do not wait)', 0),
   allowed_hosts: (v) =>
     v === null || (isStringArray(v) && v.length > 0 && v.every((h) => h.trim() !== ''))
       ? null

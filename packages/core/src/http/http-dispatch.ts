@@ -13,6 +13,8 @@ export interface HttpDispatchOptions {
   readonly middleware: Middleware;
   readonly rateLimiter: RateLimiter;
   readonly logger: LoggerInterface;
+  /** Prefix length by which IPv6 clients share a route's rate limit (`ipv6_subnet`). */
+  readonly ipv6Subnet?: number;
 }
 
 const METHOD_ORDER: readonly string[] = [
@@ -114,7 +116,7 @@ export class HttpDispatcher {
       const logger = this.#options.logger;
       const name = `${route.method} ${route.path}`;
       target = (request) =>
-        limiter.check(RateLimiter.keyFor(`http ${name}`, request), rule).then(async (result) => {
+        limiter.check(RateLimiter.keyFor(`http ${name}`, request, this.#options.ipv6Subnet), rule).then(async (result) => {
           if (!result.allowed) {
             logger.debug('HTTP route over its rate limit', {
               code: 'PKG_ERR_CORE_RATE_LIMITED',
