@@ -35,6 +35,11 @@ export interface RateLimitStore {
     key: string,
     windowMs: number,
   ): Promise<{ count: number; resetAt: number }> | { count: number; resetAt: number };
+  /**
+   * Optional: connects a store that talks to a server. `@pkg/core`'s `run()` awaits it
+   * (within `backend_connect_timeout`) before it listens, so the first hits are counted.
+   */
+  connect?(): Promise<void>;
 }
 
 export interface MemoryRateLimitStoreOptions {
