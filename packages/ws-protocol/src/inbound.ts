@@ -85,7 +85,12 @@ export class Inbound {
         lastError: code,
         maxProtocolErrors: options.maxProtocolErrors,
       });
-      conn.close(WsCloseCode.POLICY_VIOLATION, 'Too many protocol errors', options.closeTimeout, log);
+      conn.close(
+        WsCloseCode.POLICY_VIOLATION,
+        'Too many protocol errors',
+        options.closeTimeout,
+        log,
+      );
       return false;
     }
     if (id !== undefined) {

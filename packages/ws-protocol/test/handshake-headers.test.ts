@@ -25,10 +25,7 @@ describe('handshake refusal headers', () => {
       },
     }));
     const injected = encodeURIComponent('x\u010d\u010aSet-Cookie: session=evil');
-    const raw = await rawExchange(
-      ts.port,
-      upgradeRequest({}, `GET /?t=${injected} HTTP/1.1`),
-    );
+    const raw = await rawExchange(ts.port, upgradeRequest({}, `GET /?t=${injected} HTTP/1.1`));
 
     expect(raw.startsWith('HTTP/1.1 401 Unauthorized\r\n')).toBe(true);
     const lines = headLines(raw);

@@ -92,7 +92,12 @@ export class Admission {
       status: refusal.status,
       host: req.headers.host,
     });
-    refuseRequest(res, refusal.status, refusal.code, refusal.retry ? RETRY_AFTER_SECONDS : undefined);
+    refuseRequest(
+      res,
+      refusal.status,
+      refusal.code,
+      refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+    );
     return true;
   }
 
@@ -108,7 +113,12 @@ export class Admission {
         status: refusal.status,
         clientId,
       });
-      refuseUpgrade(socket, refusal.status, refusal.code, refusal.retry ? RETRY_AFTER_SECONDS : undefined);
+      refuseUpgrade(
+        socket,
+        refusal.status,
+        refusal.code,
+        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      );
       return false;
     }
     const { gate, clientAddress } = this.#o;
