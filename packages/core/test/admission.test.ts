@@ -3,7 +3,7 @@
 // upgrade, per-address limits grouping IPv6 by ipv6_subnet, inject()/connect() admitted like
 // the listener's connections, and run() connecting the adapter before it listens.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { LocalAdapter, ServerConfig, type Server } from '../src/index';
+import { LocalAdapter, NullLogger, Server, ServerConfig } from '../src/index';
 import { cleanup, expectRefusedUpgrade, RawConnection, startServer, TestClient } from './helpers';
 
 afterEach(cleanup);
@@ -314,5 +314,24 @@ describe('run() connects the adapter before it listens', () => {
     expect(warning?.level).toBe('warning');
     expect(warning?.context?.['backend']).toBe('adapter');
     expect(await rawRequest(ts.port, get('/nope', { Host: 'x' }))).toMatch(/^HTTP\/1\.1 404/);
+  });
+
+  it('close() called while run() waits for the adapter closes the server once it started', async () => {
+    const adapter = new SlowAdapter();
+    const server = new Server(
+      new ServerConfig({ host: '127.0.0.1', port: 0, heartbeat_interval: 0 }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
+    );
+    server.setAdapter(adapter);
+    const running = server.run();
+    const closing = server.close();
+    await running;
+    await closing;
+    expect(adapter.connected).toBe(true);
+    expect(server.state).toBe('closed');
+    expect(server.socket?.listening ?? false).toBe(false);
   });
 });

@@ -182,6 +182,16 @@ export class Lifecycle {
       );
     }
     this.#state = 'starting';
+    // close() during the start waits for all of it (backends and the bind), then closes.
+    const started = this.#start();
+    this.#listening = started.then(
+      () => undefined,
+      () => undefined,
+    );
+    await started;
+  }
+
+  async #start(): Promise<void> {
     const { config, logger } = this.#o;
     // Before the port is bound: a Redis rate-limit store that connected on its first hit
     // let the first hits of every fresh instance through ("The client is offline").
@@ -193,15 +203,9 @@ export class Lifecycle {
     const tls = config.getTls();
     const server = createNodeServer(config);
     attachListeners(server, this.#handlers, tls !== null, logger);
-
     this.#socket = server;
-    const listening = listen(server, config.getHost(), config.getPort());
-    this.#listening = listening.then(
-      () => undefined,
-      () => undefined,
-    );
     try {
-      this.#boundPort = await listening;
+      this.#boundPort = await listen(server, config.getHost(), config.getPort());
     } catch (err) {
       this.#state = 'closed';
       this.#socket = null;
