@@ -39,9 +39,21 @@ export class ConnectionGate {
   #open = 0;
   readonly #reserved = new WeakSet<object>();
   readonly #perIp = new Map<string, number>();
+  /** The address key each socket holding a slot counts under. */
+  readonly #slotOf = new WeakMap<object, string>();
+  /** One listener for every socket with a slot (called with the socket as `this`). */
+  readonly #slotSocketClosed: (this: Duplex) => void;
 
   constructor(options: ConnectionGateOptions) {
     this.#o = options;
+    const slots = this.#slotOf;
+    const release = (key: string): void => this.#release(key);
+    this.#slotSocketClosed = function (this: Duplex): void {
+      const key = slots.get(this);
+      if (key === undefined) return;
+      slots.delete(this);
+      release(key);
+    };
   }
 
   /** Open TCP connections. */
@@ -54,9 +66,20 @@ export class ConnectionGate {
     return this.#perIp.size;
   }
 
+  /** Where the connection just counted stands; a reserved one is remembered. */
+  #verdict(connection: object): GateVerdict {
+    const max = this.#o.maxConnections;
+    if (max === 0 || this.#open <= max) return 'served';
+    if (this.#open <= max + this.#o.reserve) {
+      this.#reserved.add(connection);
+      return 'reserve';
+    }
+    return 'over';
+  }
+
   /**
-   * Counts a new connection (a TCP socket, or an in-process one) and says where it stands;
-   * `release` gives the count back, once.
+   * Counts an in-process request (`server.inject()`) as a connection and says where it
+   * stands; `release` gives the count back, once.
    */
   admit(connection: object): { verdict: GateVerdict; release: () => void } {
     this.#open += 1;
@@ -66,20 +89,19 @@ export class ConnectionGate {
       released = true;
       this.#open -= 1;
     };
-    const max = this.#o.maxConnections;
-    if (max === 0 || this.#open <= max) return { verdict: 'served', release };
-    if (this.#open <= max + this.#o.reserve) {
-      this.#reserved.add(connection);
-      return { verdict: 'reserve', release };
-    }
-    return { verdict: 'over', release };
+    return { verdict: this.#verdict(connection), release };
   }
 
   /** Counts a new socket until it closes; over the cap and its reserve, answers 503 and closes it. */
   readonly accept = (socket: Duplex): void => {
-    const { verdict, release } = this.admit(socket);
-    socket.once('close', release);
-    if (verdict === 'over') socket.end(REFUSED);
+    this.#open += 1;
+    // One shared listener for every socket: no closure per connection.
+    socket.once('close', this.#closed);
+    if (this.#verdict(socket) === 'over') socket.end(REFUSED);
+  };
+
+  readonly #closed = (): void => {
+    this.#open -= 1;
   };
 
   /** True when the connection is over max_connections (only the health check is served). */
@@ -101,8 +123,12 @@ export class ConnectionGate {
     const n = this.#perIp.get(key) ?? 0;
     if (this.#o.maxPerIp > 0 && n >= this.#o.maxPerIp) return false;
     this.#perIp.set(key, n + 1);
-    if (socket.destroyed) this.#release(key);
-    else socket.once('close', () => this.#release(key));
+    if (socket.destroyed) {
+      this.#release(key);
+    } else {
+      this.#slotOf.set(socket, key);
+      socket.once('close', this.#slotSocketClosed);
+    }
     return true;
   }
 
