@@ -38,6 +38,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_HOST_NOT_ALLOWED',
       'PKG_ERR_CORE_INVALID_ROOM_NAME',
       'PKG_ERR_CORE_TOO_MANY_ROOMS',
+      'PKG_ERR_CORE_BACKEND_UNAVAILABLE',
     ]);
   });
 

@@ -140,7 +140,7 @@ export const coreErrorCodes = {
   },
   PKG_ERR_CORE_HOST_NOT_ALLOWED: {
     message:
-      'The Host header of a request or upgrade is not in allowed_hosts (403), or is missing or malformed (400).',
+      'The Host header of a request or upgrade, or the host a trusted proxy forwarded (X-Forwarded-Host, Forwarded: host=), is not in allowed_hosts (403), or is missing or malformed (400).',
     status: 403,
   },
   PKG_ERR_CORE_INVALID_ROOM_NAME: {
@@ -152,6 +152,10 @@ export const coreErrorCodes = {
     message:
       'A WebSocket client is already in max_rooms_per_client rooms; the join was refused (error event too_many_rooms).',
     eventCode: 'too_many_rooms',
+  },
+  PKG_ERR_CORE_BACKEND_UNAVAILABLE: {
+    message:
+      'The adapter or the rate-limit store did not connect within backend_connect_timeout when run() started (or its connect() failed); the server listens anyway and the backend keeps reconnecting.',
   },
 } as const satisfies Record<string, CoreErrorInfo>;
 

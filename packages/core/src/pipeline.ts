@@ -1,4 +1,5 @@
 import {
+  addressGroup,
   HttpHandler,
   MemoryRateLimitStore,
   RateLimiter,
@@ -91,9 +92,16 @@ export class ReplaceableStore implements RateLimitStore {
 function rateLimitKey(
   setting: WsRateLimitKey,
   addressOf: (clientId: string) => string | undefined,
+  ipv6Subnet: number,
 ): (clientId: string) => string {
   if (setting === 'client') return (id) => id;
-  if (setting === 'address') return (id) => addressOf(id) || id;
+  // IPv6 clients of one network (ipv6_subnet, a /64 by default) share one budget.
+  if (setting === 'address') {
+    return (id) => {
+      const address = addressOf(id);
+      return address ? addressGroup(address, ipv6Subnet) : id;
+    };
+  }
   return (id) => {
     const key = setting(id, addressOf(id) ?? '');
     return typeof key === 'string' && key !== '' ? key : id;
@@ -191,6 +199,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     maxConnections: config.getMaxConnections(),
     reserve: config.get('connection_reserve'),
     maxPerIp: config.get('max_connections_per_ip'),
+    ipv6Subnet: config.get('ipv6_subnet'),
   });
   const allowedHosts = config.getAllowedHosts();
   const httpHandler = new HttpHandler({
@@ -282,6 +291,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     clientWork,
     clientAddress: (req) =>
       resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
+    trust,
+    backends: () => [
+      { name: 'adapter', target: adapter.adapter },
+      { name: 'rate-limit store', target: rateLimitStore.store },
+    ],
   });
 
   const dependencies = {
@@ -301,7 +315,9 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     rateLimitKey: rateLimitKey(
       config.get('ws_rate_limit_key'),
       (id) => wsHandler.getClient(id)?.ip,
+      config.get('ipv6_subnet'),
     ),
+    ipv6Subnet: config.get('ipv6_subnet'),
     // Covers OnConnect itself (protocol version 1 runs it after $hello, not during hello_wait).
     connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
       logger.warning('OnConnect handlers did not finish in time; closing the client', {
@@ -340,7 +356,6 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   wsHandler.onMessage(protocol.onMessage);
   wsHandler.onDisconnect((client, code) => {
     clientWork.release(client.id);
-    gate.releaseAddress(client.ip);
     protocol.disconnected(client, code);
   });
   return {

@@ -25,7 +25,7 @@ import type {
   ServerEventDeclaration,
 } from './docs/api-docs';
 import type { HealthDocument } from './lifecycle/health';
-import { connectInMemory, type ConnectOptions } from './testing/in-memory-client';
+import { connectInMemory, handshakeOnly, type ConnectOptions } from './testing/in-memory-client';
 import { injectRequest, type InjectRequest, type InjectResponse } from './testing/inject';
 import type { ServerState } from './lifecycle/lifecycle';
 import type { Middleware } from './routing/middleware';
@@ -522,22 +522,31 @@ export class Server implements ControllerHost {
   }
 
   /**
-   * Answers a request in memory, as the listening server would (CORS, limits, health
-   * check, routing, middleware, rate limits, error answers), without opening a port; works
-   * before `run()`. For tests: `await server.inject({ method: 'POST', url: '/items', body })`.
+   * Answers a request in memory, as the listening server would: the same admission
+   * (503 while shutting down, `allowed_hosts` with a trusted proxy's forwarded host,
+   * `max_connections`: the request counts as one connection while it is answered), then
+   * CORS, limits, health check, routing, middleware, rate limits and error answers; no port
+   * is opened, works before `run()`. `skipAdmission: true` hands the request to the HTTP
+   * handler directly. For tests: `await server.inject({ method: 'POST', url: '/items', body })`.
    */
   inject(request: InjectRequest): Promise<InjectResponse> {
-    return injectRequest(this.#p.httpHandler, request);
+    return injectRequest(this.#p.httpHandler, request, this.#p.lifecycle.injectRequest);
   }
 
   /**
    * Opens a WebSocket connection in memory: a real `ws` client whose connection is an
-   * in-memory stream pair, handed to this server's handshake (origin policy, handshake
-   * middleware), then `OnConnect`, envelopes, rooms and `OnDisconnect` as over TCP. No port
-   * is opened; works before `run()`. Close it with `client.close()`.
+   * in-memory stream pair, accepted as a listener's socket is (`max_connections`, Node's
+   * parser, 503 while draining, `allowed_hosts`, a `max_connections_per_ip` slot held until
+   * it closes), then this server's handshake (origin policy, handshake middleware),
+   * `OnConnect`, envelopes, rooms and `OnDisconnect` as over TCP. No port is opened; works
+   * before `run()`. `skipAdmission: true` goes straight to the handshake and takes no slot.
+   * Close it with `client.close()`.
    */
   connect(options?: ConnectOptions): Promise<import('ws').WebSocket> {
-    return connectInMemory(this.#p.wsHandler, options);
+    const accept = options?.skipAdmission
+      ? handshakeOnly(this.#p.wsHandler)
+      : this.#p.lifecycle.acceptInProcess;
+    return connectInMemory(accept, options);
   }
 
   /**

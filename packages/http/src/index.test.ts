@@ -11,10 +11,12 @@ describe('@pkg/http entry', () => {
       'RateLimiter',
       'Request',
       'Response',
+      'addressGroup',
       'compileTrustProxy',
       'httpErrorCodes',
       'httpHandlerDefaults',
       'resolveClientAddress',
+      'resolveForwarded',
     ]);
   });
 });

@@ -13,7 +13,10 @@ export { CorsConfig } from './cors';
 export type { CorsOptions } from './cors';
 export { compileTrustProxy } from './trust-proxy';
 export type { TrustProxySetting, TrustPredicate } from './trust-proxy';
-export { resolveClientAddress } from './forwarded';
+export { resolveClientAddress, resolveForwarded } from './forwarded';
+export type { ForwardedInfo } from './forwarded';
+export type { ParsedHost } from './host';
+export { addressGroup } from './address-group';
 export { RateLimiter, MemoryRateLimitStore } from './rate-limit';
 export type {
   RateLimitRule,

@@ -1,6 +1,7 @@
 import { createHttpError } from './errors';
 import type { Request } from './request';
 import { Response } from './response';
+import { addressGroup } from './address-group';
 
 /** At most `maxCount` calls per `timeWindow` seconds. */
 export interface RateLimitRule {
@@ -34,6 +35,11 @@ export interface RateLimitStore {
     key: string,
     windowMs: number,
   ): Promise<{ count: number; resetAt: number }> | { count: number; resetAt: number };
+  /**
+   * Optional: connects a store that talks to a server. `@pkg/core`'s `run()` awaits it
+   * (within `backend_connect_timeout`) before it listens, so the first hits are counted.
+   */
+  connect?(): Promise<void>;
 }
 
 export interface MemoryRateLimitStoreOptions {
@@ -172,9 +178,13 @@ export class RateLimiter {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The key of a rate-limited route for one client: `<route>|<client IP>`. */
-  static keyFor(route: string, request: Request): string {
-    return `${route}|${request.getIpAddress()}`;
+  /**
+   * The key of a rate-limited route for one client: `<route>|<client address>`, where an
+   * IPv6 address stands for its network of `ipv6Subnet` bits (default a /64; see
+   * `addressGroup`), so a client cannot get a fresh budget per address of its prefix.
+   */
+  static keyFor(route: string, request: Request, ipv6Subnet?: number): string {
+    return `${route}|${addressGroup(request.getIpAddress(), ipv6Subnet)}`;
   }
 
   /** Counts one call under `key` and says whether it is within `rule`. */

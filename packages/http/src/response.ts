@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import { createHttpError } from './errors';
 
 /**
@@ -23,14 +23,24 @@ export let responseHeaderEntries: (response: Response) => ReadonlyMap<string, He
 
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// Node's own rule for header values: HTAB, visible ASCII, space and obs-text. CR, LF and NUL
-// are therefore refused, which is what stops header injection.
-const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Node's own check of a header name (`validateHeaderName`): true when it is a token. */
+function isTokenName(name: string): boolean {
+  try {
+    validateHeaderName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Names and values are checked with Node's own `validateHeaderName` / `validateHeaderValue`
+// (HTAB, visible ASCII, space and obs-text in values; CR, LF, NUL and anything above U+00FF
+// refused, which is what stops header injection). @pkg/ws-protocol checks the headers of a
+// refused handshake with the same two functions.
 function checkHeader(name: unknown, value: unknown): string {
-  if (typeof name !== 'string' || !TOKEN.test(name)) {
+  if (typeof name !== 'string' || !isTokenName(name)) {
     throw createHttpError(
       TypeError,
       'PKG_ERR_HTTP_INVALID_HEADER',
@@ -45,7 +55,9 @@ function checkHeader(name: unknown, value: unknown): string {
     );
   }
   const text = String(value);
-  if (INVALID_VALUE_CHAR.test(text)) {
+  try {
+    validateHeaderValue(name, text);
+  } catch {
     throw createHttpError(
       TypeError,
       'PKG_ERR_HTTP_INVALID_HEADER',

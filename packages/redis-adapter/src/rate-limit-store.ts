@@ -124,15 +124,29 @@ export class RedisRateLimitStore implements RateLimitStore {
     });
   }
 
-  /** Connects (done by the first hit otherwise); resolves once Redis answers. */
-  async connect(): Promise<void> {
-    this.#connecting ??= this.#client.connect().catch(() => undefined);
-    await this.#connecting;
+  /**
+   * Connects, and resolves once Redis answers (rejects when the connection fails for good).
+   * `server.run()` awaits it, within `backend_connect_timeout`, before it listens, so the
+   * first hits of a fresh instance are counted instead of following `onError` while the
+   * connection is still being made. Without it the first hit connects.
+   */
+  connect(): Promise<void> {
+    return this.#startConnecting();
+  }
+
+  #startConnecting(): Promise<void> {
+    if (this.#connecting === null) {
+      const connecting = this.#client.connect().then(() => undefined);
+      // A hit never waits on it; a failure is reported by the client's error listener.
+      connecting.catch(() => undefined);
+      this.#connecting = connecting;
+    }
+    return this.#connecting as Promise<void>;
   }
 
   /** Counts one hit; see `onError` for what happens when Redis cannot answer. */
   async increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }> {
-    this.#connecting ??= this.#client.connect().catch(() => undefined);
+    void this.#startConnecting().catch(() => undefined);
     const now = Date.now();
     let timer: NodeJS.Timeout | undefined;
     try {

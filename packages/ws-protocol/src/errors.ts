@@ -59,6 +59,10 @@ export const wsErrorCodes = {
     message: 'An upgrade request is not a valid WebSocket handshake (method, Upgrade, key).',
     status: 400,
   },
+  PKG_ERR_WS_INVALID_HEADER: {
+    message:
+      'A handshake refusal carried a header whose name or value Node would refuse (CR, LF, NUL, a character above U+00FF); the header was dropped.',
+  },
   PKG_ERR_WS_UNSUPPORTED_VERSION: {
     message: 'An upgrade request asks for a WebSocket version other than 13.',
     status: 426,

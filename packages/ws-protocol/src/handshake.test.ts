@@ -1,9 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
+import { IncomingMessage as NodeIncomingMessage, ServerResponse } from 'node:http';
 import type { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import {
   headerValue,
   holdEarlyBytes,
+  isWritableHeader,
   refusalStatus,
   splitRequestTarget,
   validateUpgradeRequest,
@@ -117,17 +120,24 @@ describe('writeHandshakeError', () => {
     );
   });
 
-  it('adds extra headers, dropping unsafe names and line breaks in values', async () => {
+  it('adds extra headers, dropping unsafe names and values Node would refuse', async () => {
     const socket = new PassThrough();
     const text = capture(socket);
     writeHandshakeError(socket, 401, 'é', {
       'WWW-Authenticate': 'Bearer\r\nX-Injected: 1',
       'Bad Name': 'x',
       'Content-Length': '999',
+      'X-Reason': 'ok\u010d\u010aSet-Cookie: a=1',
+      'X-Fine': 'caf\u00e9',
     });
     const out = await text;
     expect(out).toContain('Content-Length: 2\r\n');
-    expect(out).toContain('WWW-Authenticate: Bearer  X-Injected: 1\r\n');
+    expect(out).not.toContain('WWW-Authenticate');
+    expect(out).not.toContain('X-Injected');
+    expect(out).not.toContain('X-Reason');
+    expect(out).not.toContain('Set-Cookie');
+    // Written as latin1 (one byte 0xE9), as Node writes header values.
+    expect(out).toContain('X-Fine: caf\ufffd\r\n');
     expect(out).not.toContain('Bad Name');
     expect(out).not.toContain('999');
   });
@@ -183,5 +193,44 @@ describe('holdEarlyBytes', () => {
     socket.write('abcdef');
     expect(socket.destroyed).toBe(true);
     expect(held.release().length).toBe(0);
+  });
+});
+
+describe('isWritableHeader', () => {
+  /** What Node's own ServerResponse.setHeader accepts. */
+  function nodeAccepts(name: string, value: string): boolean {
+    const res = new ServerResponse(new NodeIncomingMessage(new Socket()));
+    try {
+      res.setHeader(name, value);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  it('accepts and refuses exactly what ServerResponse.setHeader does', () => {
+    const cases: Array<[string, string]> = [
+      ['X-Ok', 'plain value'],
+      ['X-Tab', 'a\tb'],
+      ['X-Latin1', 'caf\u00e9'],
+      ['X-Cr', 'a\rb'],
+      ['X-Lf', 'a\nb'],
+      ['X-Nul', 'a\0b'],
+      ['X-Wide', 'ok\u010d\u010aSet-Cookie: a=1'],
+      ['X-Emoji', '\u{1f600}'],
+      ['X-Del', 'a\x7fb'],
+      ['Bad Name', 'x'],
+      ['X-Colon:', 'x'],
+      ['', 'x'],
+    ];
+    for (const [name, value] of cases) {
+      expect([name, isWritableHeader(name, value)]).toEqual([name, nodeAccepts(name, value)]);
+    }
+  });
+
+  it('refuses values that are neither strings nor numbers', () => {
+    expect(isWritableHeader('X-A', 42)).toBe(true);
+    expect(isWritableHeader('X-A', undefined)).toBe(false);
+    expect(isWritableHeader('X-A', { toString: () => 'x' })).toBe(false);
   });
 });

@@ -3,9 +3,10 @@
  * upgrade request, the context and result types of handshake hooks, and the short HTTP
  * answer that refuses a handshake.
  */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { LoggerInterface } from '@pkg/logger';
 import { isValidWebSocketKey } from './accept-key';
 import type { WsErrorCode } from './errors';
 
@@ -74,9 +75,17 @@ export function splitRequestTarget(url: string): { path: string; query: URLSearc
     : { path: target.slice(0, q), query: new URLSearchParams(target.slice(q + 1)) };
 }
 
+/** How many times a header (lower-case name) occurs in Node's `rawHeaders` list. */
+function countHeader(raw: readonly string[] | undefined, name: string): number {
+  if (raw === undefined) return 0;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) n += 1;
+  return n;
+}
+
 /**
  * Checks that `req` is an RFC 6455 opening handshake: GET over HTTP/1.1 or later,
- * `Upgrade: websocket`, a valid `Sec-WebSocket-Key`, `Sec-WebSocket-Version: 13`. Returns
+ * exactly one `Host`, `Upgrade: websocket`, a valid `Sec-WebSocket-Key`, `Sec-WebSocket-Version: 13`. Returns
  * the refusal, or undefined.
  */
 export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure | undefined {
@@ -95,6 +104,15 @@ export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure |
       status: 400,
       code: 'PKG_ERR_WS_BAD_HANDSHAKE',
       message: 'A WebSocket handshake must use HTTP/1.1 or later.',
+    };
+  }
+  if (countHeader(req.rawHeaders, 'host') > 1) {
+    // As on HTTP (@pkg/http refuses it with 400): a proxy and Node may each read another
+    // of the values, so the Host check would look at one and the application at the other.
+    return {
+      status: 400,
+      code: 'PKG_ERR_WS_BAD_HANDSHAKE',
+      message: 'The request has more than one Host header; send exactly one.',
     };
   }
   const upgrade = headerValue(req.headers.upgrade);
@@ -126,15 +144,46 @@ export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure |
 /** Longest refusal body written; hooks' messages are cut to it. */
 const MAX_BODY = 512;
 
-/** Header names and values that cannot break the response (no CR, LF or NUL). */
-function safeHeaders(headers: Record<string, string> | undefined): string {
+/** Headers the refusal writes itself; a hook cannot replace them. */
+const OWN_HEADERS = new Set(['content-length', 'connection', 'content-type']);
+
+/**
+ * Whether a header may be written as given: Node's own rules (`validateHeaderName`,
+ * `validateHeaderValue`, the ones `ServerResponse.setHeader` and @pkg/http's
+ * `Response.setHeader` apply), so a value with CR, LF, NUL or a character above U+00FF (which
+ * the latin1 head would turn into a raw byte, U+010D into CR) is refused.
+ */
+export function isWritableHeader(name: string, value: unknown): boolean {
+  if (typeof value !== 'string' && typeof value !== 'number') return false;
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, String(value));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The header lines of a refusal. A header that fails {@link isWritableHeader} is dropped
+ * (and logged when a logger is given, with its name only: the value may be hostile).
+ */
+function headerLines(
+  headers: Record<string, string> | undefined,
+  log: LoggerInterface | undefined,
+): string {
   if (!headers) return '';
   let out = '';
   for (const [name, value] of Object.entries(headers)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) continue;
-    const lower = name.toLowerCase();
-    if (lower === 'content-length' || lower === 'connection' || lower === 'content-type') continue;
-    out += `${name}: ${String(value).replace(/[\r\n\0]/g, ' ')}\r\n`;
+    if (OWN_HEADERS.has(name.toLowerCase())) continue;
+    if (!isWritableHeader(name, value)) {
+      log?.warning('Handshake refusal header dropped: invalid name or value', {
+        code: 'PKG_ERR_WS_INVALID_HEADER' satisfies WsErrorCode,
+        header: name.slice(0, 64),
+      });
+      continue;
+    }
+    out += `${name}: ${String(value)}\r\n`;
   }
   return out;
 }
@@ -155,6 +204,7 @@ export function writeHandshakeError(
   status: number,
   message: string,
   headers?: Record<string, string>,
+  log?: LoggerInterface,
 ): void {
   if (socket.destroyed) return;
   if (!socket.writable) {
@@ -167,7 +217,7 @@ export function writeHandshakeError(
     'Connection: close\r\n' +
     'Content-Type: text/plain; charset=utf-8\r\n' +
     `Content-Length: ${body.length}\r\n` +
-    safeHeaders(headers) +
+    headerLines(headers, log) +
     '\r\n';
   socket.once('finish', () => socket.destroy());
   socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));

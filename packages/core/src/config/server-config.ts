@@ -142,6 +142,18 @@ export interface ServerConfigOptions {
   max_rooms_per_client?: number;
   /** Longest room or namespace name, in UTF-16 code units; a longer one is refused (`invalid_payload`). Default 128. */
   max_room_name_length?: number;
+  /**
+   * Prefix length (bits, 1-128) by which IPv6 client addresses are grouped for the
+   * per-address limits (max_connections_per_ip, the `address` rate-limit key, HTTP route
+   * rate limits): every address of one /64 counts as one client by default. IPv4 addresses
+   * are counted one by one. Default 64.
+   */
+  ipv6_subnet?: number;
+  /**
+   * How long run() waits for the adapter's and the rate-limit store's `connect()` before it
+   * listens anyway (and logs that it did); 0 = do not wait. Default 10000.
+   */
+  backend_connect_timeout?: number;
   /** Host header allow-list for HTTP and upgrades: names, `.example.com` (and subdomains) or `*`; `null` = no check. Default `null`. */
   allowed_hosts?: string[] | null;
   /**
@@ -219,6 +231,8 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   connection_reserve: 16,
   max_rooms_per_client: 128,
   max_room_name_length: 128,
+  ipv6_subnet: 64,
+  backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
 });
@@ -350,6 +364,11 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   connection_reserve: nonNegativeInt('a whole number of connections'),
   max_rooms_per_client: nonNegativeInt('a whole number of rooms (0 = no limit)'),
   max_room_name_length: positiveInt('a positive number of characters'),
+  ipv6_subnet: (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 128
+      ? null
+      : 'a prefix length in bits from 1 to 128 (e.g. 64 groups each /64)',
+  backend_connect_timeout: timer('a number of milliseconds up to 2147483647 (0 = do not wait)', 0),
   allowed_hosts: (v) =>
     v === null || (isStringArray(v) && v.length > 0 && v.every((h) => h.trim() !== ''))
       ? null

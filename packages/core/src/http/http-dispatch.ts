@@ -13,6 +13,8 @@ export interface HttpDispatchOptions {
   readonly middleware: Middleware;
   readonly rateLimiter: RateLimiter;
   readonly logger: LoggerInterface;
+  /** Prefix length by which IPv6 clients share a route's rate limit (`ipv6_subnet`). */
+  readonly ipv6Subnet?: number;
 }
 
 const METHOD_ORDER: readonly string[] = [
@@ -114,21 +116,23 @@ export class HttpDispatcher {
       const logger = this.#options.logger;
       const name = `${route.method} ${route.path}`;
       target = (request) =>
-        limiter.check(RateLimiter.keyFor(`http ${name}`, request), rule).then(async (result) => {
-          if (!result.allowed) {
-            logger.debug('HTTP route over its rate limit', {
-              code: 'PKG_ERR_CORE_RATE_LIMITED',
-              route: name,
-              ip: request.getIpAddress(),
-            });
-            return RateLimiter.tooManyRequests(result);
-          }
-          // Every answer of a limited route carries the limit headers: set here on the
-          // handler's response, and through the request's response hook on whatever
-          // HttpHandler answers instead (a 500 when the handler throws).
-          request.onResponse((response) => RateLimiter.applyHeaders(response, result));
-          return RateLimiter.applyHeaders(await call(request), result);
-        });
+        limiter
+          .check(RateLimiter.keyFor(`http ${name}`, request, this.#options.ipv6Subnet), rule)
+          .then(async (result) => {
+            if (!result.allowed) {
+              logger.debug('HTTP route over its rate limit', {
+                code: 'PKG_ERR_CORE_RATE_LIMITED',
+                route: name,
+                ip: request.getIpAddress(),
+              });
+              return RateLimiter.tooManyRequests(result);
+            }
+            // Every answer of a limited route carries the limit headers: set here on the
+            // handler's response, and through the request's response hook on whatever
+            // HttpHandler answers instead (a 500 when the handler throws).
+            request.onResponse((response) => RateLimiter.applyHeaders(response, result));
+            return RateLimiter.applyHeaders(await call(request), result);
+          });
     }
     this.#compiled.set(route, this.#options.middleware.compileHttpChain(route, target));
   }

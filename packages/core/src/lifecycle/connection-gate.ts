@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import { addressGroup } from '@pkg/http';
 
 /** Seconds a refused client is told to wait (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 5;
@@ -11,7 +12,12 @@ export interface ConnectionGateOptions {
   readonly reserve: number;
   /** WebSocket clients per client address; 0 = no limit. */
   readonly maxPerIp: number;
+  /** Prefix length by which IPv6 addresses share their per-address slots (default 64). */
+  readonly ipv6Subnet?: number;
 }
+
+/** Where a new connection stands: served, kept for the health check only, or refused. */
+export type GateVerdict = 'served' | 'reserve' | 'over';
 
 /** The raw answer written to a connection refused before it sent anything. */
 const REFUSED_BODY = '{"error":"Service Unavailable","code":"PKG_ERR_CORE_TOO_MANY_CONNECTIONS"}';
@@ -24,16 +30,30 @@ const REFUSED =
  * connections are served; the next `reserve` ones are kept open only for the health check
  * (any other request or upgrade on them gets 503 with `Retry-After`), and past those a new
  * connection gets a 503 written at once and is closed. WebSocket clients are also counted
- * per client address (as trust_proxy resolves it), up to `maxPerIp`.
+ * per client address (as trust_proxy resolves it; IPv6 by its `ipv6Subnet` network), up to
+ * `maxPerIp`: a slot is taken by the upgrade and given back when that connection closes,
+ * so a connection that never took one can never give one back.
  */
 export class ConnectionGate {
   readonly #o: ConnectionGateOptions;
   #open = 0;
   readonly #reserved = new WeakSet<object>();
   readonly #perIp = new Map<string, number>();
+  /** The address key each socket holding a slot counts under. */
+  readonly #slotOf = new WeakMap<object, string>();
+  /** One listener for every socket with a slot (called with the socket as `this`). */
+  readonly #slotSocketClosed: (this: Duplex) => void;
 
   constructor(options: ConnectionGateOptions) {
     this.#o = options;
+    const slots = this.#slotOf;
+    const release = (key: string): void => this.#release(key);
+    this.#slotSocketClosed = function (this: Duplex): void {
+      const key = slots.get(this);
+      if (key === undefined) return;
+      slots.delete(this);
+      release(key);
+    };
   }
 
   /** Open TCP connections. */
@@ -46,17 +66,38 @@ export class ConnectionGate {
     return this.#perIp.size;
   }
 
-  /** Counts a new connection; over the cap and its reserve, answers 503 and closes it. */
+  /** Where the connection just counted stands; a reserved one is remembered. */
+  #verdict(connection: object): GateVerdict {
+    const max = this.#o.maxConnections;
+    if (max === 0 || this.#open <= max) return 'served';
+    if (this.#open <= max + this.#o.reserve) {
+      this.#reserved.add(connection);
+      return 'reserve';
+    }
+    return 'over';
+  }
+
+  /**
+   * Counts an in-process request (`server.inject()`) as a connection and says where it
+   * stands; `release` gives the count back, once.
+   */
+  admit(connection: object): { verdict: GateVerdict; release: () => void } {
+    this.#open += 1;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#open -= 1;
+    };
+    return { verdict: this.#verdict(connection), release };
+  }
+
+  /** Counts a new socket until it closes; over the cap and its reserve, answers 503 and closes it. */
   readonly accept = (socket: Duplex): void => {
     this.#open += 1;
+    // One shared listener for every socket: no closure per connection.
     socket.once('close', this.#closed);
-    const max = this.#o.maxConnections;
-    if (max === 0 || this.#open <= max) return;
-    if (this.#open <= max + this.#o.reserve) {
-      this.#reserved.add(socket);
-      return;
-    }
-    socket.end(REFUSED);
+    if (this.#verdict(socket) === 'over') socket.end(REFUSED);
   };
 
   readonly #closed = (): void => {
@@ -68,19 +109,33 @@ export class ConnectionGate {
     return this.#reserved.has(socket);
   }
 
-  /** Takes a WebSocket slot of the address; false when it has maxPerIp already. */
-  takeAddress(ip: string): boolean {
-    const n = this.#perIp.get(ip) ?? 0;
+  /** The key an address is counted under: itself, or its IPv6 network. */
+  keyOf(ip: string): string {
+    return addressGroup(ip, this.#o.ipv6Subnet);
+  }
+
+  /**
+   * Takes a WebSocket slot of the address for `socket`, given back when the socket closes;
+   * false (nothing taken) when the address has maxPerIp already.
+   */
+  takeAddress(ip: string, socket: Duplex): boolean {
+    const key = this.keyOf(ip);
+    const n = this.#perIp.get(key) ?? 0;
     if (this.#o.maxPerIp > 0 && n >= this.#o.maxPerIp) return false;
-    this.#perIp.set(ip, n + 1);
+    this.#perIp.set(key, n + 1);
+    if (socket.destroyed) {
+      this.#release(key);
+    } else {
+      this.#slotOf.set(socket, key);
+      socket.once('close', this.#slotSocketClosed);
+    }
     return true;
   }
 
-  /** Gives a WebSocket slot of the address back. */
-  releaseAddress(ip: string): void {
-    const n = this.#perIp.get(ip);
+  #release(key: string): void {
+    const n = this.#perIp.get(key);
     if (n === undefined) return;
-    if (n <= 1) this.#perIp.delete(ip);
-    else this.#perIp.set(ip, n - 1);
+    if (n <= 1) this.#perIp.delete(key);
+    else this.#perIp.set(key, n - 1);
   }
 }

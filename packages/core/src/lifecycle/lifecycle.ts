@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { Response, type HttpHandler, type Request } from '@pkg/http';
+import { Response, type HttpHandler, type Request, type TrustPredicate } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
 import type { AdapterState } from '../cluster/adapter';
@@ -9,12 +9,16 @@ import type { ClientRegistry } from '../ws/client-registry';
 import type { ClientWork } from '../ws/client-work';
 import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
 import type { HostCheckResult } from './host-check';
-import { refuseRequest, refuseUpgrade } from './refusals';
+import { refuseRequest } from './refusals';
+import { Admission } from './admission';
+import { connectBackends, type Backend } from './backends';
+import { attachListeners, inProcessServer, type ListenerHandlers } from './listener';
 import { until } from '../http/timeouts';
 import { createCoreError } from '../errors';
 import { buildHealthDocument, type HealthDocument } from './health';
 import { isThenable } from '../routing/middleware';
 import { createNodeServer, listen, type NodeServer } from './node-server';
+import type { createServer } from 'node:http';
 import type { ServerConfig } from '../config/server-config';
 
 /** Lifecycle of a Server. */
@@ -45,6 +49,10 @@ export interface LifecycleOptions {
   readonly clientWork?: ClientWork;
   /** The client address of an upgrade request (trust_proxy applied). */
   readonly clientAddress?: (req: IncomingMessage) => string;
+  /** trust_proxy: a trusted proxy's forwarded host is checked against allowed_hosts too. */
+  readonly trust?: TrustPredicate;
+  /** What run() connects before it listens (the adapter, the rate-limit store). */
+  readonly backends?: () => readonly Backend[];
 }
 
 /** What close() may take beyond shutdown_delay + shutdown_timeout: closing the listener
@@ -71,11 +79,27 @@ export class Lifecycle {
   readonly #pendingWork = new Set<Promise<void>>();
   #inflightHttp = 0;
   #httpIdle: (() => void) | null = null;
-  /** Set once close() stops accepting: new requests get 503. */
-  #refusing = false;
+  readonly #admission: Admission;
+  readonly #handlers: ListenerHandlers;
+  /** The parser of in-process connections, made on first use. */
+  #inProcess: ReturnType<typeof createServer> | null = null;
 
   constructor(options: LifecycleOptions) {
     this.#o = options;
+    this.#admission = new Admission({
+      logger: options.logger,
+      healthCheckPath: options.config.getHealthCheckPath(),
+      ...(options.gate ? { gate: options.gate } : {}),
+      hostCheck: options.hostCheck ?? null,
+      ...(options.trust ? { trust: options.trust } : {}),
+      ...(options.clientAddress ? { clientAddress: options.clientAddress } : {}),
+    });
+    this.#handlers = {
+      onConnection: this.#onConnection,
+      onRequest: this.#onRequest,
+      onUpgrade: this.#onUpgrade,
+      maxBodySize: options.httpHandler.getMaxBodySize(),
+    };
   }
 
   get state(): ServerState {
@@ -158,38 +182,30 @@ export class Lifecycle {
       );
     }
     this.#state = 'starting';
-    const { config, logger, clients, nextId } = this.#o;
-    const maxBodySize = this.#o.httpHandler.getMaxBodySize();
-    const tls = config.getTls();
-    const server = createNodeServer(config);
-    const gate = this.#o.gate;
-    server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
-      clients.trackConnection(socket, nextId());
-      gate?.accept(socket);
-    });
-    server.on('request', this.#onRequest);
-    // `Expect: 100-continue`: invite the body only when its declared size fits; otherwise the
-    // handler answers 413 at once and the client never sends it.
-    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      const declared = Number(req.headers['content-length']);
-      if (!(declared > maxBodySize)) res.writeContinue();
-      this.#onRequest(req, res);
-    });
-    server.on('upgrade', this.#onUpgrade);
-    if (tls) {
-      server.on('tlsClientError', (err: Error) => {
-        logger.debug('TLS handshake failed', { error: err.message });
-      });
-    }
-
-    this.#socket = server;
-    const listening = listen(server, config.getHost(), config.getPort());
-    this.#listening = listening.then(
+    // close() during the start waits for all of it (backends and the bind), then closes.
+    const started = this.#start();
+    this.#listening = started.then(
       () => undefined,
       () => undefined,
     );
+    await started;
+  }
+
+  async #start(): Promise<void> {
+    const { config, logger } = this.#o;
+    // Before the port is bound: a Redis rate-limit store that connected on its first hit
+    // let the first hits of every fresh instance through ("The client is offline").
+    await connectBackends(
+      this.#o.backends?.() ?? [],
+      config.get('backend_connect_timeout'),
+      logger,
+    );
+    const tls = config.getTls();
+    const server = createNodeServer(config);
+    attachListeners(server, this.#handlers, tls !== null, logger);
+    this.#socket = server;
     try {
-      this.#boundPort = await listening;
+      this.#boundPort = await listen(server, config.getHost(), config.getPort());
     } catch (err) {
       this.#state = 'closed';
       this.#socket = null;
@@ -239,7 +255,7 @@ export class Lifecycle {
       // From here new requests get 503 and messages `shutting_down`, instead of being
       // accepted and then dropped. Node also closes idle keep-alive connections here; the
       // others end after their response, which carries Connection: close.
-      this.#refusing = true;
+      this.#admission.refusing = true;
       wsHandler.stopAccepting();
       const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       await until(wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout), deadline);
@@ -287,42 +303,14 @@ export class Lifecycle {
     this.#requestDone();
   };
 
-  /** The refusal a request or upgrade gets before any handler runs, or undefined. */
-  #admission(req: IncomingMessage): { status: number; code: string; retry: boolean } | undefined {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    // The health check answers on: its 503 "draining" is what load balancers look for.
-    const health = req.method === 'GET' && path === this.#o.config.getHealthCheckPath();
-    if (this.#refusing && !health) {
-      return { status: 503, code: 'PKG_ERR_CORE_DRAINING', retry: true };
-    }
-    const hostCheck = this.#o.hostCheck;
-    if (hostCheck) {
-      const host = hostCheck(req.headers.host);
-      if (!host.ok)
-        return { status: host.status, code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED', retry: false };
-    }
-    if (!health && this.#o.gate?.inReserve(req.socket)) {
-      return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
-    }
-    return undefined;
-  }
+  /** A new connection of the listener or an in-process one: tracked and counted. */
+  readonly #onConnection = (socket: Duplex): void => {
+    this.#o.clients.trackConnection(socket as Socket, this.#o.nextId());
+    this.#o.gate?.accept(socket);
+  };
 
   readonly #onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const refusal = this.#admission(req);
-    if (refusal !== undefined) {
-      this.#o.logger.debug('HTTP request refused', {
-        code: refusal.code,
-        status: refusal.status,
-        host: req.headers.host,
-      });
-      refuseRequest(
-        res,
-        refusal.status,
-        refusal.code,
-        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
-      );
-      return;
-    }
+    if (this.#admission.refuseRequest(req, res)) return;
     const id = this.#o.clients.idOf(req.socket) ?? this.#o.nextId();
     this.#inflightHttp += 1;
     if (this.#state === 'draining') res.setHeader('Connection', 'close');
@@ -335,52 +323,44 @@ export class Lifecycle {
 
   readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const id = this.#o.clients.idOf(socket) ?? this.#o.nextId();
-    if (this.#state !== 'running') {
-      this.#o.logger.debug('WebSocket upgrade refused while draining', {
-        code: 'PKG_ERR_CORE_DRAINING',
-        clientId: id,
-      });
-      socket.on('error', () => socket.destroy());
-      socket.end(
-        'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    const refusal = this.#admission(req);
-    if (refusal !== undefined) {
-      this.#o.logger.debug('WebSocket upgrade refused', {
-        code: refusal.code,
-        status: refusal.status,
-        clientId: id,
-      });
-      refuseUpgrade(
-        socket,
-        refusal.status,
-        refusal.code,
-        refusal.retry ? RETRY_AFTER_SECONDS : undefined,
-      );
-      return;
-    }
+    // Draining or closed: no new WebSocket clients (HTTP is still served while draining).
+    if (!this.#admission.admitUpgrade(req, socket, id, this.isDraining())) return;
+    // A per-address slot taken above is given back when the socket closes, whatever the
+    // handshake's outcome.
+    this.#o.wsHandler.performHandshake(req, socket, head, id).catch((err: unknown) => {
+      this.#o.logger.exception(err, { phase: 'websocket handshake', clientId: id });
+    });
+  };
+
+  /**
+   * Answers a request made in process (`server.inject()`) as the listener would: it counts
+   * as one connection against max_connections while it is answered, then passes the same
+   * admission (draining, allowed_hosts, the reserve) and handler.
+   */
+  readonly injectRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const gate = this.#o.gate;
-    const ip = gate && this.#o.clientAddress ? this.#o.clientAddress(req) : undefined;
-    if (gate && ip !== undefined && !gate.takeAddress(ip)) {
-      this.#o.logger.notice('WebSocket upgrade refused: too many connections from the address', {
-        code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
-        ip,
-        clientId: id,
-      });
-      refuseUpgrade(socket, 503, 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP', RETRY_AFTER_SECONDS);
-      return;
+    if (gate !== undefined) {
+      const { verdict, release } = gate.admit(req.socket);
+      res.once('finish', release);
+      res.once('close', release);
+      if (verdict === 'over') {
+        this.#o.logger.debug('HTTP request refused', {
+          code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS',
+          status: 503,
+        });
+        refuseRequest(res, 503, 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', RETRY_AFTER_SECONDS);
+        return;
+      }
     }
-    this.#o.wsHandler.performHandshake(req, socket, head, id).then(
-      (connected) => {
-        // A connected client gives its slot back when it disconnects (see the pipeline).
-        if (!connected && gate && ip !== undefined) gate.releaseAddress(ip);
-      },
-      (err: unknown) => {
-        if (gate && ip !== undefined) gate.releaseAddress(ip);
-        this.#o.logger.exception(err, { phase: 'websocket handshake', clientId: id });
-      },
-    );
+    this.#onRequest(req, res);
+  };
+
+  /**
+   * Takes the server end of an in-process connection (`server.connect()`) through the same
+   * path as an accepted socket: Node's parser, connection caps, admission, the handshake.
+   */
+  readonly acceptInProcess = (socket: Duplex): void => {
+    this.#inProcess ??= inProcessServer(this.#handlers, this.#o.logger);
+    this.#inProcess.emit('connection', socket);
   };
 }

@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { Duplex } from 'node:stream';
 import type { WebSocketHandler } from '@pkg/ws-protocol';
-import { createClientIdGenerator } from '@pkg/ws-protocol';
 import { WebSocket, type ClientOptions } from 'ws';
 
 // `server.connect()`: a real `ws` client whose TCP connection is replaced by an in-memory
-// pair of streams. The server end goes through Node's own HTTP parser and the server's
-// WebSocketHandler (origin policy, handshake middleware, OnConnect, envelopes, rooms,
-// OnDisconnect), exactly as an accepted socket would; no port is opened.
+// pair of streams. The server end is accepted as a listener's socket is: counted against
+// max_connections, parsed by Node's own HTTP parser, admitted (draining, allowed_hosts,
+// max_connections_per_ip), then the server's WebSocketHandler (origin policy, handshake
+// middleware, OnConnect, envelopes, rooms, OnDisconnect); no port is opened.
 
 /** Options of `server.connect()`. */
 export interface ConnectOptions {
@@ -17,6 +17,13 @@ export interface ConnectOptions {
   headers?: Record<string, string>;
   /** The peer address the server sees. Default `'127.0.0.1'`. */
   remoteAddress?: string;
+  /**
+   * Skip the admission the listener applies (draining, `allowed_hosts`, `max_connections`,
+   * `max_connections_per_ip`): the connection goes straight to the WebSocket handshake
+   * (origin policy and handshake middleware still apply) and takes no per-address slot.
+   * Default `false`.
+   */
+  skipAdmission?: boolean;
 }
 
 /** One end of an in-memory stream pair: what is written to it is read from its peer. */
@@ -85,23 +92,32 @@ function memoryPair(remoteAddress: string): [client: MemoryEnd, server: MemoryEn
   return [client, server];
 }
 
-const nextId = createClientIdGenerator();
+/**
+ * Hands the server end of an in-memory connection straight to `handler`'s handshake,
+ * without the server's admission (`skipAdmission`).
+ */
+export function handshakeOnly(handler: WebSocketHandler): (socket: Duplex) => void {
+  return (socket) => {
+    // A parser only: this node:http server never listens.
+    const parser = createServer();
+    parser.on('upgrade', (req: IncomingMessage, upgraded: Duplex, head: Buffer) => {
+      void handler.performHandshake(req, upgraded, head).catch(() => upgraded.destroy());
+    });
+    parser.emit('connection', socket);
+  };
+}
 
 /**
- * Opens an in-memory WebSocket connection to `handler` and resolves with the open client,
- * or rejects when the handshake is refused (the error message has the status).
+ * Opens an in-memory WebSocket connection whose server end is given to `accept` (the
+ * server's in-process listener, or {@link handshakeOnly}) and resolves with the open
+ * client, or rejects when the handshake is refused (the error message has the status).
  */
 export function connectInMemory(
-  handler: WebSocketHandler,
+  accept: (socket: Duplex) => void,
   options: ConnectOptions = {},
 ): Promise<WebSocket> {
   const [clientEnd, serverEnd] = memoryPair(options.remoteAddress ?? '127.0.0.1');
-  // A parser only: this node:http server never listens.
-  const parser = createServer();
-  parser.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    void handler.performHandshake(req, socket, head, nextId()).catch(() => socket.destroy());
-  });
-  parser.emit('connection', serverEnd);
+  accept(serverEnd);
   const clientOptions: ClientOptions = {
     createConnection: () => clientEnd as unknown as import('node:net').Socket,
     ...(options.headers ? { headers: options.headers } : {}),

@@ -1,13 +1,13 @@
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { HttpHandler } from '@pkg/http';
 import { createClientIdGenerator } from '@pkg/ws-protocol';
 import { inject as lightInject } from 'light-my-request';
 import { createCoreError } from '../errors';
 import { CLIENT_ID_ATTRIBUTE } from '../lifecycle/lifecycle';
 
-// `server.inject()`: a request answered by the same HttpHandler as the listening server
-// (CORS, body limits, health check, routing, middleware, rate limits, error answers),
-// without a port. light-my-request (the library Fastify's inject is built on) builds the
+// `server.inject()`: a request answered as the listening server answers it (admission:
+// shutting down, allowed_hosts, max_connections; then the same HttpHandler: CORS, body
+// limits, health check, routing, middleware, rate limits, error answers), without a port. light-my-request (the library Fastify's inject is built on) builds the
 // Node request and response objects; the answer is collected in memory.
 
 /** A request for `server.inject()`. */
@@ -24,6 +24,12 @@ export interface InjectRequest {
   body?: unknown;
   /** The peer address the server sees. Default `'127.0.0.1'`. */
   remoteAddress?: string;
+  /**
+   * Skip the admission the listener applies (draining, `allowed_hosts` and a trusted
+   * proxy's forwarded host, `max_connections`) and hand the request to the HTTP handler
+   * directly, as in a unit test of a route. Default `false`.
+   */
+  skipAdmission?: boolean;
 }
 
 /** What `server.inject()` resolves to. */
@@ -41,10 +47,17 @@ export interface InjectResponse {
 
 const nextId = createClientIdGenerator();
 
-/** Answers one request with `handler`, in memory. */
+/** Answers a Node request/response pair: the server's admitted path. */
+export type InjectDispatch = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Answers one request in memory: through `admitted` (the server's admission, then
+ * `handler`), or with `skipAdmission` through `handler` alone.
+ */
 export async function injectRequest(
   handler: HttpHandler,
   request: InjectRequest,
+  admitted?: InjectDispatch,
 ): Promise<InjectResponse> {
   if (typeof request !== 'object' || request === null || typeof request.url !== 'string') {
     throw createCoreError(
@@ -53,7 +66,14 @@ export async function injectRequest(
       'inject({ method, url, headers, body }): url must be a string such as "/users/1".',
     );
   }
-  const { method = 'GET', url, headers = {}, body, remoteAddress = '127.0.0.1' } = request;
+  const {
+    method = 'GET',
+    url,
+    headers = {},
+    body,
+    remoteAddress = '127.0.0.1',
+    skipAdmission = false,
+  } = request;
   const payload =
     body === undefined || typeof body === 'string' || Buffer.isBuffer(body)
       ? body
@@ -65,7 +85,8 @@ export async function injectRequest(
       : headers;
   const response = await lightInject(
     (req, res) => {
-      void handler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: nextId() });
+      if (admitted !== undefined && !skipAdmission) admitted(req, res);
+      else void handler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: nextId() });
     },
     {
       method: method.toUpperCase() as 'GET',

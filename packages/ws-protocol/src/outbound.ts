@@ -1,0 +1,126 @@
+/**
+ * The outbound side of a WebSocketHandler: every frame the server sends goes through
+ * {@link Outbound.deliver} (or ping/pong here), which drops a client whose unsent bytes
+ * exceed `maxBufferedAmount` (close 1013) instead of buffering without bound.
+ */
+import { WebSocket } from 'ws';
+import type { LoggerInterface } from '@pkg/logger';
+import { WsCloseCode } from './close-codes';
+import type { WsErrorCode } from './errors';
+import type { ClientTable, HandlerConnection } from './client-table';
+import type { RequestId } from './envelope';
+import { prepareMessage } from './envelope';
+
+/** Send options of every outbound message: a text frame, also when given a Buffer. */
+const SEND_AS_TEXT = { binary: false } as const;
+
+/** The limits the outbound side applies. */
+export interface OutboundLimits {
+  readonly maxBufferedAmount: number;
+  readonly closeTimeout: number;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class Outbound {
+  readonly #limits: OutboundLimits;
+  readonly #log: LoggerInterface;
+  readonly #table: ClientTable;
+
+  constructor(limits: OutboundLimits, log: LoggerInterface, table: ClientTable) {
+    this.#limits = limits;
+    this.#log = log;
+    this.#table = table;
+  }
+
+  /** Sends serialised text to one client by id; false when it is unknown or not usable. */
+  toClient(clientId: string, text: string): boolean {
+    const conn = this.#table.get(clientId);
+    return conn !== undefined && this.deliver(conn, text);
+  }
+
+  /** Sends one serialised envelope to many clients, converted to bytes once; returns how many. */
+  toMany(clientIds: Iterable<string>, text: string): number {
+    const payload = Buffer.from(text, 'utf8');
+    let count = 0;
+    for (const id of clientIds) {
+      const conn = this.#table.get(id);
+      if (conn !== undefined && this.deliver(conn, payload)) count += 1;
+    }
+    return count;
+  }
+
+  /** The `error` event `{code, message}`; with `id`, as the answer to that request. */
+  errorTo(clientId: string, code: string, message: string, id?: RequestId): boolean {
+    const text =
+      id === undefined
+        ? prepareMessage('error', { code, message })
+        : JSON.stringify({ event: 'error', id, data: { code, message } });
+    return this.toClient(clientId, text);
+  }
+
+  /** Writes one text frame; false when the client is not usable or over its send limit. */
+  deliver(conn: HandlerConnection, payload: string | Buffer): boolean {
+    if (!conn.usable || this.overLimit(conn)) return false;
+    try {
+      conn.client.socket.send(payload, SEND_AS_TEXT);
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket send failed', {
+        clientId: conn.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  /** True (and the client is being dropped) when its unsent bytes exceed the limit. */
+  overLimit(conn: HandlerConnection): boolean {
+    const buffered = conn.client.socket.bufferedAmount;
+    if (buffered <= this.#limits.maxBufferedAmount) return false;
+    if (!conn.ending) {
+      this.#log.warning('Dropping slow WebSocket client: its send buffer exceeded the limit', {
+        clientId: conn.client.id,
+        code: 'PKG_ERR_WS_SLOW_CONSUMER' satisfies WsErrorCode,
+        closeCode: WsCloseCode.TRY_AGAIN_LATER,
+        bufferedAmount: buffered,
+        maxBufferedAmount: this.#limits.maxBufferedAmount,
+      });
+      conn.close(
+        WsCloseCode.TRY_AGAIN_LATER,
+        'Send buffer limit exceeded',
+        this.#limits.closeTimeout,
+        this.#log,
+      );
+    }
+    return true;
+  }
+
+  /** Sends a heartbeat ping, within the send limit. */
+  ping(conn: HandlerConnection): boolean {
+    if (!conn.usable || this.overLimit(conn)) return false;
+    try {
+      conn.client.socket.ping();
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket ping failed', {
+        clientId: conn.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  /** Answers a ping; `conn` (when the socket is one of the handler's) applies the send limit. */
+  pong(socket: WebSocket, conn: HandlerConnection | undefined, data?: Buffer): void {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (conn !== undefined && this.overLimit(conn)) return;
+    try {
+      socket.pong(data);
+    } catch (err) {
+      this.#log.debug('WebSocket pong not sent', { error: errorMessage(err) });
+    }
+  }
+}
