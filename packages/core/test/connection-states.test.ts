@@ -110,7 +110,11 @@ function readFrames(data: Buffer): { texts: string[]; close: number | undefined 
 
 describe('a refused authentication never replays (the freeze)', () => {
   it.each([
-    ['a synchronous', (calls: { n: number }): Handler => (ctx) => (calls.n++, ctx.auth === 'good')],
+    [
+      'a synchronous',
+      (calls: { n: number }): Handler =>
+        (ctx) => (calls.n++, ctx.auth === 'good'),
+    ],
     [
       'an asynchronous',
       (calls: { n: number }): Handler =>
@@ -129,7 +133,11 @@ describe('a refused authentication never replays (the freeze)', () => {
       expect(calls.n).toBe(1);
       const answers = client.received.filter((m) => (m as Message).id === 1);
       expect(answers).toEqual([
-        { event: 'error', id: 1, data: { code: 'unauthorized', message: 'Unauthorized', status: 401 } },
+        {
+          event: 'error',
+          id: 1,
+          data: { code: 'unauthorized', message: 'Unauthorized', status: 401 },
+        },
       ]);
       expect(app.connects).toEqual([]);
       expect(await healthAnswers(base)).toBe(200);
@@ -179,7 +187,11 @@ describe('a refused authentication never replays (the freeze)', () => {
     expect(frames.close).toBe(4401);
     expect(calls.n).toBe(1);
     expect(frames.texts.map((t) => JSON.parse(t) as Message).filter((m) => m.id === 9)).toEqual([
-      { event: 'error', id: 9, data: { code: 'unauthorized', message: 'Unauthorized', status: 401 } },
+      {
+        event: 'error',
+        id: 9,
+        data: { code: 'unauthorized', message: 'Unauthorized', status: 401 },
+      },
     ]);
     expect(await healthAnswers(base)).toBe(200);
   });
@@ -304,14 +316,19 @@ describe('one server-side heartbeat', () => {
     });
     const silent = await connectV1(url);
     silent.sendRaw(
-      JSON.stringify({ event: '$hello', data: { v: 1, heartbeat: { interval: 1000, timeout: 1000 } } }),
+      JSON.stringify({
+        event: '$hello',
+        data: { v: 1, heartbeat: { interval: 1000, timeout: 1000 } },
+      }),
     );
     expect((await silent.next('$welcome')).data['heartbeat']).toEqual({
       interval: 1000,
       timeout: 1000,
     });
     const deaf = new WebSocket(url, { autoPong: false });
-    const deafClosed = new Promise<number>((resolve) => deaf.once('close', (code) => resolve(code)));
+    const deafClosed = new Promise<number>((resolve) =>
+      deaf.once('close', (code) => resolve(code)),
+    );
     // Longer than the asked interval + timeout: only ping frames decide.
     await sleep(2500);
     expect(silent.ws.readyState).toBe(WebSocket.OPEN);
