@@ -104,7 +104,14 @@ export { Middleware } from './routing/middleware';
 export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './routing/middleware';
 export { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 export type { ClientMembership, NamespaceStats } from './ws/namespace-manager';
-export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol/protocol-v1';
+export type {
+  AuthContext,
+  AuthHandler,
+  AuthIdentity,
+  AuthRefusal,
+  AuthResult,
+  AuthResume,
+} from './protocol/protocol-v1';
 export { RoomsController } from './ws/rooms-controller';
 export type {
   RoomEventPayload,
