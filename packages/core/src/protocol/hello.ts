@@ -107,7 +107,8 @@ export function welcomeText(w: WelcomeFields): string {
 export function closeReason(message: string): string {
   let reason = message;
   while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1);
-  return reason;
+  // Never end on half of a surrogate pair.
+  return /[\ud800-\udbff]$/.test(reason) ? reason.slice(0, -1) : reason;
 }
 
 /** What the welcome step needs of the protocol layer. */

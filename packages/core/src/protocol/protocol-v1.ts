@@ -239,7 +239,6 @@ export class ProtocolV1 {
     );
   }
 
-  /** Sends `error` `data` once, then answers every held request with it; drops the rest. */
   /** Opens the connection (`OnConnect` when `start`), then dispatches what was held. */
   #open(conn: ConnectionRecord, start: boolean): void {
     this.#transition(conn, S.OPEN);
