@@ -40,7 +40,7 @@ const MOVES: Readonly<Record<ConnectionStateName, readonly ConnectionStateName[]
   awaiting_hello: ['authenticating', 'open', 'closing', 'closed'],
   authenticating: ['awaiting_hello', 'open', 'closing', 'closed'],
   open: ['closing', 'closed', 'away'],
-  closing: ['closed', 'away'],
+  closing: ['closed'],
   closed: [],
   away: [],
 };

@@ -312,7 +312,7 @@ export class ProtocolV1 {
     this.#requests.dropClient(client.id);
     if (conn.takenOver) return this.#transition(conn, S.CLOSED);
     const { session } = conn;
-    const keep = !this.#closing && !conn.final && !FINAL_CLOSES.has(code) && conn.opened;
+    const keep = conn.state === S.OPEN && !this.#closing && !conn.final && !FINAL_CLOSES.has(code);
     if (session !== undefined && this.#sessions !== undefined && keep) {
       this.#transition(conn, S.AWAY);
       this.#sessions.away(session);
