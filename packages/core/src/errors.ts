@@ -102,13 +102,14 @@ export const coreErrorCodes = {
     closeCode: 4403,
   },
   PKG_ERR_CORE_AUTH_TIMEOUT: {
-    message: 'A client that must authenticate in $hello did not send it within auth_timeout.',
-    closeCode: 4408,
-  },
-  PKG_ERR_CORE_HEARTBEAT_MISSED: {
     message:
-      'A protocol version 1 client with a heartbeat sent nothing for its interval + timeout.',
-    closeCode: 4408,
+      'The authentication of a client (waiting for $hello with credentials, and the auth handlers) did not finish within auth_timeout.',
+    closeCode: 4401,
+  },
+  PKG_ERR_CORE_SESSION_TAKEN_OVER: {
+    message:
+      'A resume took the session over from a connection still open; that connection was closed (not to be reconnected automatically).',
+    closeCode: 4409,
   },
   PKG_ERR_CORE_VALIDATION_FAILED: {
     message:
@@ -202,7 +203,7 @@ export const CoreEventErrorCode = {
   TOO_MANY_PENDING: 'too_many_pending',
   /** Authentication in `$hello` was refused (then close 4401). */
   UNAUTHORIZED: 'unauthorized',
-  /** No `$hello` within `auth_timeout` (then close 4408). */
+  /** The authentication did not finish within `auth_timeout` (then close 4401). */
   AUTH_TIMEOUT: 'auth_timeout',
   /** A second `$hello`, or a message outside the protocol's order. */
   INVALID_ENVELOPE: 'invalid_envelope',

@@ -108,7 +108,14 @@ export type {
   NamespaceManagerOptions,
   NamespaceStats,
 } from './ws/namespace-manager';
-export type { AuthContext, AuthHandler, AuthRefusal, AuthResult } from './protocol/protocol-v1';
+export type {
+  AuthContext,
+  AuthHandler,
+  AuthIdentity,
+  AuthRefusal,
+  AuthResult,
+  AuthResume,
+} from './protocol/protocol-v1';
 export { RoomsController } from './ws/rooms-controller';
 export type {
   RoomEventPayload,

@@ -189,7 +189,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     // With a request id the refusal answers that request (its requester stops waiting).
     // A request that timed out gets this answer only: a late result of its handler is dropped.
     onTimeout: (clientId, requestId) =>
-      protocol.expire(
+      protocol.outbound.expire(
         clientId,
         requestId,
         'A handler did not finish in time; no answer will come for that message.',
@@ -219,6 +219,10 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     recoveryWindow: config.get('recovery_window'),
     recoveryBuffer: config.get('recovery_buffer'),
+    maxAwaySessions: config.get('max_away_sessions'),
+    // By default as many away sessions per address as live connections it may have.
+    maxAwaySessionsPerAddress:
+      config.get('max_away_sessions_per_ip') ?? config.get('max_connections_per_ip'),
     authTimeout: config.get('auth_timeout'),
     helloWait: config.get('hello_wait'),
     maxPendingRequests: config.get('max_pending_requests'),
@@ -237,7 +241,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
         code: 'PKG_ERR_CORE_BUSY',
         clientId: client.id,
       });
-      protocol.refuse(
+      protocol.outbound.refuse(
         client.id,
         CoreEventErrorCode.BUSY,
         'Too many messages waiting for an answer: wait for answers before sending more.',
@@ -273,9 +277,10 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     clients,
     wsHandler,
     logger,
-    deliver: protocol.deliver,
+    // Deliveries and counts see only `open` connections (and away sessions).
+    deliver: protocol.outbound.deliver,
     localClientIds: () => protocol.localClientIds(),
-    sendLocal: (clientId, event, data) => protocol.send(clientId, event, data),
+    sendLocal: (clientId, event, data) => protocol.outbound.send(clientId, event, data),
   });
   const lifecycle = new Lifecycle({
     config,
@@ -306,12 +311,12 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     unknownEvent: config.getUnknownEventPolicy(),
     sendEventError: ((clientId, code, message, extra, id) => {
       if (id === undefined) o.sendEventError(clientId, code, message, extra);
-      else protocol.sendErrorAnswer(clientId, id, code, message, extra ?? {});
+      else protocol.outbound.sendErrorAnswer(clientId, id, code, message, extra ?? {});
     }) satisfies SendEventError,
-    answer: protocol.answer,
+    answer: protocol.outbound.answer,
     track: (work: Promise<void>, clientId?: string, id?: RequestId) =>
       clientId === undefined ? lifecycle.track(work) : clientWork.track(clientId, work, id),
-    refuse: protocol.refuse,
+    refuse: protocol.outbound.refuse,
     rateLimitKey: rateLimitKey(
       config.get('ws_rate_limit_key'),
       (id) => wsHandler.getClient(id)?.ip,

@@ -85,6 +85,14 @@ export interface ServerLoad {
   readonly pendingHandlers: number;
   readonly clientsWithPendingHandlers: number;
   readonly addresses: number;
+  /** WebSocket clients in state `open` (accepted; the ones `getClientCount` counts). */
+  readonly openClients: number;
+  /** Recovery sessions (protocol version 1), with or without a connection. */
+  readonly sessions: number;
+  /** Sessions without a connection, waiting for a resume (bounded by `max_away_sessions`). */
+  readonly awaySessions: number;
+  /** Approximate bytes the sessions hold, not counting message texts shared with others. */
+  readonly sessionBytes: number;
 }
 
 export class Server implements ControllerHost {
@@ -353,9 +361,13 @@ export class Server implements ControllerHost {
     return this.#p.clients.getData(clientId, key);
   }
 
-  /** Number of WebSocket clients connected to this process. */
+  /**
+   * Number of WebSocket clients of this process that are `open`: accepted by the auth
+   * handlers (if any) and served. A connection still waiting for `$hello`, authenticating or
+   * refused does not count.
+   */
   getClientCount(): number {
-    return this.#p.wsHandler.size;
+    return this.#p.protocol.load().openClients;
   }
 
   /** Number of clients a target selects, through the adapter (cluster-wide with a cluster adapter). */
@@ -368,9 +380,9 @@ export class Server implements ControllerHost {
     return this.#p.adapter.clientIds(target);
   }
 
-  /** Ids of the WebSocket clients connected to this process. */
+  /** Ids of the `open` WebSocket clients of this process (as {@link getClientCount} counts). */
   getAllClients(): string[] {
-    return [...this.#p.wsHandler.getClients()].map((c) => c.id);
+    return [...this.#p.protocol.openClientIds()];
   }
 
   /** `'ws'`, `'http'`, or undefined when no such connection is open. */
@@ -415,8 +427,11 @@ export class Server implements ControllerHost {
    * them all before its `OnConnect` handlers run: with `$hello.auth` as `context.auth`, or,
    * for a client without it (a version 0 client), with `auth` undefined, so a client already
    * authenticated by handshake middleware can be accepted from `context.data`. Return `true`
-   * (or nothing) to accept, `false` or `{status: 401 | 403, message}` to refuse: the client
-   * gets an `error` event and close 4401 / 4403. Only before `run()`.
+   * (or nothing) to accept, `{identity}` to accept with an identity (a session remembers it;
+   * a resume under another identity starts fresh with `reason: "identity"`), `false` or
+   * `{status: 401 | 403, message}` to refuse: the client gets an `error` event and close
+   * 4401 / 4403. `context.resume` names the session a `$hello.resume` asks for. The whole
+   * authentication is bounded by `auth_timeout` (then close 4401). Only before `run()`.
    */
   addAuthHandler(handler: AuthHandler): this {
     this.#p.lifecycle.assertIdle('addAuthHandler');
@@ -552,16 +567,22 @@ export class Server implements ControllerHost {
   /**
    * The sizes of the server's own tables, for metrics and leak checks: open TCP connections,
    * WebSocket clients, unfinished WebSocket handlers (and the clients they belong to), and
-   * client addresses with WebSocket clients.
+   * client addresses with WebSocket clients, open clients, and recovery sessions (all, away,
+   * and their approximate bytes).
    */
   getLoad(): ServerLoad {
     const p = this.#p;
+    const protocol = p.protocol.load();
     return {
       connections: p.gate.open,
       webSocketClients: p.wsHandler.size,
       pendingHandlers: p.clientWork.size,
       clientsWithPendingHandlers: p.clientWork.clients,
       addresses: p.gate.addresses,
+      openClients: protocol.openClients,
+      sessions: protocol.sessions,
+      awaySessions: protocol.awaySessions,
+      sessionBytes: protocol.sessionBytes,
     };
   }
 

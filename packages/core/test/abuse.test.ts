@@ -213,6 +213,10 @@ describe('user code cannot leak the server', () => {
       pendingHandlers: 0,
       clientsWithPendingHandlers: 0,
       addresses: 0,
+      openClients: 0,
+      sessions: 0,
+      awaySessions: 0,
+      sessionBytes: 0,
     });
   });
 

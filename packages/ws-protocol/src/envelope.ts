@@ -215,7 +215,8 @@ export function decodeMessage(
       id,
     );
   }
-  if (!Object.hasOwn(record, 'data')) {
+  // `$ack` without `data` answers null; every other message needs `data`.
+  if (!Object.hasOwn(record, 'data') && !(control && event === '$ack')) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_DATA,
       `The message has no "data" member: ${EXAMPLE}.`,
@@ -230,7 +231,7 @@ export function decodeMessage(
         `The "rid" member of ${event} is ${describe(rid)}: echo the "rid" of the server's request.`,
       );
     }
-    if (event === '$ack') return { event, data: data as EventData, rid };
+    if (event === '$ack') return { event, data: (data ?? null) as EventData, rid };
     if (!isEventData(data)) {
       throw new MessageDecodeError(
         WsEventErrorCode.INVALID_DATA,

@@ -238,7 +238,7 @@ export class AdapterBridge {
   /** Ids the target selects: the adapter's `clientIds` when it has one, else local ids. */
   async clientIds(target: CountTarget): Promise<string[]> {
     if (this.#adapter.clientIds) return this.#adapter.clientIds(target);
-    return [...this.#localIds()];
+    return [...(this.#o.localClientIds ?? (() => this.#localIds()))()];
   }
 
   /** The adapter's link to other instances, for the health document (undefined: local). */

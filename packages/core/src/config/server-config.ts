@@ -98,7 +98,11 @@ export interface ServerConfigOptions {
   recovery_window?: number;
   /** Protocol version 1: messages kept per session for replay after a resume. Default 1000. */
   recovery_buffer?: number;
-  /** Protocol version 1: time a client that must authenticate in `$hello` has to send it (then close 4408). Default 10000. */
+  /** Protocol version 1: sessions kept without a connection (away), in all; past it the oldest is ended. 0 = no bound. Default 10000. */
+  max_away_sessions?: number;
+  /** Protocol version 1: away sessions per client address; past it the address's oldest is ended. `null` = as many as `max_connections_per_ip` (0 = no bound). Default `null`. */
+  max_away_sessions_per_ip?: number | null;
+  /** Protocol version 1: time the whole authentication of a client may take, from its start (the auth handlers included); then close 4401. Default 10000. */
   auth_timeout?: number;
   /** Time a connection that negotiated the subprotocol `pkg.v1` waits for `$hello` before it counts as version 0 and `OnConnect` runs (other connections never wait); 0 = no wait. Default 1000. */
   hello_wait?: number;
@@ -209,6 +213,8 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   tls: null,
   recovery_window: 120_000,
   recovery_buffer: 1000,
+  max_away_sessions: 10_000,
+  max_away_sessions_per_ip: null,
   auth_timeout: 10_000,
   hello_wait: 1000,
   max_pending_requests: 128,
@@ -336,6 +342,11 @@ const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),
   recovery_window: timer('a number of milliseconds up to 2147483647 (0 turns recovery off)', 0),
   recovery_buffer: positiveInt('a positive number of messages'),
+  max_away_sessions: nonNegativeInt('a whole number of sessions (0 = no bound)'),
+  max_away_sessions_per_ip: (v) =>
+    v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)
+      ? null
+      : 'a whole number of sessions (0 = no bound), or null for max_connections_per_ip',
   auth_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
   hello_wait: timer('a number of milliseconds up to 2147483647 (0 = no wait)', 0),
   max_pending_requests: positiveInt('a positive number of requests'),

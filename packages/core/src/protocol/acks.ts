@@ -4,7 +4,17 @@
  * goes away. At most `maxPerClient` are pending per client; a late or unknown `rid` is
  * ignored. One timer per pending request, cleared as soon as it settles.
  */
+import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
 import { createCoreError, type CoreError } from '../errors';
+
+/** Longest `$nack` `code` / `message` copied into the server-side error (characters). */
+export const MAX_NACK_CODE_LENGTH = 64;
+export const MAX_NACK_MESSAGE_LENGTH = 256;
+
+/** Cuts a client-supplied text to `max` characters (with an ellipsis when cut). */
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
 
 /** Options of `emitWithAck`. */
 export interface EmitWithAckOptions {
@@ -103,11 +113,19 @@ export class ServerRequests {
       return;
     }
     const info = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
-    const remoteCode = typeof info['code'] === 'string' ? info['code'] : 'handler_error';
+    // Client text, so bounded before it goes into a server-side error (and its logs).
+    const remoteCode =
+      typeof info['code'] === 'string'
+        ? bounded(info['code'], MAX_NACK_CODE_LENGTH)
+        : 'handler_error';
+    const remoteMessage =
+      typeof info['message'] === 'string'
+        ? `: ${bounded(info['message'], MAX_NACK_MESSAGE_LENGTH)}`
+        : '';
     const err = createCoreError(
       Error,
       'PKG_ERR_CORE_ACK_REFUSED',
-      `emitWithAck("${p.event}"): client ${clientId} refused the request (${remoteCode}${typeof info['message'] === 'string' ? `: ${info['message']}` : ''}).`,
+      `emitWithAck("${p.event}"): client ${clientId} refused the request (${remoteCode}${remoteMessage}).`,
     ) as CoreError & { remoteCode?: string };
     err.remoteCode = remoteCode;
     p.reject(err);
@@ -140,5 +158,42 @@ function gone(event: string, clientId: string, what: string): CoreError {
     Error,
     'PKG_ERR_CORE_CLIENT_GONE',
     `emitWithAck("${event}"): client ${clientId} ${what}.`,
+  );
+}
+
+/**
+ * `emitWithAck` to one client: `state` says whether it is an open version 1 client (`v1`),
+ * an open client that did not say `$hello` (`v0`), or not an open client (`gone`).
+ */
+export function requestToClient(
+  requests: ServerRequests,
+  ws: WebSocketHandler,
+  clientId: string,
+  state: 'v1' | 'v0' | 'gone',
+  event: string,
+  data: EventData,
+  options: EmitWithAckOptions,
+): Promise<unknown> {
+  let text: string;
+  try {
+    text = prepareMessage(event, data);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+  if (state === 'gone') {
+    return Promise.reject(gone(event, clientId, 'is not connected'));
+  }
+  if (state === 'v0') {
+    return Promise.reject(
+      createCoreError(
+        Error,
+        'PKG_ERR_CORE_PROTOCOL_UNSUPPORTED',
+        `emitWithAck("${event}"): client ${clientId} did not say $hello (protocol version 1), so it cannot answer; use send/emit.`,
+      ),
+    );
+  }
+  const body = text.slice(0, -1);
+  return requests.request(clientId, event, options.timeout, (rid) =>
+    ws.sendRaw(clientId, `${body},"rid":${JSON.stringify(rid)}}`),
   );
 }

@@ -1,23 +1,33 @@
 /**
  * Connection state recovery (protocol version 1): a session per client that said `$hello`,
- * numbering what the server sends it (`seq`) and keeping the last `bufferSize` of those
- * messages, so that a client that comes back within `window` ms resumes with its id and gets
- * what it missed. The text of a message is shared by every session that keeps it (a
- * broadcast is numbered and serialised once), so a buffered message costs a session one
- * array slot and one number.
+ * numbering what the server sends it (`seq`, its own sequence from 1) and keeping the last
+ * `bufferSize` of those messages, so that a client that comes back within `window` ms
+ * resumes with its id and gets what it missed. A kept message is the text serialised once
+ * for every receiver plus its `seq` in this session: one array slot and one number.
+ *
+ * Sessions without a connection ("away") are bounded: at most `maxAwayPerAddress` per
+ * client address and `maxAway` in all; past a bound the oldest away session is ended.
  */
 import { randomBytes } from 'node:crypto';
 
 /** Why a resume was not granted. */
-export type ResumeRefusal = 'expired' | 'unknown' | 'overflow';
+export type ResumeRefusal = 'expired' | 'unknown' | 'overflow' | 'identity' | 'ended';
 
 export interface Session {
-  readonly token: string;
+  /** The token a resume presents; replaced on every resume. */
+  token: string;
   /** The client id, kept across resumes. */
   readonly clientId: string;
-  /** Message texts with their `seq`, oldest first, at most `bufferSize`. */
+  /** The identity its auth handlers gave when it was created. */
+  readonly identity: string | undefined;
+  /** The client address it was created from (for the per-address bound). */
+  readonly address: string;
+  /** Message texts without `seq`, oldest first, at most `bufferSize`. */
   readonly texts: string[];
+  /** The `seq` of each kept text. */
   readonly seqs: number[];
+  /** The last `seq` given in this session (0: none yet). */
+  seq: number;
   /** Highest seq dropped from the buffer (0: none). */
   dropped: number;
   /** True while a connection serves the session. */
@@ -31,9 +41,20 @@ export interface SessionStoreOptions {
   readonly window: number;
   /** Messages kept per session. */
   readonly bufferSize: number;
-  /** Called when a session's window passed while it was away. */
-  readonly onExpired: (session: Session) => void;
+  /** Away sessions in all; 0 = no bound. */
+  readonly maxAway: number;
+  /** Away sessions per client address; 0 = no bound. */
+  readonly maxAwayPerAddress: number;
+  /** Called when an away session ended on its own (window passed, or evicted by a bound). */
+  readonly onEnded: (session: Session) => void;
 }
+
+/** Approximate bytes of one session without its texts (object, token, two arrays). */
+const SESSION_OVERHEAD = 320;
+/** Bytes of one kept message in a session: an array slot and a number. */
+const SLOT_BYTES = 16;
+/** Tokens of ended sessions remembered, so a late resume is told why. */
+const MAX_GONE = 10_000;
 
 /** Adds `,"seq":n` to a serialised `{...}` message, without parsing it again. */
 export function withSeq(text: string, seq: number): string {
@@ -44,9 +65,12 @@ export class SessionStore {
   readonly #o: SessionStoreOptions;
   readonly #byToken = new Map<string, Session>();
   readonly #byClient = new Map<string, Session>();
-  /** Tokens of sessions that expired, so a late resume is told "expired", not "unknown". */
-  readonly #expired = new Set<string>();
-  #seq = 0;
+  /** Away sessions, oldest first. */
+  readonly #away = new Set<Session>();
+  readonly #awayByAddress = new Map<string, Set<Session>>();
+  /** Tokens of sessions that ended, and why: a late resume is told so, not "unknown". */
+  readonly #gone = new Map<string, 'expired' | 'ended'>();
+  #slots = 0;
 
   constructor(options: SessionStoreOptions) {
     this.#o = options;
@@ -56,18 +80,24 @@ export class SessionStore {
     return this.#byToken.size;
   }
 
-  /** The next number of the server's message stream (one per message, shared by receivers). */
-  nextSeq(): number {
-    this.#seq += 1;
-    return this.#seq;
+  get awayCount(): number {
+    return this.#away.size;
   }
 
-  open(clientId: string): Session {
+  /** Approximate memory of every session, without the message texts (shared with others). */
+  get approximateBytes(): number {
+    return this.#byToken.size * SESSION_OVERHEAD + this.#slots * SLOT_BYTES;
+  }
+
+  open(clientId: string, identity: string | undefined, address: string): Session {
     const session: Session = {
-      token: randomBytes(24).toString('base64url'),
+      token: newToken(),
       clientId,
+      identity,
+      address,
       texts: [],
       seqs: [],
+      seq: 0,
       dropped: 0,
       connected: true,
       timer: undefined,
@@ -81,75 +111,115 @@ export class SessionStore {
     return this.#byClient.get(clientId);
   }
 
-  /** Keeps a numbered message for a session. */
-  keep(session: Session, seq: number, text: string): void {
+  /** The session of a token, whether or not a connection serves it. */
+  lookup(token: string): Session | undefined {
+    return this.#byToken.get(token);
+  }
+
+  /** Why a token names no session: it ended (`expired`, `ended`) or was never known here. */
+  refusalFor(token: string): ResumeRefusal {
+    return this.#gone.get(token) ?? 'unknown';
+  }
+
+  /** Keeps a message for a session; returns its `seq` in that session. */
+  keep(session: Session, text: string): number {
+    session.seq += 1;
     session.texts.push(text);
-    session.seqs.push(seq);
+    session.seqs.push(session.seq);
+    this.#slots += 1;
     if (session.texts.length > this.#o.bufferSize) {
       session.texts.shift();
       session.dropped = session.seqs.shift()!;
+      this.#slots -= 1;
+    }
+    return session.seq;
+  }
+
+  /** The connection dropped: the session waits `window` ms, within the away bounds. */
+  away(session: Session): void {
+    session.connected = false;
+    session.timer = setTimeout(() => this.#endAway(session, 'expired'), this.#o.window);
+    session.timer.unref?.();
+    this.#away.add(session);
+    let mine = this.#awayByAddress.get(session.address);
+    if (mine === undefined) {
+      mine = new Set();
+      this.#awayByAddress.set(session.address, mine);
+    }
+    mine.add(session);
+    const { maxAwayPerAddress, maxAway } = this.#o;
+    if (maxAwayPerAddress > 0 && mine.size > maxAwayPerAddress) {
+      this.#endAway(mine.values().next().value!, 'ended');
+    }
+    if (maxAway > 0 && this.#away.size > maxAway) {
+      this.#endAway(this.#away.values().next().value!, 'ended');
     }
   }
 
-  /** The connection dropped: the session waits `window` ms for a resume. */
-  away(session: Session): void {
+  /** A resume takes the session from a connection still thought alive: it is detached. */
+  detach(session: Session): void {
     session.connected = false;
-    session.timer = setTimeout(() => {
-      this.end(session);
-      this.#expired.add(session.token);
-      // Bounded: only the latest tokens are remembered.
-      if (this.#expired.size > 10_000) this.#expired.delete(this.#expired.values().next().value!);
-      this.#o.onExpired(session);
-    }, this.#o.window);
-    session.timer.unref?.();
   }
 
   /**
-   * A resume of `token` after `seq`: the session and the messages to replay, or why not.
-   * A refused session that still exists is ended (the caller runs its disconnect path).
+   * Resumes a session after `seq`: the messages to replay, or `overflow` (then the session
+   * has ended and the caller runs its disconnect path). The token is rotated.
    */
-  resume(
-    token: string,
-    seq: number,
-  ): { session: Session; replay: string[] } | { refused: ResumeRefusal; ended?: Session } {
-    const session = this.#byToken.get(token);
-    if (session === undefined || session.connected) {
-      return { refused: this.#expired.has(token) ? 'expired' : 'unknown' };
-    }
+  resume(session: Session, seq: number): { replay: string[] } | { refused: 'overflow' } {
+    this.#leaveAway(session);
     if (session.dropped > seq) {
       this.end(session);
-      return { refused: 'overflow', ended: session };
+      return { refused: 'overflow' };
     }
-    clearTimeout(session.timer);
-    session.timer = undefined;
     session.connected = true;
+    this.#byToken.delete(session.token);
+    session.token = newToken();
+    this.#byToken.set(session.token, session);
     const replay: string[] = [];
     for (let i = 0; i < session.seqs.length; i += 1) {
-      if (session.seqs[i]! > seq) replay.push(session.texts[i]!);
+      if (session.seqs[i]! > seq) replay.push(withSeq(session.texts[i]!, session.seqs[i]!));
     }
-    return { session, replay };
+    return { replay };
   }
 
-  /** Forgets a session (closed for good). */
-  end(session: Session): void {
-    clearTimeout(session.timer);
-    session.timer = undefined;
+  /** Forgets a session (closed for good); a later resume of its token is told `ended`. */
+  end(session: Session, why: 'expired' | 'ended' = 'ended'): void {
+    this.#leaveAway(session);
+    if (this.#byToken.get(session.token) !== session) return;
     this.#byToken.delete(session.token);
     if (this.#byClient.get(session.clientId) === session) this.#byClient.delete(session.clientId);
+    this.#slots -= session.texts.length;
+    this.#gone.set(session.token, why);
+    if (this.#gone.size > MAX_GONE) this.#gone.delete(this.#gone.keys().next().value!);
   }
 
   /** Sessions without a connection (their clients still count as members of their rooms). */
   *awayClientIds(): IterableIterator<string> {
-    for (const s of this.#byClient.values()) if (!s.connected) yield s.clientId;
+    for (const s of this.#away) yield s.clientId;
   }
 
   /** Ends every session (server close); returns those that were away. */
   endAll(): Session[] {
-    const away: Session[] = [];
-    for (const s of [...this.#byToken.values()]) {
-      if (!s.connected) away.push(s);
-      this.end(s);
-    }
+    const away = [...this.#away];
+    for (const s of [...this.#byToken.values()]) this.end(s);
     return away;
   }
+
+  #endAway(session: Session, why: 'expired' | 'ended'): void {
+    this.end(session, why);
+    this.#o.onEnded(session);
+  }
+
+  #leaveAway(session: Session): void {
+    clearTimeout(session.timer);
+    session.timer = undefined;
+    if (!this.#away.delete(session)) return;
+    const mine = this.#awayByAddress.get(session.address);
+    mine?.delete(session);
+    if (mine !== undefined && mine.size === 0) this.#awayByAddress.delete(session.address);
+  }
+}
+
+function newToken(): string {
+  return randomBytes(24).toString('base64url');
 }

@@ -1,0 +1,299 @@
+/**
+ * `$hello` and `$welcome` (docs/protocol.md, "Hello and welcome"): reading the client's
+ * `$hello`, building the server's `$welcome`, and the resume it may grant: identity check,
+ * takeover of a session whose old connection is still thought alive (close 4409), token
+ * rotation, replay. State changes go through the host (`open`, `close`), never here.
+ */
+import type { LoggerInterface } from '@pkg/logger';
+import type { WebSocketHandler } from '@pkg/ws-protocol';
+import type { ServerRequests } from './acks';
+import type { AuthOutcome, AuthRefusal } from './auth';
+import type { ConnectionRecord } from './connection';
+import { grantHeartbeat, type Heartbeat } from './heartbeat';
+import type { ResumeRefusal, Session, SessionStore } from './session';
+import type { ClientRegistry } from '../ws/client-registry';
+import { CoreEventErrorCode } from '../errors';
+
+/** Close code of a connection whose session a resume took over. */
+export const CLOSE_SESSION_TAKEN_OVER = 4409;
+
+/** Longest `$hello.auth`. */
+export const MAX_AUTH_LENGTH = 8192;
+/** Longest session token accepted in `$hello.resume`. */
+export const MAX_SESSION_LENGTH = 128;
+
+export interface Hello {
+  readonly v: number;
+  readonly auth: string | undefined;
+  readonly heartbeat: Heartbeat | undefined;
+  readonly resume: { readonly session: string; readonly seq: number } | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const positiveOrMissing = (x: unknown): x is number | undefined =>
+  x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0);
+
+/** Reads `$hello.data`; a string says what is malformed. */
+export function readHello(data: unknown): Hello | string {
+  if (!isRecord(data)) return 'the data of $hello must be an object such as {"v": 1}';
+  const { v, auth, heartbeat, resume } = data;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
+    return '"v" must be a positive integer (the highest protocol version the client speaks)';
+  }
+  if (auth !== undefined && typeof auth !== 'string') return '"auth" must be a string';
+  let hb: Heartbeat | undefined;
+  if (heartbeat !== undefined && heartbeat !== null) {
+    if (
+      !isRecord(heartbeat) ||
+      !positiveOrMissing(heartbeat['interval']) ||
+      !positiveOrMissing(heartbeat['timeout'])
+    ) {
+      return '"heartbeat" must be {"interval": ms, "timeout": ms}';
+    }
+    hb = grantHeartbeat(heartbeat['interval'], heartbeat['timeout']);
+  }
+  let r: Hello['resume'];
+  if (resume !== undefined && resume !== null) {
+    if (
+      !isRecord(resume) ||
+      typeof resume['session'] !== 'string' ||
+      resume['session'].length === 0 ||
+      resume['session'].length > MAX_SESSION_LENGTH ||
+      typeof resume['seq'] !== 'number' ||
+      !Number.isSafeInteger(resume['seq']) ||
+      resume['seq'] < 0
+    ) {
+      return '"resume" must be {"session": "<token from $welcome>", "seq": <last seq processed>}';
+    }
+    r = { session: resume['session'], seq: resume['seq'] };
+  }
+  return { v, auth, heartbeat: hb, resume: r };
+}
+
+/** What a `$welcome` says. */
+export interface WelcomeFields {
+  readonly clientId: string;
+  readonly heartbeat: Heartbeat | undefined;
+  /** The session token (after a resume: the new, rotated one); undefined without recovery. */
+  readonly session: string | undefined;
+  readonly recoveryWindow: number;
+  readonly resumed: boolean;
+  readonly reason: ResumeRefusal | undefined;
+  /** `$hello.auth` was sent but no auth handler checked it. */
+  readonly authUnused: boolean;
+}
+
+/** The `$welcome` envelope as JSON text. */
+export function welcomeText(w: WelcomeFields): string {
+  const data: Record<string, unknown> = {
+    v: 1,
+    clientId: w.clientId,
+    heartbeat: w.heartbeat ?? null,
+  };
+  if (w.session !== undefined) {
+    data['session'] = w.session;
+    data['recovery'] = { window: w.recoveryWindow };
+  }
+  data['resumed'] = w.resumed;
+  if (w.reason !== undefined) data['reason'] = w.reason;
+  if (w.authUnused) data['auth'] = 'unused';
+  return JSON.stringify({ event: '$welcome', data });
+}
+
+/** A close reason fits 123 bytes of UTF-8. */
+export function closeReason(message: string): string {
+  let reason = message;
+  while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1);
+  // Never end on half of a surrogate pair.
+  return /[\ud800-\udbff]$/.test(reason) ? reason.slice(0, -1) : reason;
+}
+
+/** What the welcome step needs of the protocol layer. */
+export interface WelcomeHost {
+  readonly ws: WebSocketHandler;
+  readonly sessions: SessionStore | undefined;
+  readonly conns: Map<string, ConnectionRecord>;
+  readonly clients: ClientRegistry;
+  readonly requests: ServerRequests;
+  readonly logger: LoggerInterface;
+  readonly recoveryWindow: number;
+  /** Moves the connection to `open` (running `OnConnect` when `start`), then dispatches what it held. */
+  open(conn: ConnectionRecord, start: boolean): void;
+  /** Starts the close of a connection from the server side. */
+  close(conn: ConnectionRecord, code: number, reason: string): void;
+  /** The client is gone for good (`OnDisconnect`). */
+  endClient(clientId: string): void;
+  /** True when auth handlers are registered. */
+  authenticates(): boolean;
+  /** Runs the auth handlers (state `authenticating`); `then` gets a current outcome only. */
+  authenticate(
+    conn: ConnectionRecord,
+    auth: string | undefined,
+    resume: Session | undefined,
+    then: (outcome: AuthOutcome) => void,
+  ): void;
+  /** Refuses the connection (error, held requests answered, close 4401 / 4403). */
+  refuse(conn: ConnectionRecord, refusal: AuthRefusal): void;
+}
+
+export class Welcomer {
+  readonly #h: WelcomeHost;
+  #takeovers = 0;
+
+  constructor(host: WelcomeHost) {
+    this.#h = host;
+  }
+
+  /** `$hello` before the connection is open: authenticate (with handlers), then welcome. */
+  hello(conn: ConnectionRecord, data: unknown): void {
+    const h = this.#h;
+    const hello = this.#read(conn, data);
+    if (hello === undefined) return;
+    if (hello.auth !== undefined && hello.auth.length > MAX_AUTH_LENGTH) {
+      h.refuse(conn, {
+        status: 401,
+        message: `Credentials longer than ${MAX_AUTH_LENGTH} characters`,
+      });
+      return;
+    }
+    if (!h.authenticates()) {
+      this.welcome(conn, hello, hello.auth !== undefined);
+      return;
+    }
+    const named = hello.resume === undefined ? undefined : h.sessions?.lookup(hello.resume.session);
+    h.authenticate(conn, hello.auth, named, (outcome) => {
+      if (!outcome.accepted) return h.refuse(conn, outcome.refusal);
+      conn.identity = outcome.identity;
+      this.welcome(conn, hello, false);
+    });
+  }
+
+  /** A second `$hello`: a protocol error of the client, counted and spaced like the others. */
+  secondHello(conn: ConnectionRecord): void {
+    this.#h.ws.refuse(
+      conn.client.id,
+      CoreEventErrorCode.INVALID_ENVELOPE,
+      '$hello was already received on this connection; it is sent once, first.',
+    );
+  }
+
+  /** Reads `$hello`; a malformed one closes with 1008. */
+  #read(conn: ConnectionRecord, data: unknown): Hello | undefined {
+    const hello = readHello(data);
+    if (typeof hello !== 'string') {
+      conn.hello = true;
+      return hello;
+    }
+    const message = `Malformed $hello: ${hello}.`;
+    this.#h.ws.sendError(conn.client.id, CoreEventErrorCode.INVALID_PAYLOAD, message);
+    this.#h.close(conn, 1008, 'malformed $hello');
+    return undefined;
+  }
+
+  /** Accepted: resumes the session `$hello` names, or opens a fresh one; then `open`. */
+  welcome(conn: ConnectionRecord, hello: Hello, authUnused: boolean): void {
+    let reason: ResumeRefusal | undefined;
+    if (hello.resume !== undefined) {
+      reason = this.#h.sessions === undefined ? 'unknown' : this.#resume(conn, hello, authUnused);
+      if (reason === undefined) return;
+    }
+    const { client } = conn;
+    conn.session = this.#h.sessions?.open(client.id, conn.identity, client.ip);
+    this.#send(conn, hello, authUnused, false, reason);
+    this.#h.open(conn, true);
+  }
+
+  /**
+   * `$hello` of a connection already served as version 0: a fresh session; a resume in it
+   * is refused with `unknown` (the connection already has its own client).
+   */
+  lateHello(conn: ConnectionRecord, data: unknown): void {
+    if (conn.hello) return this.secondHello(conn);
+    const hello = this.#read(conn, data);
+    if (hello === undefined) return;
+    const { client } = conn;
+    conn.session = this.#h.sessions?.open(client.id, conn.identity, client.ip);
+    this.#send(conn, hello, hello.auth !== undefined, false, hello.resume && 'unknown');
+  }
+
+  /** A resume: undefined when granted (the connection is open), else why not. */
+  #resume(conn: ConnectionRecord, hello: Hello, authUnused: boolean): ResumeRefusal | undefined {
+    const h = this.#h;
+    const sessions = h.sessions!;
+    const { session: token, seq } = hello.resume!;
+    const session = sessions.lookup(token);
+    if (session === undefined) return sessions.refusalFor(token);
+    // The session stays its owner's: a resume under another identity changes nothing.
+    if (session.identity !== conn.identity) return 'identity';
+    if (session.connected) this.#takeOver(session);
+    const outcome = sessions.resume(session, seq);
+    if ('refused' in outcome) {
+      h.endClient(session.clientId);
+      return outcome.refused;
+    }
+    const fresh = conn.client.id;
+    const renamed = h.ws.renameClient(fresh, session.clientId);
+    if (renamed === undefined) {
+      sessions.end(session);
+      h.endClient(session.clientId);
+      return 'ended';
+    }
+    h.conns.delete(fresh);
+    h.clients.markDisconnected(fresh);
+    h.clients.forgetData(fresh);
+    conn.client = renamed;
+    conn.session = session;
+    h.conns.set(session.clientId, conn);
+    this.#send(conn, hello, authUnused, true, undefined);
+    for (const text of outcome.replay) h.ws.sendRaw(session.clientId, text);
+    h.open(conn, false);
+    return undefined;
+  }
+
+  /** Takes a session from the connection that serves it: that one is closed with 4409. */
+  #takeOver(session: Session): void {
+    const h = this.#h;
+    h.sessions!.detach(session);
+    const old = h.conns.get(session.clientId);
+    if (old === undefined) return;
+    h.requests.dropClient(session.clientId);
+    this.#takeovers += 1;
+    // The old connection gives the id up at once; its close then ends nothing.
+    const renamed = h.ws.renameClient(session.clientId, `${session.clientId}~${this.#takeovers}`);
+    old.session = undefined;
+    old.takenOver = true;
+    if (renamed !== undefined) {
+      h.conns.delete(session.clientId);
+      old.client = renamed;
+      h.conns.set(renamed.id, old);
+    }
+    h.logger.info('WebSocket session taken over by a resume; closing the old connection', {
+      code: 'PKG_ERR_CORE_SESSION_TAKEN_OVER',
+      clientId: session.clientId,
+      closeCode: CLOSE_SESSION_TAKEN_OVER,
+    });
+    h.close(old, CLOSE_SESSION_TAKEN_OVER, 'session taken over');
+  }
+
+  #send(
+    conn: ConnectionRecord,
+    hello: Hello,
+    authUnused: boolean,
+    resumed: boolean,
+    reason: ResumeRefusal | undefined,
+  ): void {
+    const text = welcomeText({
+      clientId: conn.client.id,
+      heartbeat: hello.heartbeat,
+      session: conn.session?.token,
+      recoveryWindow: this.#h.recoveryWindow,
+      resumed,
+      reason,
+      authUnused,
+    });
+    this.#h.ws.sendRaw(conn.client.id, text);
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * What the server sends through the protocol layer: answers to client requests (`id`,
+ * exactly one each), refusals, direct sends and broadcast deliveries. Deliveries reach only
+ * `open` connections (and away sessions, which keep the message for a resume); a
+ * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
+ */
+import type { LoggerInterface } from '@pkg/logger';
+import {
+  prepareAnswer,
+  prepareMessage,
+  type Envelope,
+  type EventData,
+  type RequestId,
+  type WebSocketHandler,
+} from '@pkg/ws-protocol';
+import { CoreEventErrorCode } from '../errors';
+import { ConnectionState, type ConnectionRecord } from './connection';
+import { withSeq, type SessionStore } from './session';
+
+export interface OutboundOptions {
+  readonly ws: WebSocketHandler;
+  readonly logger: LoggerInterface;
+  readonly conns: ReadonlyMap<string, ConnectionRecord>;
+  readonly sessions: SessionStore | undefined;
+  readonly maxPendingRequests: number;
+}
+
+export class Outbound {
+  readonly #o: OutboundOptions;
+
+  constructor(options: OutboundOptions) {
+    this.#o = options;
+  }
+
+  /** True when the client id belongs to an `open` connection of this process. */
+  isOpen(clientId: string): boolean {
+    return this.#o.conns.get(clientId)?.state === ConnectionState.OPEN;
+  }
+
+  /**
+   * Admits a request of an open connection: false (and answered `too_many_pending`) when it
+   * already has `max_pending_requests` unanswered. A message without `id` is always admitted.
+   */
+  admit(conn: ConnectionRecord, envelope: Envelope): boolean {
+    const { id } = envelope;
+    if (id === undefined) return true;
+    const max = this.#o.maxPendingRequests;
+    if (conn.pending >= max) {
+      const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
+      this.#o.ws.refuse(
+        conn.client.id,
+        CoreEventErrorCode.TOO_MANY_PENDING,
+        message,
+        {},
+        false,
+        id,
+      );
+      return false;
+    }
+    conn.pending += 1;
+    return true;
+  }
+
+  /** A message past the held bound during authentication: a request is answered `busy`. */
+  overHeld(conn: ConnectionRecord, envelope: Envelope): void {
+    const clientId = conn.client.id;
+    if (envelope.id === undefined) {
+      this.#o.logger.debug('WebSocket message dropped: too many held during authentication', {
+        code: 'PKG_ERR_CORE_BUSY',
+        clientId,
+      });
+      return;
+    }
+    const message = `Too many messages while authentication runs: at most ${this.#o.maxPendingRequests} are held; wait for $welcome.`;
+    const extra = { event: envelope.event };
+    this.#o.ws.refuse(clientId, CoreEventErrorCode.BUSY, message, extra, false, envelope.id);
+  }
+
+  /**
+   * The end of an authentication that did not open the connection: the `error` `data` once
+   * without `id`, then once per held request with its `id`; held messages are dropped.
+   */
+  answerHeld(conn: ConnectionRecord, data: Record<string, unknown>): void {
+    const clientId = conn.client.id;
+    const { ws } = this.#o;
+    ws.sendRaw(clientId, JSON.stringify({ event: 'error', data }));
+    const held = conn.held;
+    conn.held = [];
+    for (const e of held) {
+      if (e.id !== undefined)
+        ws.sendRaw(clientId, JSON.stringify({ event: 'error', id: e.id, data }));
+    }
+  }
+
+  /** Answers a client request with the handler's result (`null` for nothing). */
+  readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): void => {
+    if (this.#wasExpired(clientId, id)) return;
+    this.#answered(clientId);
+    let text: string;
+    try {
+      text = prepareAnswer(event, id, result);
+    } catch (err) {
+      this.#o.logger.exception(err, { code: 'PKG_ERR_CORE_HANDLER_FAILED', clientId, event });
+      this.#o.ws.sendError(
+        clientId,
+        CoreEventErrorCode.INTERNAL_ERROR,
+        `The result of "${event}" cannot be sent as JSON.`,
+        id,
+      );
+      return;
+    }
+    this.#o.ws.sendRaw(clientId, text);
+  };
+
+  /** Sends an `error` that answers a client request. */
+  sendErrorAnswer(
+    clientId: string,
+    id: RequestId,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+  ): void {
+    if (this.#wasExpired(clientId, id)) return;
+    this.#answered(clientId);
+    this.#o.ws.sendRaw(
+      clientId,
+      JSON.stringify({ event: 'error', id, data: { ...extra, code, message } }),
+    );
+  }
+
+  /**
+   * A refusal the client caused or must wait out (rate limit, unknown event, busy, handler
+   * timeout), through the WebSocket handler so that it is throttled and counted against the
+   * client's protocol-error budget; with `id` it answers that request, every time.
+   */
+  readonly refuse = (
+    clientId: string,
+    code: string,
+    message: string,
+    extra: Record<string, unknown>,
+    protocolError: boolean,
+    id?: RequestId,
+  ): void => {
+    if (id !== undefined) this.#answered(clientId);
+    this.#o.ws.refuse(clientId, code, message, extra, protocolError, id);
+  };
+
+  /**
+   * A request whose handler ran past `ws_handler_timeout`: answered `handler_timeout` now;
+   * whatever its handler produces later is dropped.
+   */
+  readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
+    const conn = id === undefined ? undefined : this.#o.conns.get(clientId);
+    if (conn !== undefined && id !== undefined) {
+      conn.expired ??= new Set();
+      conn.expired.add(id);
+      if (conn.expired.size > this.#o.maxPendingRequests) {
+        const oldest = conn.expired.values().next();
+        if (oldest.done !== true) conn.expired.delete(oldest.value);
+      }
+    }
+    this.refuse(clientId, CoreEventErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
+  };
+
+  /** True (and forgotten) when the request was already answered `handler_timeout`. */
+  #wasExpired(clientId: string, id: RequestId): boolean {
+    const expired = this.#o.conns.get(clientId)?.expired;
+    return expired !== undefined && expired.delete(id);
+  }
+
+  #answered(clientId: string): void {
+    const conn = this.#o.conns.get(clientId);
+    if (conn !== undefined && conn.pending > 0) conn.pending -= 1;
+  }
+
+  /**
+   * Sends an event to one client: numbered and kept for replay when it has a session
+   * (also while it is away, then true). False when the client is unknown or not `open`.
+   */
+  send(clientId: string, event: string, data: EventData): boolean {
+    const text = prepareMessage(event, data);
+    const session = this.#o.sessions?.ofClient(clientId);
+    if (session === undefined) return this.isOpen(clientId) && this.#o.ws.sendRaw(clientId, text);
+    if (session.connected && !this.isOpen(clientId)) return false;
+    const seq = this.#o.sessions!.keep(session, text);
+    return session.connected ? this.#o.ws.sendRaw(clientId, withSeq(text, seq)) : true;
+  }
+
+  /**
+   * Delivers one serialised broadcast to those of the given clients that are `open` or
+   * away: as it is to clients without a session (one buffer for all of them); with its
+   * `seq` in each session, and kept, for those with one.
+   */
+  readonly deliver = (clientIds: Iterable<string>, text: string): number => {
+    const { sessions, ws, conns } = this.#o;
+    const plain: string[] = [];
+    let n = 0;
+    for (const id of clientIds) {
+      const session = sessions?.ofClient(id);
+      if (session === undefined) {
+        if (conns.get(id)?.state === ConnectionState.OPEN) plain.push(id);
+        continue;
+      }
+      if (!session.connected) {
+        sessions!.keep(session, text);
+        n += 1;
+      } else if (conns.get(id)?.state === ConnectionState.OPEN) {
+        if (ws.sendRaw(id, withSeq(text, sessions!.keep(session, text)))) n += 1;
+      }
+    }
+    if (plain.length > 0) n += ws.sendToMany(plain, text);
+    return n;
+  };
+}
