@@ -1,7 +1,7 @@
 // The commands of the connection-model test: what clients and the server do, each applied
 // to the real server and to the model, then every invariant checked (model.ts).
 import fc from 'fast-check';
-import { AUTH_TIMEOUT, Conn, SLOW_AUTH, WAIT, type Received } from './harness';
+import { AUTH_TIMEOUT, Conn, HELLO_WAIT, SLOW_AUTH, WAIT, type Received } from './harness';
 import {
   InvariantError,
   checkDeadlines,
@@ -43,7 +43,10 @@ abstract class Step implements Cmd {
   }
 }
 
-/** Picks the `pick`-th (modulo) of the clients that qualify. */
+/**
+ * Picks the `pick`-th (modulo) of the candidates; undefined when none is left (a connection
+ * can close between `check()` and `run()`; the command then does nothing).
+ */
 function choose<T>(list: T[], pick: number): T | undefined {
   return list.length === 0 ? undefined : list[pick % list.length];
 }
@@ -54,7 +57,14 @@ const open = (m: Readonly<Model>): Client[] => m.clients.filter((c) => c.phase =
 async function connect(
   m: Model,
   r: Real,
-  options: { version: 0 | 1; fate: Fate; user: User; key?: boolean; deadline: number },
+  options: {
+    version: 0 | 1;
+    fate: Fate;
+    user: User;
+    key?: boolean;
+    deadline: number;
+    heldFor?: number;
+  },
 ): Promise<Client> {
   const tag = `c${m.nextTag++}`;
   const query = `?tag=${tag}&user=${options.user}${options.key ? '&key=good' : ''}`;
@@ -69,7 +79,8 @@ async function connect(
     conn,
     clientId: undefined,
     session: undefined,
-    requests: new Set(),
+    requests: new Map(),
+    heldUntil: Date.now() + (options.heldFor ?? 0),
     nextId: 1,
     earlyMessages: 0,
     resumed: false,
@@ -165,6 +176,8 @@ class ConnectV1 extends Step {
       fate,
       user: this.user,
       deadline: this.kind === 'slow' ? SLOW_AUTH : this.kind === 'never' ? AUTH_TIMEOUT : 0,
+      // Requests sent while a never-settling auth runs are held until auth_timeout.
+      heldFor: this.kind === 'never' ? AUTH_TIMEOUT - 100 : 0,
     });
     const data: Record<string, unknown> = { v: 1 };
     if (this.kind !== 'none') data['auth'] = `${this.kind}:${this.user}:${c.tag}`;
@@ -199,6 +212,8 @@ class MessageBeforeHello extends Step {
       fate: 'refuse',
       user: 'alice',
       deadline: AUTH_TIMEOUT,
+      // Sent at once: the server waits hello_wait for $hello before deciding anything.
+      heldFor: HELLO_WAIT,
     });
     sendEcho(c, this.withId);
     await expectWithin(c.conn.whenClosed(AUTH_TIMEOUT + WAIT, `${c.tag}: never closed`));
@@ -219,7 +234,7 @@ function sendEcho(c: Client, withId = true): number | undefined {
     return undefined;
   }
   const id = c.nextId++;
-  c.requests.add(id);
+  c.requests.set(id, Date.now());
   c.conn.send({ event: 'echo', data, id });
   return id;
 }
@@ -252,7 +267,8 @@ class Resume extends Step {
     return this.#targets(m).length > 0;
   }
   async act(m: Model, r: Real): Promise<void> {
-    const target = choose(this.#targets(m), this.pick)!;
+    const target = choose(this.#targets(m), this.pick);
+    if (target === undefined) return;
     const s = target.session;
     const user: User = this.kind === 'foreign' ? (s.user === 'alice' ? 'bob' : 'alice') : s.user;
     const old = s.conn;
@@ -272,7 +288,9 @@ class Resume extends Step {
     });
     const welcome = await expectWelcome(c);
     if (this.kind !== 'own') {
-      const want = this.kind === 'foreign' ? ['identity'] : ['unknown', 'expired'];
+      // A stale token: the session is gone or the token was rotated; the reason's name
+      // (unknown, expired, ended, ...) is not pinned here, only that one is given.
+      const want = this.kind === 'foreign' ? ['identity'] : ['unknown', 'expired', 'ended'];
       if (welcome['resumed'] !== false || !want.includes(welcome['reason'] as string)) {
         fail(
           `${c.tag}: resume with a ${this.kind} token answered resumed ${String(welcome['resumed'])} reason ${String(welcome['reason'])}, expected false / ${want.join(' or ')}`,
@@ -340,7 +358,8 @@ class Send extends Step {
     return live(m).length > 0;
   }
   async act(m: Model): Promise<void> {
-    const c = choose(live(m), this.pick)!;
+    const c = choose(live(m), this.pick);
+    if (c === undefined) return;
     const id = sendEcho(c, this.withId);
     if (id === undefined || c.phase !== 'open') return;
     const answer = await expectWithin(
@@ -377,7 +396,8 @@ class Join extends Step {
     return open(m).length > 0;
   }
   async act(m: Model, r: Real): Promise<void> {
-    const c = choose(open(m), this.pick)!;
+    const c = choose(open(m), this.pick);
+    if (c === undefined) return;
     const room = ROOM[this.room];
     const valid = VALID.has(this.room);
     const data = { room, tag: c.tag };
@@ -385,7 +405,7 @@ class Join extends Step {
     const later = (x: Received): boolean => c.conn.received.indexOf(x) >= before;
     if (this.withId) {
       const id = c.nextId++;
-      c.requests.add(id);
+      c.requests.set(id, Date.now());
       c.conn.send({ event: 'join_room', data, id });
       const answer = await expectWithin(
         c.conn.next((x) => x.id === id, WAIT, `${c.tag}: join_room id ${id} not answered`),
@@ -440,7 +460,8 @@ class SecondHello extends Step {
     return this.#targets(m).length > 0;
   }
   async act(m: Model): Promise<void> {
-    const c = choose(this.#targets(m), this.pick)!;
+    const c = choose(this.#targets(m), this.pick);
+    if (c === undefined) return;
     const before = c.conn.received.length;
     c.conn.send({ event: '$hello', data: { v: 1, auth: `good:${c.user}:${c.tag}` } });
     const error = await expectWithin(
@@ -470,7 +491,8 @@ class Drop extends Step {
     return live(m).length > 0;
   }
   async act(m: Model, r: Real): Promise<void> {
-    const c = choose(live(m), this.pick)!;
+    const c = choose(live(m), this.pick);
+    if (c === undefined) return;
     const wasOpen = c.phase === 'open';
     c.closedBy = 'client';
     c.conn.ws.terminate();
@@ -570,7 +592,8 @@ class Disconnect extends Step {
     return this.#targets(m).length > 0;
   }
   async act(m: Model, r: Real): Promise<void> {
-    const id = choose(this.#targets(m), this.pick)!;
+    const id = choose(this.#targets(m), this.pick);
+    if (id === undefined) return;
     const c = open(m).find((x) => x.clientId === id);
     if (c !== undefined) c.closedBy = 'server';
     r.server.disconnectClient(id);

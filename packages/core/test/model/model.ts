@@ -41,8 +41,14 @@ export interface Client {
   conn: Conn;
   clientId: string | undefined;
   session: Session | undefined;
-  /** Request ids sent. */
-  requests: Set<number>;
+  /** Request ids sent, with the time each was sent. */
+  requests: Map<number, number>;
+  /**
+   * A request sent before this time is certainly held by the authentication (not refused
+   * yet), so it is owed an answer even when the authentication then refuses or times out.
+   * A later one may reach a connection already closing, which answers nothing.
+   */
+  heldUntil: number;
   nextId: number;
   /** Messages sent while not accepted (each may run the auth handlers once). */
   earlyMessages: number;
@@ -305,13 +311,13 @@ export async function quiesce(model: Model): Promise<void> {
   }
   observe(model);
   for (const c of model.clients) {
-    for (const id of c.requests) {
+    for (const [id, sentAt] of c.requests) {
       // Owed: on a connection still open, and every request held by a refused (or timed
       // out) authentication. Not owed: the test dropped the connection, or the server
       // closed it on purpose (disconnectClient, takeover, close()).
       const owed =
         (c.phase === 'open' && c.fate === 'accept') ||
-        (c.fate !== 'accept' && c.closedBy === 'auth');
+        (c.fate !== 'accept' && c.closedBy === 'auth' && sentAt < c.heldUntil);
       if (!owed) continue;
       await c.conn
         .next((m) => m.id === id, WAIT, `${c.tag}: request id ${id} never answered`)
