@@ -3,18 +3,21 @@
 // model of which connections should be open. After every step: no handler runs for and no
 // delivery reaches a connection that is not open; no request id is answered twice (and,
 // once everything is quiet, every owed one exactly once); OnConnect / OnDisconnect at most
-// once each, in order, only for accepted connections; deadlines of the auth handlers kept;
-// `/health` answers within 100 ms (two slow answers in a row fail). At the end `close()`,
-// then OnConnect / OnDisconnect pair exactly once per started client and `getLoad()` is
-// empty. See test/model/ for the harness, the model and the commands.
+// once each, in order, only for accepted connections; the auth handlers run once per
+// check (a refused message is never replayed) and meet auth_timeout; `/health` answers
+// within 100 ms (two slow answers in a row fail). At the end `close()`, then OnConnect /
+// OnDisconnect pair exactly once per started client and `getLoad()` is empty. See
+// test/model/ for the harness, the model and the commands.
 //
 // Environment: FC_SEED (base seed, default below), FC_RUNS (default 25), FC_PATH and
-// FC_REPLAY (the path and replayPath a failure printed), FC_COMMANDS (comma-separated command names, for diagnosis),
-// MODEL_AUTH_RESULT=boolean (auth handlers accept with `true` instead of `{identity}`).
+// FC_REPLAY (the `path` and `replayPath` a failure prints, to replay it), FC_COMMANDS
+// (comma-separated command names, to look for one kind of failure), FC_DEBUG (print each
+// run's commands), MODEL_AUTH_RESULT=boolean (auth handlers accept with `true` instead of
+// `{identity}`, for a server that predates identities).
 import { it } from '@jest/globals';
 import fc from 'fast-check';
 import { commandArbitraries } from './model/commands';
-import { WAIT, startModelServer, type Received } from './model/harness';
+import { WAIT, healthSamples, startModelServer, type Received } from './model/harness';
 import {
   InvariantError,
   checkCounts,
@@ -147,6 +150,11 @@ it(`keeps the connection invariants over ${RUNS} random runs (seed ${SEED})`, as
     interruptAfterTimeLimit: 240_000,
     markInterruptAsFailure: true,
   });
-  // Printed so CI logs show the cost of the test.
-  process.stdout.write(`connection model: ${RUNS} runs in ${Date.now() - started} ms\n`);
+  // Printed so CI logs show the cost of the test and the /health latencies it saw.
+  const sorted = [...healthSamples].sort((a, b) => a - b);
+  const at = (q: number): string => (sorted[Math.floor(q * (sorted.length - 1))] ?? 0).toFixed(1);
+  process.stdout.write(
+    `connection model: ${RUNS} runs in ${Date.now() - started} ms; /health over ${sorted.length} steps: ` +
+      `median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms\n`,
+  );
 }, 300_000);
