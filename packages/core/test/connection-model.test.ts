@@ -124,7 +124,7 @@ it(`keeps the connection invariants over ${RUNS} random runs (seed ${SEED})`, as
   const started = Date.now();
   const property = fc.asyncProperty(
     fc.commands(commandArbitraries(process.env['FC_COMMANDS']), {
-      maxCommands: 30,
+      maxCommands: 40,
       size: 'max',
       ...(REPLAY === undefined ? {} : { replayPath: REPLAY }),
     }),

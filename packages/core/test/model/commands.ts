@@ -633,7 +633,7 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
     ConnectV0: fc.boolean().map((key) => new ConnectV0(key)),
     ConnectV1: fc
       .tuple(
-        fc.constantFrom<CredKind>('good', 'good', 'slow', 'bad', 'banned', 'none', 'never'),
+        fc.constantFrom<CredKind>('good', 'good', 'good', 'slow', 'bad', 'banned', 'none', 'never'),
         user,
       )
       .map(([kind, u]) => new ConnectV1(kind, u)),
@@ -655,8 +655,16 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
     Disconnect: pick.map((p) => new Disconnect(p)),
   };
   const names = only === undefined || only === '' ? Object.keys(all) : only.split(',');
-  // Connections are picked twice as often: most other commands need one.
-  const weight: Record<string, number> = { ConnectV1: 3, ConnectV0: 2, Send: 2 };
+  // Weights: most commands need a connection, and resumes need sessions and drops.
+  const weight: Record<string, number> = {
+    ConnectV1: 4,
+    ConnectV0: 2,
+    Resume: 3,
+    Send: 2,
+    Drop: 2,
+    Broadcast: 2,
+    Join: 2,
+  };
   return names.flatMap((name) => {
     const arb = all[name.trim()];
     if (arb === undefined)
