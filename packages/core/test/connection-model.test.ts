@@ -124,7 +124,7 @@ it(`keeps the connection invariants over ${RUNS} random runs (seed ${SEED})`, as
   const started = Date.now();
   const property = fc.asyncProperty(
     fc.commands(commandArbitraries(process.env['FC_COMMANDS']), {
-      maxCommands: 40,
+      maxCommands: 50,
       size: 'max',
       ...(REPLAY === undefined ? {} : { replayPath: REPLAY }),
     }),

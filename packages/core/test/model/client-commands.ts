@@ -162,7 +162,6 @@ export class Drop extends Step {
     const id = c.clientId;
     if (c.session !== undefined) {
       c.session.state = 'away';
-      c.session.conn = undefined;
       await expectWithin(
         bounded(
           () => !r.server.getAllClients().includes(id),
@@ -268,7 +267,6 @@ export class Disconnect extends Step {
     const s = m.sessions.find((x) => x.clientId === id && x.state !== 'ended');
     if (s !== undefined) {
       s.state = 'ended';
-      s.conn = undefined;
     }
     for (const members of m.rooms.values()) members.delete(id);
     await expectWithin(

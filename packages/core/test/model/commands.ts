@@ -36,7 +36,7 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
       .map(([kind, u]) => new ConnectV1(kind, u)),
     MessageBeforeHello: fc.boolean().map((withId) => new MessageBeforeHello(withId)),
     Resume: fc
-      .tuple(fc.constantFrom<ResumeKind>('own', 'foreign', 'stale'), pick)
+      .tuple(fc.constantFrom<ResumeKind>('own', 'own', 'takeover', 'foreign', 'stale'), pick)
       .map(([kind, p]) => new Resume(kind, p)),
     Send: fc.tuple(pick, fc.boolean()).map(([p, withId]) => new Send(p, withId)),
     Join: fc

@@ -185,10 +185,24 @@ export class MessageBeforeHello extends Step {
   }
 }
 
-export type ResumeKind = 'own' | 'foreign' | 'stale';
+/**
+ * `own`: the token of a session that is away (same identity); `takeover`: of a session whose
+ * connection is open (same identity); `foreign`: of any session, under the other identity;
+ * `stale`: a token rotated away or of a session that ended.
+ */
+export type ResumeKind = 'own' | 'takeover' | 'foreign' | 'stale';
 
-const lastSeq = (c: Client | undefined): number =>
-  c === undefined ? 0 : Math.max(0, ...c.conn.received.map((x) => x.seq ?? 0));
+/** What the session's connections received so far: the highest seq, the last broadcast. */
+function seen(m: Model, s: Session): { seq: number; news: number } {
+  const received = m.clients.filter((c) => c.session === s).flatMap((c) => c.conn.received);
+  return {
+    seq: Math.max(0, ...received.map((x) => x.seq ?? 0)),
+    news: Math.max(
+      0,
+      ...received.filter((x) => x.event === 'news').map((x) => (x.data as { n: number }).n),
+    ),
+  };
+}
 
 /** A version 1 client that resumes a session with a token: its own, another user's, an old one. */
 export class Resume extends Step {
@@ -205,9 +219,13 @@ export class Resume extends Step {
         ...(s.state === 'ended' ? [{ session: s, token: s.token }] : []),
       ]);
     }
-    return m.sessions
-      .filter((s) => s.state !== 'ended')
-      .map((s) => ({ session: s, token: s.token }));
+    const wanted = (s: Session): boolean =>
+      this.kind === 'own'
+        ? s.state === 'away'
+        : this.kind === 'takeover'
+          ? s.state === 'live'
+          : s.state !== 'ended';
+    return m.sessions.filter(wanted).map((s) => ({ session: s, token: s.token }));
   }
   check(m: Readonly<Model>): boolean {
     return this.#targets(m).length > 0;
@@ -220,20 +238,15 @@ export class Resume extends Step {
     const old = s.conn;
     const wasLive = s.state === 'live';
     const c = await connect(m, r, { version: 1, fate: 'accept', user, deadline: 0 });
-    if (this.kind === 'own' && old !== undefined) old.closedBy = 'server';
-    const seq = lastSeq(old);
-    const lastNews = Math.max(
-      0,
-      ...(old?.conn.received ?? [])
-        .filter((x) => x.event === 'news')
-        .map((x) => (x.data as { n: number }).n),
-    );
+    const own = this.kind === 'own' || this.kind === 'takeover';
+    if (own && wasLive) old.closedBy = 'server';
+    const { seq, news: lastNews } = seen(m, s);
     c.conn.send({
       event: '$hello',
       data: { v: 1, auth: `good:${user}:${c.tag}`, resume: { session: target.token, seq } },
     });
     const welcome = await expectWelcome(c);
-    if (this.kind !== 'own') {
+    if (!own) {
       // A stale token: the session is gone or the token was rotated; the reason's name
       // (unknown, expired, ended, ...) is not pinned here, only that one is given.
       const want = this.kind === 'foreign' ? ['identity'] : ['unknown', 'expired', 'ended'];
@@ -257,7 +270,7 @@ export class Resume extends Step {
     if (typeof welcome['session'] !== 'string' || welcome['session'] === target.token) {
       fail(`${c.tag}: the session token was not rotated on resume`);
     }
-    if (wasLive && old !== undefined) {
+    if (wasLive) {
       const closed = await expectWithin(
         old.conn.whenClosed(WAIT, `${old.tag}: the connection taken over was not closed`),
       );
@@ -283,6 +296,10 @@ export class Resume extends Step {
           `${c.tag}: broadcast #${n} not replayed after resume`,
         ),
       );
+    }
+    const again = c.conn.received.find((x) => x.seq !== undefined && x.seq <= seq);
+    if (again !== undefined) {
+      fail(`${c.tag}: resumed after seq ${seq}, but got ${JSON.stringify(again)} again`);
     }
   }
   toString(): string {

@@ -24,7 +24,8 @@ export interface Session {
   stale: string[];
   user: User;
   state: 'live' | 'away' | 'ended';
-  conn: Client | undefined;
+  /** The connection that served it last (open only while `live`). */
+  conn: Client;
 }
 
 /** One connection of the model. */
