@@ -32,8 +32,9 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
       .tuple(
         fc.constantFrom<CredKind>('good', 'good', 'good', 'slow', 'bad', 'banned', 'none', 'never'),
         user,
+        fc.constantFrom<'none' | 'with id' | 'no id'>('none', 'none', 'with id', 'no id'),
       )
-      .map(([kind, u]) => new ConnectV1(kind, u)),
+      .map(([kind, u, early]) => new ConnectV1(kind, u, early)),
     MessageBeforeHello: fc.boolean().map((withId) => new MessageBeforeHello(withId)),
     Resume: fc
       .tuple(fc.constantFrom<ResumeKind>('own', 'own', 'takeover', 'foreign', 'stale'), pick)

@@ -116,9 +116,11 @@ export type CredKind = 'good' | 'slow' | 'bad' | 'banned' | 'none' | 'never';
 
 /** A version 1 client that says `$hello` with credentials of one kind. */
 export class ConnectV1 extends Step {
+  /** `early`: an `echo` sent right behind `$hello`, held while the auth handlers run. */
   constructor(
     readonly kind: CredKind,
     readonly user: User,
+    readonly early: 'none' | 'with id' | 'no id' = 'none',
   ) {
     super();
   }
@@ -143,6 +145,7 @@ export class ConnectV1 extends Step {
     const data: Record<string, unknown> = { v: 1 };
     if (this.kind !== 'none') data['auth'] = `${this.kind}:${this.user}:${c.tag}`;
     c.conn.send({ event: '$hello', data });
+    if (this.early !== 'none') sendEcho(c, this.early === 'with id');
     if (this.kind === 'good') {
       const welcome = await expectWelcome(c);
       if (welcome['resumed'] !== false)
@@ -155,7 +158,7 @@ export class ConnectV1 extends Step {
     }
   }
   toString(): string {
-    return `ConnectV1(${this.kind}:${this.user})`;
+    return `ConnectV1(${this.kind}:${this.user}${this.early === 'none' ? '' : `, echo ${this.early}`})`;
   }
 }
 
