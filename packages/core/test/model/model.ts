@@ -1,7 +1,6 @@
 // The model of the connection-model test: which connections should be open, which sessions
 // exist and where they are, what was broadcast to whom, which requests are owed an answer;
 // and the invariants checked against what the real server and clients recorded.
-import type { Server } from '@pkg/core';
 import {
   HEALTH_LIMIT,
   SLACK,
@@ -53,7 +52,7 @@ export interface Client {
   nextId: number;
   /** Messages sent while not accepted (each may run the auth handlers once). */
   earlyMessages: number;
-  /** A resumed connection: no OnConnect, news after `replayFrom` replayed. */
+  /** A resumed connection: no OnConnect; what its session missed is replayed. */
   resumed: boolean;
   /** Who closed it: the test (drop), the server on purpose, or the auth decision. */
   closedBy: 'client' | 'server' | 'auth' | undefined;
@@ -78,9 +77,8 @@ export interface Model {
   slowHealth: number;
 }
 
-export interface Real extends ModelServer {
-  server: Server;
-}
+/** The system under test. */
+export type Real = ModelServer;
 
 export function newModel(): Model {
   return {
@@ -118,6 +116,11 @@ export function observe(model: Model): void {
       if (hello !== undefined && c.fate === 'accept') {
         openClient(model, c, hello);
       } else if (c.conn.closed !== undefined) {
+        if (c.fate === 'accept' && c.closedBy === undefined) {
+          fail(
+            `${c.tag}: its auth accepts, but the server closed it with ${c.conn.closed.code} "${c.conn.closed.reason}"`,
+          );
+        }
         c.phase = 'closed';
         c.closedBy ??= 'auth';
       }
