@@ -249,8 +249,11 @@ export class Conn {
     return this.until(() => this.closed, ms, what);
   }
 
-  send(envelope: Record<string, unknown>): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(envelope));
+  /** Sends one envelope; false (nothing sent) once the connection is closing. */
+  send(envelope: Record<string, unknown>): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(envelope));
+    return true;
   }
 }
 

@@ -60,7 +60,7 @@ export function sendEcho(c: Client, withId = true): number | undefined {
     return undefined;
   }
   const id = c.nextId++;
-  c.requests.set(id, Date.now());
-  c.conn.send({ event: 'echo', data, id });
+  // Only a request that left the client can be owed an answer.
+  if (c.conn.send({ event: 'echo', data, id })) c.requests.set(id, Date.now());
   return id;
 }
