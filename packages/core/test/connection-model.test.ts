@@ -1,254 +1,160 @@
-// A model-based test of the connection states over real sockets: random sequences of client
-// actions (version 0 and version 1 connects, $hello with good / bad / slow / never-settling
-// credentials, requests with ids, server broadcasts, TCP drops, disconnectClient), checked
-// after every step: no broadcast reaches a connection before it is open, no request is
-// answered twice, /health answers within 100 ms; and at the end: every request of a client
-// that stayed is answered exactly once, OnConnect / OnDisconnect pair once per client, and
-// the server's tables are empty. A fixed number of runs; a failure prints its seed.
-import { afterEach, describe, expect, it } from '@jest/globals';
+// Model-based test of the connection protocol (fast-check `fc.commands`): random sequences
+// of client and server actions against a real Server over real sockets, checked against a
+// model of which connections should be open. After every step: no handler runs for and no
+// delivery reaches a connection that is not open; no request id is answered twice (and,
+// once everything is quiet, every owed one exactly once); OnConnect / OnDisconnect at most
+// once each, in order, only for accepted connections; the auth handlers run once per
+// check (a refused message is never replayed) and meet auth_timeout; `/health` answers
+// within 100 ms (two slow answers in a row fail). At the end `close()`, then OnConnect /
+// OnDisconnect pair exactly once per started client and `getLoad()` is empty. See
+// test/model/ for the harness, the model and the commands.
+//
+// Environment: FC_SEED (base seed, default below), FC_RUNS (default 25), FC_PATH and
+// FC_REPLAY (the `path` and `replayPath` a failure prints, to replay it), FC_COMMANDS
+// (comma-separated command names, to look for one kind of failure), FC_DEBUG (print each
+// run's commands), MODEL_AUTH_RESULT=boolean (auth handlers accept with `true` instead of
+// `{identity}`, for a server that predates identities).
+import { it } from '@jest/globals';
 import fc from 'fast-check';
-import WebSocket from 'ws';
+import { commandArbitraries } from './model/commands';
+import { WAIT, healthSamples, startModelServer, type Received } from './model/harness';
 import {
-  OnConnect,
-  OnDisconnect,
-  SocketController,
-  SocketOn,
-  type AuthResult,
-  type Server,
-} from '../src/index';
-import { cleanup, startServer } from './helpers';
+  InvariantError,
+  checkCounts,
+  checkSafety,
+  newModel,
+  observe,
+  quiesce,
+  type Model,
+  type Real,
+} from './model/model';
 
-afterEach(cleanup);
+const SEED = Number(process.env['FC_SEED'] ?? 20261125);
+const RUNS = Number(process.env['FC_RUNS'] ?? 25);
+const PATH = process.env['FC_PATH'];
+const REPLAY = process.env['FC_REPLAY'];
 
-const AUTH_TIMEOUT = 150;
-const RUNS = 12;
-
-class App extends SocketController {
-  readonly connects: string[] = [];
-  readonly disconnects: string[] = [];
-
-  @OnConnect()
-  up(clientId: string): void {
-    this.connects.push(clientId);
-  }
-
-  @OnDisconnect()
-  down(clientId: string): void {
-    this.disconnects.push(clientId);
-  }
-
-  @SocketOn('echo')
-  echo(_clientId: string, data: unknown): unknown {
-    return data;
-  }
+function fail(message: string): never {
+  throw new InvariantError(message);
 }
 
-type Credentials = 'good' | 'bad' | 'slow' | 'never' | 'none';
-
-interface Peer {
-  readonly ws: WebSocket;
-  readonly v1: boolean;
-  /** Every message received, in order. */
-  readonly received: Array<{ event: string; id?: unknown; data?: unknown }>;
-  /** Request ids sent after $welcome, while nobody closed the connection. */
-  readonly owed: number[];
-  /** The test dropped or disconnected it: what it was owed may be lost. */
-  cut: boolean;
-  closed: boolean;
-  opened: Promise<void>;
-}
-
-interface World {
-  readonly server: Server;
-  readonly app: App;
-  readonly url: string;
-  readonly base: string;
-  readonly peers: Peer[];
-  nextId: number;
-}
-
-const settle = (ms = 25): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function peer(url: string, v1: boolean): Peer {
-  const ws = new WebSocket(url, v1 ? ['pkg.v1'] : []);
-  const p: Peer = {
-    ws,
-    v1,
-    received: [],
-    owed: [],
-    cut: false,
-    closed: false,
-    opened: new Promise<void>((resolve) => {
-      ws.once('open', () => resolve());
-      ws.once('error', () => resolve());
-      ws.once('close', () => resolve());
-    }),
-  };
-  ws.on('message', (raw) => p.received.push(JSON.parse(String(raw)) as Peer['received'][0]));
-  ws.on('close', () => (p.closed = true));
-  ws.on('error', () => undefined);
-  return p;
-}
-
-const welcomed = (p: Peer): boolean => p.received.some((m) => m.event === '$welcome');
-
-/** Checked after every step. */
-async function invariants(w: World): Promise<void> {
-  for (const p of w.peers) {
-    const firstNews = p.received.findIndex((m) => m.event === 'news');
-    const welcome = p.received.findIndex((m) => m.event === '$welcome');
-    // Version 0 peers never pass the auth handler (it needs credentials): never open.
-    if (!p.v1) expect(firstNews).toBe(-1);
-    if (firstNews >= 0) expect(welcome).toBeGreaterThanOrEqual(0);
-    if (firstNews >= 0) expect(firstNews).toBeGreaterThan(welcome);
-    const ids = p.received.filter((m) => m.id !== undefined).map((m) => m.id);
-    expect(new Set(ids).size).toBe(ids.length);
-  }
-  const started = Date.now();
-  const res = await fetch(`${w.base}/health`, { signal: AbortSignal.timeout(1000) });
-  expect(res.status).toBe(200);
-  expect(Date.now() - started).toBeLessThan(100);
-}
-
-class Connect implements fc.AsyncCommand<object, World> {
-  constructor(
-    readonly v1: boolean,
-    readonly credentials: Credentials,
-  ) {}
-  check(): boolean {
-    return true;
-  }
-  async run(_m: object, w: World): Promise<void> {
-    const p = peer(w.url, this.v1);
-    w.peers.push(p);
-    await p.opened;
-    if (this.v1 && this.credentials !== 'none' && p.ws.readyState === WebSocket.OPEN) {
-      p.ws.send(JSON.stringify({ event: '$hello', data: { v: 1, auth: this.credentials } }));
-    }
-    await settle();
-    await invariants(w);
-  }
-  toString(): string {
-    return `connect(${this.v1 ? 'v1' : 'v0'}, ${this.credentials})`;
-  }
-}
-
-class Request implements fc.AsyncCommand<object, World> {
-  constructor(readonly which: number) {}
-  check(): boolean {
-    return true;
-  }
-  async run(_m: object, w: World): Promise<void> {
-    const p = w.peers[this.which % Math.max(1, w.peers.length)];
-    if (p !== undefined && p.ws.readyState === WebSocket.OPEN) {
-      w.nextId += 1;
-      if (welcomed(p) && !p.closed) p.owed.push(w.nextId);
-      p.ws.send(JSON.stringify({ event: 'echo', data: { n: w.nextId }, id: w.nextId }));
-    }
-    await settle();
-    await invariants(w);
-  }
-  toString(): string {
-    return `request(${this.which})`;
-  }
-}
-
-class Broadcast implements fc.AsyncCommand<object, World> {
-  check(): boolean {
-    return true;
-  }
-  async run(_m: object, w: World): Promise<void> {
-    w.server.broadcast('news', { at: Date.now() });
-    await settle();
-    await invariants(w);
-  }
-  toString(): string {
-    return 'broadcast';
-  }
-}
-
-class Drop implements fc.AsyncCommand<object, World> {
-  constructor(
-    readonly which: number,
-    readonly byServer: boolean,
-  ) {}
-  check(): boolean {
-    return true;
-  }
-  async run(_m: object, w: World): Promise<void> {
-    const p = w.peers[this.which % Math.max(1, w.peers.length)];
-    if (p !== undefined) {
-      p.cut = true;
-      const welcome = p.received.find((m) => m.event === '$welcome');
-      const id = (welcome?.data as { clientId?: string } | undefined)?.clientId;
-      if (this.byServer && id !== undefined) w.server.disconnectClient(id);
-      else p.ws.terminate();
-    }
-    await settle();
-    await invariants(w);
-  }
-  toString(): string {
-    return `${this.byServer ? 'disconnectClient' : 'drop'}(${this.which})`;
-  }
-}
-
-const commands = [
-  fc
-    .tuple(fc.boolean(), fc.constantFrom<Credentials>('good', 'bad', 'slow', 'never', 'none'))
-    .map(([v1, c]) => new Connect(v1, c)),
-  fc.nat(7).map((i) => new Request(i)),
-  fc.constant(new Broadcast()),
-  fc.tuple(fc.nat(7), fc.boolean()).map(([i, s]) => new Drop(i, s)),
-];
-
-describe('the connection state machine against a model', () => {
-  it(`holds its invariants over ${RUNS} random runs`, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 12 }), async (cmds) => {
-        const app = new App();
-        const { server, wsUrl, base } = await startServer(
-          [app],
-          {
-            auth_timeout: AUTH_TIMEOUT,
-            hello_wait: 40,
-            recovery_window: 0,
-            health_check_path: '/health',
-            shutdown_timeout: 200,
-          },
-          (s) =>
-            s.addAuthHandler((ctx): AuthResult | Promise<AuthResult> => {
-              if (ctx.auth === 'good') return { identity: 'u' };
-              if (ctx.auth === 'slow') return settle(30).then(() => true);
-              if (ctx.auth === 'never') return new Promise<AuthResult>(() => undefined);
-              return false;
-            }),
-        );
-        const world: World = { server, app, url: wsUrl, base, peers: [], nextId: 0 };
-        // The first request of a process pays for warming up the HTTP client: not measured.
-        await fetch(`${base}/health`);
-        await fc.asyncModelRun(() => ({ model: {}, real: world }), cmds);
-
-        // Every authentication has ended one way or the other.
-        await settle(AUTH_TIMEOUT + 100);
-        for (const p of world.peers) {
-          if (p.cut) continue;
-          for (const id of p.owed) {
-            expect(p.received.filter((m) => m.id === id)).toHaveLength(1);
-          }
-        }
-        for (const p of world.peers) p.ws.terminate();
-        for (let i = 0; i < 100 && server.getLoad().webSocketClients > 0; i += 1) await settle(10);
-        expect([...app.disconnects].sort()).toEqual([...app.connects].sort());
-        expect(new Set(app.connects).size).toBe(app.connects.length);
-        expect(server.getLoad()).toMatchObject({
-          webSocketClients: 0,
-          openClients: 0,
-          pendingHandlers: 0,
-          sessions: 0,
-        });
-        await server.close();
-      }),
-      { numRuns: RUNS, seed: 21, verbose: 1 },
+const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new InvariantError(`${what} within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
     );
-  }, 120_000);
-});
+  });
+
+/** After the commands: quiet, counts, `close()`, then pairing and empty tables. */
+async function finish(model: Model, real: Real): Promise<void> {
+  await quiesce(model);
+  observe(model);
+  checkSafety(model, real);
+  await checkCounts(model, real);
+
+  for (const c of model.clients) if (c.phase === 'open') c.closedBy = 'server';
+  await withTimeout(real.server.close(), 5000, 'server.close() did not resolve');
+  for (const c of model.clients) {
+    if (c.conn.closed !== undefined && c.phase !== 'open') continue;
+    const closed = await c.conn
+      .whenClosed(WAIT, `${c.tag}: still open after close()`)
+      .catch((err: Error) => fail(err.message));
+    if (c.phase === 'open' && closed.code !== 1001) {
+      fail(`${c.tag}: close() closed it with ${closed.code}, not 1001`);
+    }
+    c.phase = 'closed';
+  }
+  const log = real.recorder.log;
+  for (const e of log.filter((x) => x.kind === 'connect')) {
+    await real.recorder
+      .waitFor(
+        (x) => x.kind === 'disconnect' && x.id === e.id,
+        WAIT,
+        `OnDisconnect of ${e.id} (${e.tag})`,
+      )
+      .catch((err: Error) => fail(err.message));
+  }
+  checkSafety(model, real);
+  // close() may resolve before the last sockets' 'close' events; no event says when the
+  // tables are empty, so they are read every 5 ms for at most WAIT ms.
+  const nonZero = (): Array<[string, unknown]> =>
+    Object.entries(real.server.getLoad() as unknown as Record<string, unknown>).filter(
+      ([, value]) => typeof value === 'number' && value !== 0,
+    );
+  const until = Date.now() + WAIT;
+  while (nonZero().length > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  if (nonZero().length > 0) {
+    fail(
+      `getLoad() is not empty ${WAIT} ms after close(): ${JSON.stringify(real.server.getLoad())}`,
+    );
+  }
+  if (real.server.getClientCount() !== 0) fail('getClientCount() is not 0 after close()');
+}
+
+/** Closes whatever a failed run left open. */
+async function teardown(model: Model, real: Real): Promise<void> {
+  for (const c of model.clients) c.conn.ws.terminate();
+  await withTimeout(real.server.close(), 5000, 'server.close()').catch(() => undefined);
+}
+
+/** A one-line account of what each connection received, for a failure message. */
+function transcript(model: Model): string {
+  const short = (m: Received): string =>
+    `${m.event}${m.id !== undefined ? `#${String(m.id)}` : ''}${m.seq !== undefined ? `@${m.seq}` : ''}`;
+  return model.clients
+    .map(
+      (c) =>
+        `  ${c.tag} v${c.version} ${c.fate} ${c.phase}${c.clientId ? ` ${c.clientId}` : ''}: ` +
+        `${c.conn.received.map(short).join(' ')}${c.conn.closed ? ` [closed ${c.conn.closed.code}]` : ''}`,
+    )
+    .join('\n');
+}
+
+it(`keeps the connection invariants over ${RUNS} random runs (seed ${SEED})`, async () => {
+  const started = Date.now();
+  const property = fc.asyncProperty(
+    fc.commands(commandArbitraries(process.env['FC_COMMANDS']), {
+      maxCommands: 50,
+      size: 'max',
+      ...(REPLAY === undefined ? {} : { replayPath: REPLAY }),
+    }),
+    async (commands) => {
+      const real = await startModelServer();
+      const model = newModel();
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), commands);
+        await finish(model, real);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        throw new InvariantError(`${message}\nconnections:\n${transcript(model)}`);
+      } finally {
+        if (process.env['FC_DEBUG'] !== undefined) process.stdout.write(`${String(commands)}\n`);
+        await teardown(model, real);
+      }
+    },
+  );
+  await fc.assert(property, {
+    numRuns: RUNS,
+    seed: SEED,
+    ...(PATH === undefined ? {} : { path: PATH }),
+    interruptAfterTimeLimit: 240_000,
+    markInterruptAsFailure: true,
+  });
+  // Printed so CI logs show the cost of the test and the /health latencies it saw.
+  const sorted = [...healthSamples].sort((a, b) => a - b);
+  const at = (q: number): string => (sorted[Math.floor(q * (sorted.length - 1))] ?? 0).toFixed(1);
+  process.stdout.write(
+    `connection model: ${RUNS} runs in ${Date.now() - started} ms; /health over ${sorted.length} steps: ` +
+      `median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms\n`,
+  );
+}, 300_000);
