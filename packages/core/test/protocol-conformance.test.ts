@@ -429,6 +429,17 @@ describe('§ Errors the server reports', () => {
     await expectError(client, 'invalid_json');
   });
 
+  it('spaces validation_failed like every other code (one reply per interval)', async () => {
+    const { url } = await setup({ ws_error_reply_interval: 60_000 });
+    const { client } = await connectV0(url);
+    client.send('typed', { n: 'x' });
+    client.send('typed', { n: 'y' });
+    await expectError(client, 'validation_failed', { data: { event: 'typed' } });
+    client.send('echo', { mark: 1 });
+    await next(client, 'echoed');
+    expect(client.pending()).toEqual([]);
+  });
+
   it('answers every refusal of a message with an id, within the interval too', async () => {
     const { url } = await setup();
     const { client } = await hello(url);
@@ -860,7 +871,7 @@ describe('§ Envelope members', () => {
   it('ignores members that are not listed', async () => {
     const { url } = await setup();
     const { client } = await ready(url);
-    sendJson(client, { event: 'value', data: { value: 2 }, id: 1, extra: true, seq: 99, rid: 'x' });
+    sendJson(client, { event: 'value', data: { value: 2 }, id: 1, extra: true, meta: { a: 1 } });
     expect(await next(client, 'value')).toEqual({ event: 'value', id: 1, data: 2 });
   });
 });
@@ -1607,6 +1618,28 @@ describe('§ Connection state recovery', () => {
     expect(app.disconnects()).toEqual([]);
     const back = await hello(url, { v: 1, resume: { session: first.welcome['session'], seq: 0 } });
     expect(back.welcome).toMatchObject({ resumed: true, clientId: first.welcome['clientId'] });
+  });
+
+  it('keeps the session after a slow-consumer close 1013', async () => {
+    const { url, server, app } = await setup({ max_buffered_amount: 64 * 1024 });
+    const first = await ready(url);
+    const id = first.welcome['clientId'] as string;
+    rawSocket(first.client).pause();
+    const chunk = { pad: 'x'.repeat(256 * 1024) };
+    for (let n = 0; n < 40; n += 1) {
+      server.send(id, 'flood', chunk);
+      await sleep(1);
+    }
+    rawSocket(first.client).resume();
+    await expectClose(first.client, 1013, 15_000);
+    const seen = first.client.received
+      .map((m) => (m as Message).seq)
+      .filter((seq): seq is number => typeof seq === 'number');
+    expect(seen.length).toBeGreaterThan(0);
+    expect(app.disconnects()).toEqual([]);
+    const resume = { session: first.welcome['session'], seq: Math.max(0, ...seen) };
+    const back = await hello(url, { v: 1, resume });
+    expect(back.welcome).toMatchObject({ resumed: true, clientId: id });
   });
 
   it('ends every session on close() (1001), away ones too, running their OnDisconnect', async () => {
