@@ -139,19 +139,23 @@ export function documentTables(text = readFileSync(PROTOCOL_DOC, 'utf8')): Table
 
 const unquote = (cell: string): string => cell.replace(/`/g, '').trim();
 
-/** The `code` of every row of a table whose first column is `data.code`. */
-export function documentedErrorCodes(tables = documentTables()): string[] {
+const CODE_HEADERS = new Set(['data.code', 'code', 'error code', 'close code']);
+
+/** The first-column cells of every table whose first column is headed `data.code` or `code`. */
+function codeCells(tables: Table[]): string[] {
   return tables
-    .filter((t) => unquote(t.header[0] ?? '') === 'data.code')
-    .flatMap((t) => t.rows.map((row) => unquote(row[0] ?? '')))
-    .filter((code) => code.length > 0);
+    .filter((t) => CODE_HEADERS.has(unquote(t.header[0] ?? '').toLowerCase()))
+    .flatMap((t) => t.rows.map((row) => unquote(row[0] ?? '')));
 }
 
-/** Every close code listed in a table whose first column is `code`. */
+/** Every `error` code (a snake_case word) listed in a code table. */
+export function documentedErrorCodes(tables = documentTables()): string[] {
+  return codeCells(tables).filter((code) => /^[a-z][a-z0-9_]*$/.test(code));
+}
+
+/** Every close code (four digits) listed in a code table. */
 export function documentedCloseCodes(tables = documentTables()): number[] {
-  return tables
-    .filter((t) => unquote(t.header[0] ?? '') === 'code')
-    .flatMap((t) => t.rows.map((row) => unquote(row[0] ?? '')))
+  return codeCells(tables)
     .filter((code) => /^\d{4}$/.test(code))
     .map(Number);
 }
