@@ -581,7 +581,7 @@ describe('§ Inbound limits', () => {
   });
 
   it('rate_limited, handler_timeout and busy do not count as protocol errors', async () => {
-    const { url } = await setup({
+    const { url, app } = await setup({
       ws_max_protocol_errors: 1,
       ws_max_pending: 1,
       ws_handler_timeout: 100,
@@ -593,12 +593,14 @@ describe('§ Inbound limits', () => {
       request(client, 'once', {}, id);
       await expectError(client, 'rate_limited', { id, data: { event: 'once' } });
     }
-    request(client, 'hang', {}, 5);
+    request(client, 'slow', {}, 5);
     for (const id of [6, 7, 8]) {
-      request(client, 'hang', {}, id);
+      request(client, 'value', { value: id }, id);
       await expectError(client, 'busy', { id });
     }
     await expectError(client, 'handler_timeout', { id: 5 });
+    app.slow.resolve('late');
+    await sleep(20);
     request(client, 'value', { value: 'alive' }, 9);
     expect((await next(client, 'value')).data).toBe('alive');
   });
@@ -1745,6 +1747,26 @@ describe('clarified rules', () => {
     await until(() => server.getLoad().webSocketClients === 0, 'the close');
     await sleep(100);
     expect(app.log).toEqual([]);
+  });
+
+  it('§ Inbound limits: validation_failed counts as a protocol error (repeated, the connection is closed 1008)', async () => {
+    const { url } = await setup({ ws_max_protocol_errors: 3 });
+    const { client } = await connectV0(url);
+    for (let i = 0; i < 10; i += 1) client.send('typed', { n: 'x' });
+    await expectClose(client, 1008);
+  });
+
+  it('§ Inbound limits: a handler answered handler_timeout keeps its ws_max_pending slot until it settles', async () => {
+    const { url, app } = await setup({ ws_max_pending: 1, ws_handler_timeout: 100 });
+    const { client } = await ready(url);
+    request(client, 'slow', {}, 1);
+    await expectError(client, 'handler_timeout', { id: 1 });
+    request(client, 'value', { value: 'x' }, 2);
+    await expectError(client, 'busy', { id: 2, data: { event: 'value' } });
+    app.slow.resolve('late');
+    await sleep(20);
+    request(client, 'value', { value: 'y' }, 3);
+    expect(await next(client, 'value')).toEqual({ event: 'value', id: 3, data: 'y' });
   });
 
   it('§ Requests from the server: an $ack without data answers null', async () => {
