@@ -159,3 +159,47 @@ export function documentedCloseCodes(tables = documentTables()): number[] {
     .filter((code) => /^\d{4}$/.test(code))
     .map(Number);
 }
+
+// ------------------------------------------------------------- frames written by hand
+
+/** One masked client frame (FIN set) with `opcode` (1 text, 8 close) and `payload`. */
+export function maskedFrame(opcode: number, payload: Buffer): Buffer {
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  const length = payload.length;
+  const head =
+    length < 126
+      ? Buffer.from([0x80 | opcode, 0x80 | length])
+      : Buffer.from([0x80 | opcode, 0x80 | 126, length >> 8, length & 0xff]);
+  const body = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!));
+  return Buffer.concat([head, mask, body]);
+}
+
+/** A server frame: its opcode and payload (servers never mask). */
+export interface ServerFrame {
+  opcode: number;
+  payload: Buffer;
+}
+
+/** The complete server frames at the start of `bytes` (after the HTTP head). */
+export function parseFrames(bytes: Buffer): ServerFrame[] {
+  const frames: ServerFrame[] = [];
+  let at = 0;
+  while (at + 2 <= bytes.length) {
+    const opcode = bytes[at]! & 0x0f;
+    let length = bytes[at + 1]! & 0x7f;
+    let start = at + 2;
+    if (length === 126) {
+      if (start + 2 > bytes.length) break;
+      length = bytes.readUInt16BE(start);
+      start += 2;
+    } else if (length === 127) {
+      if (start + 8 > bytes.length) break;
+      length = Number(bytes.readBigUInt64BE(start));
+      start += 8;
+    }
+    if (start + length > bytes.length) break;
+    frames.push({ opcode, payload: bytes.subarray(start, start + length) });
+    at = start + length;
+  }
+  return frames;
+}

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import WebSocket from 'ws';
-import type { Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import type { WsContext } from '@pkg/decorators';
 import {
   OnConnect,
@@ -42,7 +42,9 @@ import {
   expectClose,
   expectError,
   hello,
+  maskedFrame,
   next,
+  parseFrames,
   request,
   sendJson,
   sleep,
@@ -450,6 +452,22 @@ describe('§ Errors the server reports', () => {
     }
   });
 
+  it('answers every request refused for the inbound budget with its id', async () => {
+    const { url } = await setup({ ws_max_messages_per_second: 1, ws_max_protocol_errors: 0 });
+    const { client } = await ready(url);
+    for (let id = 1; id <= 6; id += 1) request(client, 'nothing', {}, id);
+    const answers = new Map<unknown, unknown>();
+    while (answers.size < 6) {
+      const m = await next(client);
+      answers.set(m.id, m.event === 'error' ? m.data['code'] : 'answered');
+    }
+    exercised.errorCodes.add('too_many_messages');
+    expect([...answers.values()].filter((v) => v === 'too_many_messages').length).toBeGreaterThan(
+      0,
+    );
+    expect([...answers.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it('unknown_event: no handler for event, with event', async () => {
     const { url } = await setup();
     const { client } = await connectV0(url);
@@ -754,6 +772,15 @@ describe('§ Close codes', () => {
     const { client } = await connectV0(url);
     void server.close();
     await expectClose(client, 1001);
+  });
+
+  it('1002: the client broke RFC 6455 (a close frame with a reserved code)', async () => {
+    const { url } = await setup();
+    const { client } = await connectV0(url);
+    rawSocket(client).write(maskedFrame(8, Buffer.from([0x03, 0xec])));
+    exercised.closeCodes.add(1002);
+    const closed = await within(client.closed, 'the close');
+    expect([1002, 1006]).toContain(closed.code);
   });
 
   it('1002: the client broke RFC 6455 (an unmasked frame)', async () => {
@@ -1186,6 +1213,19 @@ describe('§ Hello and welcome', () => {
     await expect(answer).resolves.toBe('ok');
     server.send(clientId, 'direct', {});
     expect(typeof (await next(client, 'direct')).seq).toBe('number');
+  });
+
+  it('serves a pkg.v1 connection as version 0 at once with hello_wait 0, and still welcomes its later $hello', async () => {
+    const { url } = await setup({ hello_wait: 0 });
+    const client = await connectV1(url);
+    expect(client.ws.protocol).toBe('pkg.v1');
+    const greeting = await next(client);
+    expect(greeting.event).toBe('app.hello');
+    sendJson(client, { event: '$hello', data: { v: 1 } });
+    expect(await next(client)).toMatchObject({
+      event: '$welcome',
+      data: { clientId: greeting.data['clientId'], resumed: false },
+    });
   });
 
   it('refuses the resume of a late $hello (after OnConnect) with reason "unknown"', async () => {
@@ -1919,6 +1959,47 @@ describe('clarified rules', () => {
     }
     const health = await within(fetch(`${base}/health`), '/health', 1000);
     expect(health.status).toBe(200);
+  });
+
+  it('§ Authentication: a request in the same packet as the upgrade is refused once, not replayed', async () => {
+    let calls = 0;
+    const { port, app } = await setup({}, (s) =>
+      s.addAuthHandler(() => {
+        calls += 1;
+        return { status: 401, message: 'Invalid token' };
+      }),
+    );
+    const socket = netConnect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const head =
+      UPGRADE_HEAD +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+      'Sec-WebSocket-Protocol: pkg.v1\r\n\r\n';
+    const frame = maskedFrame(1, Buffer.from(JSON.stringify({ event: 'echo', data: {}, id: 1 })));
+    socket.write(Buffer.concat([Buffer.from(head), frame]));
+    const framesSoFar = (): ReturnType<typeof parseFrames> => {
+      const bytes = Buffer.concat(chunks);
+      const split = bytes.indexOf('\r\n\r\n');
+      return split < 0 ? [] : parseFrames(bytes.subarray(split + 4));
+    };
+    let gone = false;
+    void ended.then(() => (gone = true));
+    await until(() => gone || framesSoFar().some((f) => f.opcode === 8), 'a close frame');
+    socket.destroy();
+    expect(Buffer.concat(chunks).toString('latin1')).toMatch(/^HTTP\/1\.1 101/);
+    const frames = framesSoFar();
+    const texts = frames.filter((f) => f.opcode === 1).map((f) => JSON.parse(String(f.payload)));
+    expect(texts.filter((m: Message) => m.id === 1)).toEqual([
+      { event: 'error', id: 1, data: expect.objectContaining({ code: 'unauthorized' }) },
+    ]);
+    const close = frames.find((f) => f.opcode === 8);
+    expect(close?.payload.readUInt16BE(0)).toBe(4401);
+    expect(calls).toBeLessThanOrEqual(2);
+    expect(app.handled('echo')).toBe(0);
   });
 
   it('§ Authentication: held requests past max_pending_requests are answered busy with their id', async () => {
