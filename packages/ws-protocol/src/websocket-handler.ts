@@ -14,7 +14,7 @@ import { nextClientId } from './client-id';
 import { assertCloseFrame, closeCodeForWsError, WsCloseCode } from './close-codes';
 import { Connection } from './connection';
 import type { WsClient } from './connection';
-import { decodeMessage, MessageDecodeError, prepareAnswer, prepareMessage } from './envelope';
+import { decodeMessage, MessageDecodeError, prepareError, prepareMessage } from './envelope';
 import type { Envelope, EventData, RequestId } from './envelope';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
@@ -476,11 +476,9 @@ export class WebSocketHandler {
       );
       return false;
     }
-    if (id !== undefined) {
-      return this.#deliver(conn, prepareAnswer('error', id, { ...extra, code, message }));
-    }
+    if (id !== undefined) return this.#deliver(conn, prepareError(code, message, id, extra));
     if (!conn.budget.mayReply(code, now)) return false;
-    return this.#deliver(conn, prepareMessage('error', { ...extra, code, message }));
+    return this.#deliver(conn, prepareError(code, message, undefined, extra));
   }
 
   /**
@@ -660,8 +658,7 @@ export class WebSocketHandler {
    * that client request (`{"event": "error", "id", "data"}`).
    */
   sendError(clientId: string, code: string, message: string, id?: RequestId): boolean {
-    if (id === undefined) return this.send(clientId, 'error', { code, message });
-    return this.sendRaw(clientId, JSON.stringify({ event: 'error', id, data: { code, message } }));
+    return this.sendRaw(clientId, prepareError(code, message, id));
   }
 
   #deliver(conn: Connection<WebSocketHandler>, payload: string | Buffer): boolean {
