@@ -34,7 +34,7 @@ export interface ConnectInfo {
   clientId: string | undefined;
   /** True when the previous session was resumed: same id, rooms and missed messages. */
   resumed: boolean;
-  /** Why a resume was refused (`expired`, `unknown`, `overflow`): the client started fresh. */
+  /** Why a resume was refused (`expired`, `unknown`, `overflow`, `identity`): the client started fresh. */
   freshReason?: string;
 }
 
@@ -44,11 +44,7 @@ export interface ConnectInfo {
  * `forbidden` (4403 or 403), `session_taken_over` (4409, another connection resumed the session).
  */
 export type StopCause =
-  | 'server_disconnect'
-  | 'policy_violation'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'session_taken_over';
+  'server_disconnect' | 'policy_violation' | 'unauthorized' | 'forbidden' | 'session_taken_over';
 
 /** What `disconnect` reports. */
 export interface DisconnectInfo {

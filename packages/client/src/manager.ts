@@ -199,7 +199,8 @@ export class Manager {
       this.#stop(stop, code, reason, cause!, credentials !== undefined || !wasConnected);
       return;
     }
-    if (!wasConnected) this.#emit('connect_error', closeError ?? attemptFailure(code, reason, refusal));
+    if (!wasConnected)
+      this.#emit('connect_error', closeError ?? attemptFailure(code, reason, refusal));
     if (!this.#options.reconnection) {
       this.#status = 'idle';
       this.#watchNetwork(false);

@@ -211,3 +211,22 @@ describe('the backoff starts over only after a stable connection', () => {
     expect(c.status).toBe('idle');
   });
 });
+
+describe('the README', () => {
+  it('states the rule of every close code exactly as the client applies it', async () => {
+    const { readFileSync } = await import('node:fs');
+    const path = await import('node:path');
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## The reconnect rule'),
+      readme.indexOf('## Options'),
+    );
+    for (const code of table) {
+      const row = new RegExp(
+        `^\\| \`${code}\`[^|]*\\|[^|]*\\| ${reconnectsAfter(code) ? 'yes' : 'no'} `,
+        'm',
+      );
+      expect({ code, documented: row.test(section) }).toEqual({ code, documented: true });
+    }
+  });
+});
