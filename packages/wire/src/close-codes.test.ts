@@ -11,9 +11,7 @@ import {
 
 describe('the close-code table', () => {
   it('has a row for every named code and names every row', () => {
-    const named = Object.values(CloseCode)
-      .map(String)
-      .sort();
+    const named = Object.values(CloseCode).map(String).sort();
     expect(Object.keys(closeCodes).sort()).toEqual(named);
     expect(CloseCode.SESSION_TAKEN_OVER).toBe(4409);
   });

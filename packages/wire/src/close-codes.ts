@@ -50,7 +50,8 @@ export interface CloseCodeInfo {
 export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
   1000: {
     sentBy: 'either',
-    meaning: 'normal close; from the server: the application sent this client away (disconnectClient)',
+    meaning:
+      'normal close; from the server: the application sent this client away (disconnectClient)',
     reconnect: false,
   },
   1001: {
@@ -58,7 +59,11 @@ export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
     meaning: 'the server is shutting down; reconnect to another instance',
     reconnect: true,
   },
-  1002: { sentBy: 'either', meaning: 'a peer broke RFC 6455 (bad frame, bad close code)', reconnect: true },
+  1002: {
+    sentBy: 'either',
+    meaning: 'a peer broke RFC 6455 (bad frame, bad close code)',
+    reconnect: true,
+  },
   1003: {
     sentBy: 'server',
     meaning: 'a binary message, on a handler set to close on them',
@@ -93,7 +98,11 @@ export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
     reconnect: true,
   },
   4401: { sentBy: 'server', meaning: 'authentication refused (unauthorized)', reconnect: false },
-  4403: { sentBy: 'server', meaning: 'authenticated but not allowed (forbidden)', reconnect: false },
+  4403: {
+    sentBy: 'server',
+    meaning: 'authenticated but not allowed (forbidden)',
+    reconnect: false,
+  },
   4408: {
     sentBy: 'server',
     meaning: 'no $hello within auth_timeout, or the message heartbeat was missed',

@@ -40,8 +40,9 @@ describe('encodeError', () => {
   });
 
   it('never lets a field override code or message', () => {
-    const data = JSON.parse(encodeError('busy', 'real', undefined, { code: 'x', message: 'y' }))
-      .data;
+    const data = JSON.parse(
+      encodeError('busy', 'real', undefined, { code: 'x', message: 'y' }),
+    ).data;
     expect(data).toEqual({ code: 'busy', message: 'real' });
   });
 });

@@ -1,6 +1,11 @@
 // The public API of @pkg/wire: the wire format of docs/protocol.md, shared by both ends.
 export { EVENT_NAME_PATTERN, MAX_ID_LENGTH } from './names';
-export { isValidEventName, isValidRequestId, isValidServerRequestId, isWellFormedName } from './names';
+export {
+  isValidEventName,
+  isValidRequestId,
+  isValidServerRequestId,
+  isWellFormedName,
+} from './names';
 export type { RequestId, ServerRequestId } from './names';
 export { PROTOCOL_VERSION, SUBPROTOCOL, isEventData, isValidSeq } from './envelope';
 export type { Envelope, EventData } from './envelope';
