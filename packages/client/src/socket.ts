@@ -95,10 +95,12 @@ export class ProtocolSocket {
     this.send(JSON.stringify({ event, ...fields }));
   }
 
-  /** A connection opened: say `$hello`, or carry on in version 0 at once. */
-  opened(selected: string | undefined, offeredV1: boolean, auth: string | undefined): void {
-    this.#facts = { authRefusal: undefined, closeError: undefined };
-    if (!offeredV1 || (selected !== undefined && selected !== SUBPROTOCOL)) {
+  /**
+   * A connection opened: say `$hello`, or carry on in version 0 at once when the client
+   * speaks only version 0 (`protocol: 'basic'`) or the server selected another subprotocol.
+   */
+  opened(selected: string | undefined, speaksV1: boolean, auth: string | undefined): void {
+    if (!speaksV1 || (selected !== undefined && selected !== SUBPROTOCOL)) {
       // Version 0: asked for, or the server did not select pkg.v1 in the handshake.
       this.#established(0, undefined);
       return;
@@ -142,7 +144,10 @@ export class ProtocolSocket {
         ),
       true,
     );
-    return this.#facts;
+    // What this connection left is reported once; the next attempt starts with nothing.
+    const facts = this.#facts;
+    this.#facts = { authRefusal: undefined, closeError: undefined };
+    return facts;
   }
 
   stopTimers(): void {
