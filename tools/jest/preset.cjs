@@ -31,7 +31,7 @@ module.exports = function preset(dir) {
       ],
     },
     moduleNameMapper: {
-      '^@pkg/(core|ws-protocol|http|logger|decorators|redis-adapter|client)$': `${root}/packages/$1/src/index.ts`,
+      '^@pkg/(core|ws-protocol|http|logger|decorators|redis-adapter|client|wire)$': `${root}/packages/$1/src/index.ts`,
     },
     testTimeout: 20000,
   };

@@ -16,18 +16,20 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const allowed = {
+  '@pkg/wire': {},
   '@pkg/logger': {},
   '@pkg/decorators': { '@pkg/http': 'types' },
   '@pkg/http': { '@pkg/logger': 'types' },
-  '@pkg/ws-protocol': { '@pkg/logger': 'types' },
+  '@pkg/ws-protocol': { '@pkg/wire': 'runtime', '@pkg/logger': 'types' },
   '@pkg/core': {
+    '@pkg/wire': 'runtime',
     '@pkg/logger': 'runtime',
     '@pkg/decorators': 'runtime',
     '@pkg/http': 'runtime',
     '@pkg/ws-protocol': 'runtime',
   },
-  '@pkg/redis-adapter': { '@pkg/core': 'any' },
-  '@pkg/client': { '@pkg/core': 'tests' },
+  '@pkg/redis-adapter': { '@pkg/core': 'any', '@pkg/wire': 'runtime' },
+  '@pkg/client': { '@pkg/wire': 'runtime', '@pkg/core': 'tests' },
   '@pkg/demo': {
     '@pkg/core': 'any',
     '@pkg/decorators': 'any',
@@ -36,6 +38,9 @@ const allowed = {
   },
   '@pkg/bench': { '@pkg/core': 'any', '@pkg/redis-adapter': 'any' },
 };
+// Packages with no runtime dependency at all (not even a Node built-in): they run in any
+// browser and are what a client in another language reads beside docs/protocol.md.
+const standalone = new Set(['@pkg/wire']);
 const problems = [];
 
 function walk(dir, out = []) {
@@ -101,11 +106,21 @@ for (const group of ['packages', 'apps', 'tools']) {
         problems.push(`${pkg.name}: the peer ${d} is for types only; mark it optional`);
       }
     }
+    if (standalone.has(pkg.name)) {
+      const deps = Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies });
+      if (deps.length)
+        problems.push(`${pkg.name} must have no dependencies, has ${deps.join(', ')}`);
+    }
     for (const file of walk(dir)) {
       const text = readFileSync(file, 'utf8');
       const rel = path.relative(root, file);
       const isTest = /\.test\.ts$|\/test\//.test(file);
       for (const { spec, typeOnly } of imports(text)) {
+        if (standalone.has(pkg.name) && !isTest && rel.includes('/src/') && !spec.startsWith('.')) {
+          problems.push(
+            `${rel}: imports ${spec}, but ${pkg.name} may import nothing outside itself`,
+          );
+        }
         if (!spec.startsWith('@pkg/')) continue;
         if (spec.split('/').length > 2) problems.push(`${rel}: deep import ${spec}`);
         const target = spec.split('/').slice(0, 2).join('/');

@@ -3,7 +3,7 @@ import { ClientError, clientErrorCodes, createClientError } from './errors';
 
 describe('client error codes', () => {
   it('pins the codes and their statuses and close codes', () => {
-    expect(Object.keys(clientErrorCodes)).toHaveLength(14);
+    expect(Object.keys(clientErrorCodes)).toHaveLength(16);
     for (const [code, info] of Object.entries(clientErrorCodes)) {
       expect(code).toMatch(/^PKG_ERR_CLIENT_[A-Z_]+$/);
       expect(info.message.length).toBeGreaterThan(10);
@@ -16,6 +16,8 @@ describe('client error codes', () => {
       status: 403,
       closeCode: 4403,
     });
+    expect(clientErrorCodes.PKG_ERR_CLIENT_SESSION_TAKEN_OVER).toMatchObject({ closeCode: 4409 });
+    expect(clientErrorCodes.PKG_ERR_CLIENT_SENT_AWAY.message).toMatch(/1000.*1008/);
   });
 
   it('builds errors that carry the code and details', () => {

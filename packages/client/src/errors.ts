@@ -32,6 +32,15 @@ export const clientErrorCodes = {
     status: 403,
     closeCode: 4403,
   },
+  PKG_ERR_CLIENT_SENT_AWAY: {
+    message:
+      'The server closed with 1000 (disconnectClient) or 1008 (policy violation); the client does not reconnect on its own.',
+  },
+  PKG_ERR_CLIENT_SESSION_TAKEN_OVER: {
+    message:
+      'Another connection resumed this session (close 4409); the client does not reconnect on its own.',
+    closeCode: 4409,
+  },
   PKG_ERR_CLIENT_HANDSHAKE_REFUSED: {
     message: 'The server answered the WebSocket upgrade with an HTTP error status.',
   },

@@ -34,9 +34,17 @@ export interface ConnectInfo {
   clientId: string | undefined;
   /** True when the previous session was resumed: same id, rooms and missed messages. */
   resumed: boolean;
-  /** Why a resume was refused (`expired`, `unknown`, `overflow`): the client started fresh. */
+  /** Why a resume was refused (`expired`, `unknown`, `overflow`, `identity`): the client started fresh. */
   freshReason?: string;
 }
+
+/**
+ * Why the client stopped reconnecting after the server closed: `server_disconnect` (1000,
+ * `disconnectClient`), `policy_violation` (1008), `unauthorized` (4401 or a 401 upgrade),
+ * `forbidden` (4403 or 403), `session_taken_over` (4409, another connection resumed the session).
+ */
+export type StopCause =
+  'server_disconnect' | 'policy_violation' | 'unauthorized' | 'forbidden' | 'session_taken_over';
 
 /** What `disconnect` reports. */
 export interface DisconnectInfo {
@@ -45,6 +53,18 @@ export interface DisconnectInfo {
   reason: string;
   /** Whether the client is going to reconnect on its own. */
   willReconnect: boolean;
+  /** When the server sent the client away: why it does not reconnect. */
+  cause?: StopCause;
+}
+
+/** What `reconnect_stopped` reports. */
+export interface StopInfo {
+  /** The close code of the server (1006 for a refused upgrade). */
+  code: number;
+  reason: string;
+  cause: StopCause;
+  /** The same error `connect()` rejects with. */
+  error: ClientError;
 }
 
 /** The `data` of an `error` event sent by the server (`code`, `message`, extra fields). */
@@ -66,6 +86,8 @@ export interface LifecycleEvents {
   reconnecting: (info: { attempt: number; delay: number }) => void;
   reconnect: (info: { attempt: number }) => void;
   reconnect_failed: (info: { attempts: number }) => void;
+  /** The server sent the client away (see {@link StopCause}): no automatic reconnect. */
+  reconnect_stopped: (info: StopInfo) => void;
   /** An `error` event from the server that answers no request. */
   error: (data: ServerErrorData) => void;
 }

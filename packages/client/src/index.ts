@@ -19,8 +19,16 @@ export type {
   ListenName,
   RoomRef,
   ServerErrorData,
+  StopCause,
+  StopInfo,
 } from './events';
-export { ControlEvent, MAX_ID_LENGTH, PROTOCOL_VERSION, isValidId } from './protocol';
-export type { RequestId } from './protocol';
+// The wire names the client always exported; they are defined once, in @pkg/wire.
+export {
+  ControlEvent,
+  MAX_ID_LENGTH,
+  PROTOCOL_VERSION,
+  isValidRequestId as isValidId,
+} from '@pkg/wire';
+export type { RequestId } from '@pkg/wire';
 export { backoffDelay } from './backoff';
 export type { WebSocketConstructor, WebSocketLike } from './transport';

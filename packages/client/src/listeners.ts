@@ -3,7 +3,7 @@
  * wrappers that `off` can still find, and one way of reporting a listener's failure.
  */
 import { createClientError } from './errors';
-import { isValidEventName } from './protocol';
+import { isValidEventName } from '@pkg/wire';
 
 /** Names of the client's own events; a server message with one of them is not delivered. */
 export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
@@ -13,6 +13,7 @@ export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
   'reconnecting',
   'reconnect',
   'reconnect_failed',
+  'reconnect_stopped',
   'error',
 ]);
 

@@ -41,6 +41,11 @@ export interface ClientOptions {
   reconnectionDelay?: number;
   /** Largest delay of the backoff, ms. Default 10000. */
   reconnectionDelayMax?: number;
+  /**
+   * How long a connection must stay up before the backoff returns to its first step, ms;
+   * 0 resets it as soon as a connection is established. Default 5000.
+   */
+  stableAfter?: number;
   /** Random source of the jitter, in [0, 1). Default Math.random. */
   random?: () => number;
   /**
@@ -78,6 +83,7 @@ export interface ResolvedClientOptions {
   reconnectionAttempts: number;
   reconnectionDelay: number;
   reconnectionDelayMax: number;
+  stableAfter: number;
   random: () => number;
   heartbeat: { interval: number; timeout: number } | false;
   recovery: boolean;
@@ -96,6 +102,7 @@ export const CLIENT_DEFAULTS = {
   reconnectionAttempts: Infinity,
   reconnectionDelay: 500,
   reconnectionDelayMax: 10_000,
+  stableAfter: 5000,
   heartbeat: { interval: 25_000, timeout: 20_000 },
   recovery: true,
   ackTimeout: 10_000,
@@ -214,6 +221,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     reconnectionAttempts: checkCount('reconnectionAttempts', o.reconnectionAttempts, true),
     reconnectionDelay: base,
     reconnectionDelayMax: max,
+    stableAfter: checkDuration('stableAfter', o.stableAfter, true),
     random: o.random ?? Math.random,
     heartbeat,
     recovery: o.recovery,

@@ -1,7 +1,9 @@
 /**
  * How a closed connection is reported: a refusal that reconnecting would not fix (close
- * 4401/4403, or 401/403 to the upgrade), or a failed attempt that the backoff retries.
+ * 4401/4403, or 401/403 to the upgrade), a server that sent the client away (1000, 1008,
+ * 4409), or a failed attempt that the backoff retries.
  */
+import { CloseCode } from '@pkg/wire';
 import { ClientError } from './errors';
 import type { ServerErrorData } from './events';
 import type { UpgradeRefusal } from './transport';
@@ -13,7 +15,8 @@ export function credentialRefusal(
   upgrade: UpgradeRefusal | undefined,
   remote: ServerErrorData | undefined,
 ): ClientError | undefined {
-  const status = code === 4401 || code === 4403 ? code - 4000 : upgrade?.status;
+  const status =
+    code === CloseCode.UNAUTHORIZED || code === CloseCode.FORBIDDEN ? code - 4000 : upgrade?.status;
   if (status !== 401 && status !== 403) return undefined;
   const text = reason || remote?.message || upgrade?.body || '';
   return new ClientError(
@@ -25,6 +28,26 @@ export function credentialRefusal(
       reason: text,
       ...(remote ? { remoteCode: remote.code, data: remote } : {}),
     },
+  );
+}
+
+/**
+ * The error for a close after which the client does not reconnect on its own (the codes
+ * of @pkg/wire's table with `reconnect: false`, other than 4401 / 4403).
+ */
+export function goAway(code: number, reason: string): ClientError {
+  const said = reason ? ` "${reason}"` : '';
+  if (code === CloseCode.SESSION_TAKEN_OVER) {
+    return new ClientError(
+      'PKG_ERR_CLIENT_SESSION_TAKEN_OVER',
+      `Another connection resumed this client's session (close ${code}${said}); this one stops. Call connect() to start a new session.`,
+      { closeCode: code, reason },
+    );
+  }
+  return new ClientError(
+    'PKG_ERR_CLIENT_SENT_AWAY',
+    `The server closed the connection with ${code}${said}, which means "do not come back"; the client does not reconnect on its own. Call connect() when the application decides to.`,
+    { closeCode: code, reason },
   );
 }
 

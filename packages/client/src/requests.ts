@@ -3,7 +3,8 @@
  * requests that wait for a connection, and the answers that settle them.
  */
 import { ClientError, createClientError } from './errors';
-import { readErrorData, type InboundMessage } from './protocol';
+import { readErrorData } from '@pkg/wire';
+import type { InboundMessage } from './protocol';
 
 interface Pending {
   readonly id: number;
@@ -103,7 +104,7 @@ export class PendingRequests {
           remoteCode: remote.code,
           data: message.data,
           event,
-          ...(remote.status ? { status: remote.status } : {}),
+          ...(typeof remote['status'] === 'number' ? { status: remote['status'] } : {}),
         },
       ),
     });

@@ -4,7 +4,7 @@
  */
 import { ClientError, createClientError } from './errors';
 import type { RoomRef } from './events';
-import { readErrorData } from './protocol';
+import { readErrorData } from '@pkg/wire';
 
 interface Waiter {
   resolve: () => void;

@@ -21,9 +21,6 @@ export type WebSocketConstructor = new (
 /** readyState value of an open socket (the same in every implementation). */
 export const OPEN = 1;
 
-/** The subprotocol of protocol version 1, offered in the handshake (docs/protocol.md). */
-export const V1_SUBPROTOCOL = 'pkg.v1';
-
 /** The message of `ws`'s error when the server selected none of the offered subprotocols. */
 const WS_NO_SUBPROTOCOL = 'Server sent no subprotocol';
 

@@ -51,6 +51,15 @@ describe('wire format', () => {
     expect(decodeReply('{"v":1,"o":"a","id":"1","count":-1}').ok).toBe(false);
   });
 
+  it('refuses a request naming a room or namespace that is not well-formed UTF-16', () => {
+    const join = { kind: 'joinRoom', clientId: 'c', room: 'x\ud800', namespace: '/' } as const;
+    expect(decodeRequest(encodeRequest('a', 'a:1', join)).ok).toBe(false);
+    const count = { kind: 'count', target: { namespace: '/\udc00', room: null } } as const;
+    expect(decodeRequest(encodeRequest('a', 'a:2', count)).ok).toBe(false);
+    const fine = { kind: 'joinRoom', clientId: 'c', room: 'x😀', namespace: '/' } as const;
+    expect(decodeRequest(encodeRequest('a', 'a:3', fine)).ok).toBe(true);
+  });
+
   it('round-trips requests and replies', () => {
     const body = { kind: 'joinRoom', clientId: 'c', room: 'r', namespace: '/' } as const;
     expect(decodeRequest(encodeRequest('a', 'a:1', body))).toEqual({

@@ -7,6 +7,8 @@
  * between instances are one JSON object each. Anything else is rejected by the decoders with
  * a reason, for a log line.
  */
+import { isWellFormedName } from '@pkg/wire';
+
 export const WIRE_VERSION = 1;
 
 /** A broadcast as received: who sent it, whom to leave out, the envelope. */
@@ -146,13 +148,22 @@ function isName(value: unknown): value is string {
   return typeof value === 'string' && value !== '';
 }
 
+/**
+ * A room or namespace name from another instance: well-formed UTF-16 (the rule of
+ * @pkg/wire), so that it can be percent-encoded into a channel name. Lengths are checked
+ * where the name entered the cluster.
+ */
+function isRoomName(value: unknown): value is string {
+  return isWellFormedName(value, Infinity);
+}
+
 function checkTarget(value: unknown): WireTarget | null {
   if (typeof value !== 'object' || value === null) return null;
   const t = value as Record<string, unknown>;
   const namespace = t['namespace'] ?? null;
   const room = t['room'] ?? null;
-  if (namespace !== null && !isName(namespace)) return null;
-  if (room !== null && !isName(room)) return null;
+  if (namespace !== null && !isRoomName(namespace)) return null;
+  if (room !== null && !isRoomName(room)) return null;
   return { namespace, room };
 }
 
@@ -173,7 +184,7 @@ function checkBody(value: unknown): RequestBody | null {
       return isName(b['clientId']) ? { kind: 'disconnect', clientId: b['clientId'] } : null;
     case 'joinRoom':
     case 'leaveRoom':
-      return isName(b['clientId']) && isName(b['room']) && isName(b['namespace'])
+      return isName(b['clientId']) && isRoomName(b['room']) && isRoomName(b['namespace'])
         ? { kind: b['kind'], clientId: b['clientId'], room: b['room'], namespace: b['namespace'] }
         : null;
     default:

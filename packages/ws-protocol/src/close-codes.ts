@@ -1,32 +1,16 @@
-/** WebSocket close codes used by this package, and the check of codes an endpoint may send. */
+/**
+ * The checks of a close frame this package sends, and the close code `ws` uses for each of
+ * its receiver errors. The codes themselves and what they mean are in @pkg/wire.
+ */
+import {
+  CloseCode as WsCloseCode,
+  MAX_CLOSE_REASON_BYTES as MAX_REASON_BYTES,
+  isSendableCloseCode,
+} from '@pkg/wire';
 import { createWsError } from './errors';
 
-/** The close codes of RFC 6455 section 7.4.1 that this package sends or reports. */
-export const WsCloseCode = {
-  NORMAL: 1000,
-  GOING_AWAY: 1001,
-  PROTOCOL_ERROR: 1002,
-  UNSUPPORTED_DATA: 1003,
-  /** Reported (never sent) when a close frame had no code. */
-  NO_STATUS: 1005,
-  /** Reported (never sent) when the connection ended without a close frame. */
-  ABNORMAL: 1006,
-  INVALID_PAYLOAD: 1007,
-  POLICY_VIOLATION: 1008,
-  MESSAGE_TOO_BIG: 1009,
-  INTERNAL_ERROR: 1011,
-  TRY_AGAIN_LATER: 1013,
-} as const;
-
-/** A close reason travels in the close frame's 125-byte payload after the 2-byte code. */
-const MAX_REASON_BYTES = 123;
-
-/** True for the codes an endpoint may put in a close frame. */
-export function isSendableCloseCode(code: unknown): code is number {
-  if (typeof code !== 'number' || !Number.isInteger(code)) return false;
-  if (code >= 3000 && code <= 4999) return true;
-  return code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006;
-}
+/** The close codes (RFC 6455 and the protocol's 4xxx codes), by name; from @pkg/wire. */
+export { WsCloseCode, isSendableCloseCode };
 
 /** Throws a TypeError or RangeError (with `code`) unless `code` and `reason` can be sent. */
 export function assertCloseFrame(code: number, reason: string, caller: string): void {

@@ -6,43 +6,29 @@
  * Other members are ignored on input.
  */
 import secureJson from 'secure-json-parse';
+import {
+  CLIENT_CONTROL_EVENTS,
+  EVENT_NAME_PATTERN as EVENT_NAME,
+  MAX_ID_LENGTH as MAX_REQUEST_ID_LENGTH,
+  encodeError,
+  isEventData,
+  isValidEventName,
+  isValidRequestId,
+  isValidServerRequestId,
+  type Envelope as WireEnvelope,
+  type EventData,
+  type RequestId,
+} from '@pkg/wire';
 import { describe } from './describe';
 import { createWsError, WsEventErrorCode } from './errors';
 
-/** The `data` member of an envelope: a JSON object or a JSON array. */
-export type EventData = Record<string, unknown> | unknown[];
+export { CLIENT_CONTROL_EVENTS, MAX_REQUEST_ID_LENGTH, isValidEventName, isValidRequestId };
+export type { EventData, RequestId };
 
-/** A request id: a string of 1-64 characters or an integer from 0 to 2^53-1. */
-export type RequestId = string | number;
-
-/** A decoded message. */
-export interface Envelope {
-  event: string;
+/** A decoded inbound message (the wire envelope without `seq`, which only servers send). */
+export interface Envelope extends Omit<WireEnvelope, 'seq' | 'data'> {
   /** For `$ack` any JSON value (the answer), else an object or an array. */
   data: EventData;
-  /** Present when the client expects an answer (protocol version 1). */
-  id?: RequestId;
-  /** In `$ack` / `$nack`: the server request being answered. */
-  rid?: string;
-}
-
-/** Control events a client may send (protocol version 1). */
-export const CLIENT_CONTROL_EVENTS: ReadonlySet<string> = new Set([
-  '$hello',
-  '$ping',
-  '$ack',
-  '$nack',
-]);
-
-/** Longest string request id. */
-export const MAX_REQUEST_ID_LENGTH = 64;
-
-/** True for a string of 1-64 characters or an integer from 0 to 2^53-1. */
-export function isValidRequestId(value: unknown): value is RequestId {
-  if (typeof value === 'string') {
-    return value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH;
-  }
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 /** The wire codes a decode error can carry (a subset of {@link WsEventErrorCode}). */
@@ -52,8 +38,6 @@ export type MessageDecodeErrorCode =
   | typeof WsEventErrorCode.INVALID_EVENT
   | typeof WsEventErrorCode.INVALID_DATA
   | typeof WsEventErrorCode.INVALID_ID;
-
-const EVENT_NAME = /^[A-Za-z0-9._-]+$/;
 
 /**
  * Thrown by {@link decodeMessage}. `code` is the wire code that the handler sends back in
@@ -71,15 +55,6 @@ export class MessageDecodeError extends Error {
     this.code = code;
     this.id = id;
   }
-}
-
-/** True when `name` is usable as an event name (`^[A-Za-z0-9._-]+$`). */
-export function isValidEventName(name: unknown): name is string {
-  return typeof name === 'string' && EVENT_NAME.test(name);
-}
-
-function isEventData(value: unknown): value is EventData {
-  return typeof value === 'object' && value !== null;
 }
 
 /**
@@ -110,6 +85,28 @@ export function prepareMessage(event: string, data: EventData): string {
       TypeError,
       'PKG_ERR_WS_INVALID_DATA',
       `The data of event "${event}" cannot be serialised to JSON (${reason}): remove cycles and BigInt values.`,
+    );
+  }
+}
+
+/**
+ * Serialises an `error` event `{code, message, ...fields}`, answering the client request `id`
+ * when given. The one place this package builds it: @pkg/wire's `encodeError`.
+ */
+export function prepareError(
+  code: string,
+  message: string,
+  id?: RequestId,
+  fields?: Readonly<Record<string, unknown>>,
+): string {
+  try {
+    return encodeError(code, message, id, fields);
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw createWsError(
+      TypeError,
+      'PKG_ERR_WS_INVALID_DATA',
+      `The error "${code}" cannot be serialised to JSON (${reason}): remove cycles and BigInt values from its fields.`,
     );
   }
 }
@@ -225,7 +222,7 @@ export function decodeMessage(
   }
   if (control && (event === '$ack' || event === '$nack')) {
     const rid = record['rid'];
-    if (typeof rid !== 'string' || rid === '' || rid.length > MAX_REQUEST_ID_LENGTH) {
+    if (!isValidServerRequestId(rid)) {
       throw new MessageDecodeError(
         WsEventErrorCode.INVALID_ID,
         `The "rid" member of ${event} is ${describe(rid)}: echo the "rid" of the server's request.`,

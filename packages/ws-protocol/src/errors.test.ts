@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { WireErrorCode } from '@pkg/wire';
 import { createWsError, wsErrorCodes, WsEventErrorCode } from './errors';
 
 describe('wsErrorCodes', () => {
@@ -83,8 +84,9 @@ describe('createWsError', () => {
 });
 
 describe('WsEventErrorCode', () => {
-  it('pins the wire codes of the error event', () => {
-    expect(WsEventErrorCode).toEqual({
+  it('is the wire table of @pkg/wire, not a copy', () => {
+    expect(WsEventErrorCode).toBe(WireErrorCode);
+    expect(WsEventErrorCode).toMatchObject({
       INVALID_JSON: 'invalid_json',
       INVALID_ENVELOPE: 'invalid_envelope',
       INVALID_EVENT: 'invalid_event',

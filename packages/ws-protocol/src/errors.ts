@@ -3,6 +3,8 @@
  * about refused handshakes and dropped connections carry one in their context (`code`), with
  * the HTTP status or WebSocket close code listed here.
  */
+import { WireErrorCode as WsEventErrorCode } from '@pkg/wire';
+
 export interface WsErrorInfo {
   /** A short generic description of the problem, for docs. */
   readonly message: string;
@@ -121,27 +123,9 @@ export function createWsError<C extends ErrorCtor>(
 }
 
 /**
- * Codes sent to WebSocket clients in the `data.code` member of the `error` event when an
- * inbound message is refused. They are part of the wire protocol, unlike the `PKG_ERR_*`
- * codes, which are for application code and logs.
+ * Codes sent to WebSocket clients in the `data.code` member of the `error` event. They are
+ * part of the wire protocol, unlike the `PKG_ERR_*` codes, which are for application code
+ * and logs; the table is @pkg/wire's `WireErrorCode`, under the name this package always used.
  */
-export const WsEventErrorCode = {
-  /** The text is not JSON. */
-  INVALID_JSON: 'invalid_json',
-  /** The JSON is not an object (an array, a string, a number, null). */
-  INVALID_ENVELOPE: 'invalid_envelope',
-  /** `event` is missing, not a string, or does not match `^[A-Za-z0-9._-]+$`. */
-  INVALID_EVENT: 'invalid_event',
-  /** `data` is missing, or not an object or an array. */
-  INVALID_DATA: 'invalid_data',
-  /** The message was a binary frame (with `binaryMessages: 'error'`, the default). */
-  BINARY_NOT_SUPPORTED: 'binary_not_supported',
-  /** `id` (or `rid` in `$ack` / `$nack`) is not a string of 1-64 characters nor an integer 0 to 2^53-1. */
-  INVALID_ID: 'invalid_id',
-  /** The connection is over its inbound budget (messages or bytes per second). */
-  TOO_MANY_MESSAGES: 'too_many_messages',
-  /** The server is shutting down: the message was not handled. */
-  SHUTTING_DOWN: 'shutting_down',
-} as const;
-
-export type WsEventErrorCodeValue = (typeof WsEventErrorCode)[keyof typeof WsEventErrorCode];
+export { WsEventErrorCode };
+export type { WireErrorCodeValue as WsEventErrorCodeValue } from '@pkg/wire';

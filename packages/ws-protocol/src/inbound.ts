@@ -8,7 +8,7 @@ import type { RawData } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';
 import type { WsClient } from './connection';
-import { decodeMessage, MessageDecodeError, prepareAnswer, prepareMessage } from './envelope';
+import { decodeMessage, MessageDecodeError, prepareError } from './envelope';
 import type { Envelope, RequestId } from './envelope';
 import { WsEventErrorCode } from './errors';
 import type { WsErrorCode } from './errors';
@@ -93,11 +93,9 @@ export class Inbound {
       );
       return false;
     }
-    if (id !== undefined) {
-      return outbound.deliver(conn, prepareAnswer('error', id, { ...extra, code, message }));
-    }
+    if (id !== undefined) return outbound.deliver(conn, prepareError(code, message, id, extra));
     if (!conn.budget.mayReply(code, now)) return false;
-    return outbound.deliver(conn, prepareMessage('error', { ...extra, code, message }));
+    return outbound.deliver(conn, prepareError(code, message, undefined, extra));
   }
 
   /**

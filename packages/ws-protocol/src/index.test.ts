@@ -19,3 +19,13 @@ describe('@pkg/ws-protocol entry', () => {
     ]);
   });
 });
+
+describe('the wire names @pkg/ws-protocol re-exports', () => {
+  it('are the very values of @pkg/wire, so the two cannot drift apart', async () => {
+    const wire = await import('@pkg/wire');
+    expect(wsProtocol.PROTOCOL_V1_SUBPROTOCOL).toBe(wire.SUBPROTOCOL);
+    expect(wsProtocol.WsCloseCode).toBe(wire.CloseCode);
+    expect(wsProtocol.WsEventErrorCode).toBe(wire.WireErrorCode);
+    expect(wsProtocol.isValidRequestId).toBe(wire.isValidRequestId);
+  });
+});

@@ -9,7 +9,7 @@ import { WsCloseCode } from './close-codes';
 import type { WsErrorCode } from './errors';
 import type { ClientTable, HandlerConnection } from './client-table';
 import type { RequestId } from './envelope';
-import { prepareMessage } from './envelope';
+import { prepareError } from './envelope';
 
 /** Send options of every outbound message: a text frame, also when given a Buffer. */
 const SEND_AS_TEXT = { binary: false } as const;
@@ -54,11 +54,7 @@ export class Outbound {
 
   /** The `error` event `{code, message}`; with `id`, as the answer to that request. */
   errorTo(clientId: string, code: string, message: string, id?: RequestId): boolean {
-    const text =
-      id === undefined
-        ? prepareMessage('error', { code, message })
-        : JSON.stringify({ event: 'error', id, data: { code, message } });
-    return this.toClient(clientId, text);
+    return this.toClient(clientId, prepareError(code, message, id));
   }
 
   /** Writes one text frame; false when the client is not usable or over its send limit. */

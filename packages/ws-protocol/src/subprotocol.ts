@@ -4,8 +4,10 @@
  * it, so both sides know before the first message which version the connection uses.
  */
 
-/** The subprotocol name a version 1 client offers. */
-export const PROTOCOL_V1_SUBPROTOCOL = 'pkg.v1';
+import { SUBPROTOCOL as PROTOCOL_V1_SUBPROTOCOL } from '@pkg/wire';
+
+/** The subprotocol name a version 1 client offers (defined in @pkg/wire). */
+export { PROTOCOL_V1_SUBPROTOCOL };
 
 /**
  * Chooses the subprotocol of a handshake from those the client offered (in its order).

@@ -301,6 +301,14 @@ describe('a package installed alone', () => {
   );
 
   it(
+    '@pkg/wire brings nothing: the wire format has no dependencies',
+    () => {
+      expect(alone('@pkg/wire')).toEqual(['@pkg/wire']);
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
     '@pkg/decorators brings nothing: no @pkg/http, no ipaddr.js',
     () => {
       const names = alone('@pkg/decorators');

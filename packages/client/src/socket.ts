@@ -1,0 +1,282 @@
+/**
+ * The protocol socket: what travels on one open connection, as docs/protocol.md says. It
+ * sends `$hello` and waits for `$welcome` (or settles on version 0), dispatches what the
+ * server sends (answers, server requests, `seq` order, errors, room events), runs the
+ * message heartbeat, and flushes what was buffered while disconnected. Opening connections,
+ * deciding whether to reconnect and the timers of that are the manager's (manager.ts).
+ */
+import {
+  CloseCode,
+  ControlEvent,
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+  WireErrorCode,
+  readErrorData,
+  readWelcome,
+  type ReceivedWelcome,
+} from '@pkg/wire';
+import { ClientError } from './errors';
+import type { ConnectInfo, LifecycleEventName, LifecycleEvents, ServerErrorData } from './events';
+import { Heartbeat } from './heartbeat';
+import { LIFECYCLE_EVENTS, type Listeners } from './listeners';
+import type { ResolvedClientOptions } from './options';
+import { decodeInbound, type InboundMessage } from './protocol';
+import { PendingRequests } from './requests';
+import { RoomSet } from './rooms';
+import type { Connection } from './transport';
+
+/** Close code the client uses when it gives up on a connection but keeps the session. */
+export const CLOSE_LOST = CloseCode.CLIENT_LOST;
+
+/** Messages kept between `$hello` and `$welcome` at most. */
+const MAX_EARLY = 1000;
+
+/** What the socket needs of the manager that owns the connection. */
+export interface SocketHost {
+  /** The open connection, or null. */
+  readonly connection: Connection | null;
+  /** The connection is established: the manager records it and says whether it reconnected. */
+  established(): { reconnected: boolean; attempt: number };
+  /** Settles the waiting `connect()` promises. */
+  settle(error: Error | undefined): void;
+  emit<E extends LifecycleEventName>(event: E, payload: Parameters<LifecycleEvents[E]>[0]): void;
+}
+
+/** What a closed connection leaves for the manager's report. */
+export interface CloseFacts {
+  /** An `unauthorized` / `forbidden` error the server sent before it closed. */
+  authRefusal: ServerErrorData | undefined;
+  /** Why the client itself closed a connection that was not established yet. */
+  closeError: ClientError | undefined;
+}
+
+export function unsupported(event: string): ClientError {
+  return new ClientError(
+    'PKG_ERR_CLIENT_REMOTE',
+    `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`,
+    { event, remoteCode: 'unsupported' },
+  );
+}
+
+export class ProtocolSocket {
+  readonly requests = new PendingRequests();
+  readonly rooms = new RoomSet();
+  /** Messages emitted while disconnected (text to send), oldest first. */
+  buffer: string[] = [];
+  protocol: 0 | 1 | undefined;
+  clientId: string | undefined;
+  readonly #options: ResolvedClientOptions;
+  readonly #listeners: Listeners;
+  readonly #host: SocketHost;
+  readonly #heartbeat = new Heartbeat();
+  #session: string | undefined;
+  /** The highest `seq` processed in the current session; 0 when a session starts. */
+  #lastSeq = 0;
+  #early: InboundMessage[] | null = null;
+  #facts: CloseFacts = { authRefusal: undefined, closeError: undefined };
+  #helloTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ResolvedClientOptions, listeners: Listeners, host: SocketHost) {
+    this.#options = options;
+    this.#listeners = listeners;
+    this.#host = host;
+  }
+
+  /** The highest `seq` processed in the current session. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  send(text: string): void {
+    this.#host.connection?.send(text);
+  }
+
+  sendControl(event: string, fields: Record<string, unknown>): void {
+    this.send(JSON.stringify({ event, ...fields }));
+  }
+
+  /**
+   * A connection opened: say `$hello`, or carry on in version 0 at once when the client
+   * speaks only version 0 (`protocol: 'basic'`) or the server selected another subprotocol.
+   */
+  opened(selected: string | undefined, speaksV1: boolean, auth: string | undefined): void {
+    if (!speaksV1 || (selected !== undefined && selected !== SUBPROTOCOL)) {
+      // Version 0: asked for, or the server did not select pkg.v1 in the handshake.
+      this.#established(0, undefined);
+      return;
+    }
+    const hello: Record<string, unknown> = { v: PROTOCOL_VERSION };
+    if (auth !== undefined) hello['auth'] = auth;
+    if (this.#options.heartbeat) hello['heartbeat'] = { ...this.#options.heartbeat };
+    if (this.#options.recovery && this.#session !== undefined) {
+      hello['resume'] = { session: this.#session, seq: this.#lastSeq };
+    }
+    this.#early = [];
+    this.sendControl(ControlEvent.HELLO, { data: hello });
+    this.#helloTimer = setTimeout(() => {
+      this.#facts.closeError = new ClientError(
+        'PKG_ERR_CLIENT_HELLO_TIMEOUT',
+        `The server answered neither $welcome nor an error within ${this.#options.helloTimeout} ms.`,
+      );
+      this.#host.connection?.close(CLOSE_LOST, 'no welcome');
+    }, this.#options.helloTimeout);
+  }
+
+  /** One text message from the server. */
+  message(text: string): void {
+    const message = decodeInbound(text);
+    if (!message) return;
+    this.#heartbeat.alive();
+    if (this.#early !== null) this.#beforeWelcome(message);
+    else this.#dispatch(message);
+  }
+
+  /** The connection closed: stop its timers, reject what was sent on it. */
+  closed(code: number): CloseFacts {
+    this.#early = null;
+    this.stopTimers();
+    this.requests.rejectAll(
+      (event) =>
+        new ClientError(
+          'PKG_ERR_CLIENT_DISCONNECTED',
+          `The connection closed (code ${code}) before the answer to "${event}" arrived.`,
+          { event, closeCode: code },
+        ),
+      true,
+    );
+    // What this connection left is reported once; the next attempt starts with nothing.
+    const facts = this.#facts;
+    this.#facts = { authRefusal: undefined, closeError: undefined };
+    return facts;
+  }
+
+  stopTimers(): void {
+    clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
+    this.#heartbeat.stop();
+  }
+
+  /** Forgets the session: the next connection starts a new one, with `seq` from 1. */
+  forgetSession(): void {
+    this.#session = undefined;
+    this.#lastSeq = 0;
+  }
+
+  /** disconnect(): nothing of this logical connection is kept. */
+  reset(error: (event: string) => ClientError): void {
+    this.stopTimers();
+    this.requests.rejectAll(error, false);
+    this.rooms.clear(error('join_room'));
+    this.buffer = [];
+    this.#early = null;
+    this.forgetSession();
+  }
+
+  #established(protocol: 0 | 1, welcome: ReceivedWelcome | undefined): void {
+    clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
+    const hadSession = this.#session !== undefined;
+    const resumed = welcome?.resumed === true && hadSession;
+    this.protocol = protocol;
+    this.clientId = welcome?.clientId;
+    // `seq` is scoped to a session: a fresh one (resumed false) numbers from 1 again.
+    if (!resumed) this.#lastSeq = 0;
+    this.#session = this.#options.recovery ? welcome?.session : undefined;
+    const { reconnected, attempt } = this.#host.established();
+    if (welcome?.heartbeat) {
+      this.#heartbeat.start(
+        welcome.heartbeat,
+        () => this.sendControl(ControlEvent.PING, { data: {} }),
+        () => this.#host.connection?.close(CLOSE_LOST, 'heartbeat timeout'),
+      );
+    }
+    const { join, leave } = this.rooms.onConnected(resumed);
+    for (const r of leave) this.sendControl('leave_room', { data: r });
+    for (const r of join) this.sendControl('join_room', { data: r });
+    const buffered = this.buffer;
+    this.buffer = [];
+    for (const text of buffered) this.send(text);
+    if (protocol === 0) this.requests.rejectAll((event) => unsupported(event), false);
+    for (const id of this.requests.unsent()) this.send(this.requests.take(id)!);
+
+    const info: ConnectInfo = { protocol, clientId: this.clientId, resumed };
+    if (hadSession && !resumed && welcome?.reason) info.freshReason = welcome.reason;
+    this.#host.emit('connect', info);
+    if (reconnected) this.#host.emit('reconnect', { attempt });
+    this.#host.settle(undefined);
+    const early = this.#early ?? [];
+    this.#early = null;
+    for (const message of early) this.#dispatch(message);
+  }
+
+  /** Messages that arrive between `$hello` and `$welcome`. */
+  #beforeWelcome(message: InboundMessage): void {
+    if (message.event === ControlEvent.WELCOME) {
+      this.#established(1, readWelcome(message.data));
+      return;
+    }
+    if (message.event === 'error' && message.id === undefined) {
+      const error = readErrorData(message.data);
+      if (error.code === WireErrorCode.INVALID_EVENT) {
+        // A server of protocol version 0 does not know `$hello`: carry on without it.
+        this.#established(0, undefined);
+        return;
+      }
+      if (error.code === WireErrorCode.UNAUTHORIZED || error.code === WireErrorCode.FORBIDDEN) {
+        this.#facts.authRefusal = error;
+        return;
+      }
+    }
+    if (this.#early!.length < MAX_EARLY) this.#early!.push(message);
+  }
+
+  #dispatch(message: InboundMessage): void {
+    const { event } = message;
+    if (event === ControlEvent.PONG || event === ControlEvent.WELCOME) return;
+    if (message.id !== undefined) {
+      this.requests.answer(message);
+      return;
+    }
+    if (message.seq !== undefined) {
+      if (message.seq <= this.#lastSeq) return;
+      this.#lastSeq = message.seq;
+    }
+    if (message.rid !== undefined && event !== 'error') {
+      void this.#serveRequest(message.rid, event, message.data);
+      return;
+    }
+    const data = message.data;
+    this.rooms.observe(event, data);
+    if (event === 'error') {
+      this.#host.emit('error', readErrorData(data));
+      return;
+    }
+    if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
+    this.#listeners.call(event, data);
+  }
+
+  /** A request of the server (`rid`): the first listener's result is the answer. */
+  async #serveRequest(rid: string | number, event: string, data: unknown): Promise<void> {
+    const connection = this.#host.connection;
+    const listener = this.#listeners.first(event);
+    const reply = (name: string, payload: unknown): void => {
+      if (connection === this.#host.connection) this.sendControl(name, { rid, data: payload });
+    };
+    if (!listener || LIFECYCLE_EVENTS.has(event)) {
+      reply(ControlEvent.NACK, {
+        code: 'unknown_event',
+        message: `The client has no handler for "${event}".`,
+      });
+      return;
+    }
+    try {
+      const result = await (listener as (d: unknown) => unknown)(data);
+      reply(ControlEvent.ACK, result === undefined ? null : result);
+    } catch (err) {
+      reply(ControlEvent.NACK, {
+        code: 'handler_error',
+        message: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+}

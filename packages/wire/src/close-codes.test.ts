@@ -1,0 +1,60 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  CloseCode,
+  closeCodeInfo,
+  closeCodes,
+  fitCloseReason,
+  isSendableCloseCode,
+  reconnectsAfter,
+  utf8Length,
+} from './close-codes';
+
+describe('the close-code table', () => {
+  it('has a row for every named code and names every row', () => {
+    const named = Object.values(CloseCode).map(String).sort();
+    expect(Object.keys(closeCodes).sort()).toEqual(named);
+    expect(CloseCode.SESSION_TAKEN_OVER).toBe(4409);
+  });
+
+  it('says "go away" (no reconnect) for 1000, 1008, 4401, 4403 and 4409 only', () => {
+    const noReconnect = Object.entries(closeCodes)
+      .filter(([, info]) => !info.reconnect)
+      .map(([code]) => Number(code));
+    expect(noReconnect).toEqual([1000, 1008, 4401, 4403, 4409]);
+  });
+
+  it('reconnects after a code it does not know (another application, a future one)', () => {
+    expect(closeCodeInfo(4999)).toBeUndefined();
+    expect(reconnectsAfter(4999)).toBe(true);
+    expect(reconnectsAfter(3000)).toBe(true);
+    expect(reconnectsAfter(1001)).toBe(true);
+    expect(reconnectsAfter(1000)).toBe(false);
+  });
+});
+
+describe('isSendableCloseCode', () => {
+  it('accepts 1000-1014 except 1004-1006, and 3000-4999', () => {
+    for (const code of [1000, 1003, 1007, 1014, 3000, 4409, 4999]) {
+      expect(isSendableCloseCode(code)).toBe(true);
+    }
+    for (const code of [999, 1004, 1005, 1006, 1015, 2999, 5000, 1000.5, '1000']) {
+      expect(isSendableCloseCode(code)).toBe(false);
+    }
+  });
+});
+
+describe('close reasons', () => {
+  it('counts UTF-8 bytes like an encoder does', () => {
+    for (const text of ['', 'abc', 'é', '€', '😀', 'a\ud800b']) {
+      expect(utf8Length(text)).toBe(Buffer.byteLength(text));
+    }
+  });
+
+  it('cuts a reason to 123 bytes without splitting a character', () => {
+    expect(fitCloseReason('short')).toBe('short');
+    const emoji = fitCloseReason('😀'.repeat(40));
+    expect(Buffer.byteLength(emoji)).toBe(120);
+    expect(emoji).toBe('😀'.repeat(30));
+    expect(Buffer.byteLength(fitCloseReason('é'.repeat(100)))).toBe(122);
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * The close codes a connection of this protocol ends with, what each means, and whether a
+ * client reconnects on its own after it. A code not in the table (another application's
+ * 3000-4999 code, a future one) is treated as a lost connection: the client reconnects,
+ * with backoff.
+ */
+
+/** Close codes by name: RFC 6455 section 7.4.1, then the protocol's own 4xxx codes. */
+export const CloseCode = {
+  NORMAL: 1000,
+  GOING_AWAY: 1001,
+  PROTOCOL_ERROR: 1002,
+  UNSUPPORTED_DATA: 1003,
+  /** Reported (never sent) when a close frame had no code. */
+  NO_STATUS: 1005,
+  /** Reported (never sent) when the connection ended without a close frame. */
+  ABNORMAL: 1006,
+  INVALID_PAYLOAD: 1007,
+  POLICY_VIOLATION: 1008,
+  MESSAGE_TOO_BIG: 1009,
+  INTERNAL_ERROR: 1011,
+  TRY_AGAIN_LATER: 1013,
+  /** Sent by a client that gave up on a connection (heartbeat missed, offline). */
+  CLIENT_LOST: 4000,
+  UNAUTHORIZED: 4401,
+  FORBIDDEN: 4403,
+  /** No `$hello` within `auth_timeout`, or the message heartbeat was missed. */
+  TIMEOUT: 4408,
+  /** A resume of the session from another connection took it over. */
+  SESSION_TAKEN_OVER: 4409,
+} as const;
+
+export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];
+
+/** One row of the close-code table. */
+export interface CloseCodeInfo {
+  /** Who sends it: the server, the client, or nobody (only reported locally). */
+  readonly sentBy: 'server' | 'client' | 'either' | 'nobody';
+  /** What it means, in one sentence. */
+  readonly meaning: string;
+  /** Whether a client reconnects on its own after receiving it. */
+  readonly reconnect: boolean;
+}
+
+/**
+ * Every close code of the protocol. `reconnect: false` marks a server that means "go away":
+ * the same client would be sent away again (1000 `disconnectClient`, 1008, 4401, 4403) or
+ * another connection now holds its session (4409).
+ */
+export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
+  1000: {
+    sentBy: 'either',
+    meaning:
+      'normal close; from the server: the application sent this client away (disconnectClient)',
+    reconnect: false,
+  },
+  1001: {
+    sentBy: 'server',
+    meaning: 'the server is shutting down; reconnect to another instance',
+    reconnect: true,
+  },
+  1002: {
+    sentBy: 'either',
+    meaning: 'a peer broke RFC 6455 (bad frame, bad close code)',
+    reconnect: true,
+  },
+  1003: {
+    sentBy: 'server',
+    meaning: 'a binary message, on a handler set to close on them',
+    reconnect: true,
+  },
+  1005: { sentBy: 'nobody', meaning: 'a close frame without a code', reconnect: true },
+  1006: {
+    sentBy: 'nobody',
+    meaning: 'the connection was lost without a close frame (network, killed process, terminated)',
+    reconnect: true,
+  },
+  1007: { sentBy: 'server', meaning: 'a text frame that is not valid UTF-8', reconnect: true },
+  1008: {
+    sentBy: 'server',
+    meaning: 'policy violation: too many protocol errors, or a malformed $hello',
+    reconnect: false,
+  },
+  1009: { sentBy: 'server', meaning: 'a message larger than the server accepts', reconnect: true },
+  1011: {
+    sentBy: 'server',
+    meaning: 'the server failed (OnConnect handlers did not finish in time)',
+    reconnect: true,
+  },
+  1013: {
+    sentBy: 'server',
+    meaning: 'try again later: the client read too slowly (send buffer over its limit)',
+    reconnect: true,
+  },
+  4000: {
+    sentBy: 'client',
+    meaning: 'the client gave up on the connection; its session stays resumable',
+    reconnect: true,
+  },
+  4401: { sentBy: 'server', meaning: 'authentication refused (unauthorized)', reconnect: false },
+  4403: {
+    sentBy: 'server',
+    meaning: 'authenticated but not allowed (forbidden)',
+    reconnect: false,
+  },
+  4408: {
+    sentBy: 'server',
+    meaning: 'no $hello within auth_timeout, or the message heartbeat was missed',
+    reconnect: true,
+  },
+  4409: {
+    sentBy: 'server',
+    meaning: 'session taken over: another connection resumed this session',
+    reconnect: false,
+  },
+};
+
+/** The table's row for `code`, or undefined for a code the protocol does not define. */
+export function closeCodeInfo(code: number): CloseCodeInfo | undefined {
+  return Object.hasOwn(closeCodes, code) ? closeCodes[code as CloseCodeValue] : undefined;
+}
+
+/**
+ * Whether a client reconnects on its own after the server closed with `code`: false for the
+ * codes that mean "go away" (1000, 1008, 4401, 4403, 4409), true for every other code.
+ */
+export function reconnectsAfter(code: number): boolean {
+  return closeCodeInfo(code)?.reconnect ?? true;
+}
+
+/** True for a code an endpoint may put in a close frame (1000-1014 but 1004-1006, 3000-4999). */
+export function isSendableCloseCode(code: unknown): code is number {
+  if (typeof code !== 'number' || !Number.isInteger(code)) return false;
+  if (code >= 3000 && code <= 4999) return true;
+  return code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006;
+}
+
+/** A close reason travels in the close frame's 125-byte payload after the 2-byte code. */
+export const MAX_CLOSE_REASON_BYTES = 123;
+
+/** The length of `text` in UTF-8 bytes (a lone surrogate counts as the 3 bytes of U+FFFD). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i += 1;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** `reason` cut (at a character boundary) to fit a close frame's 123 bytes. */
+export function fitCloseReason(reason: string): string {
+  if (reason.length * 3 <= MAX_CLOSE_REASON_BYTES) return reason;
+  let fitted = reason;
+  while (utf8Length(fitted) > MAX_CLOSE_REASON_BYTES) {
+    const cut = fitted.length - 1;
+    const unit = fitted.charCodeAt(cut);
+    fitted = fitted.slice(0, unit >= 0xdc00 && unit <= 0xdfff && cut > 0 ? cut - 1 : cut);
+  }
+  return fitted;
+}

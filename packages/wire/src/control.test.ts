@@ -1,0 +1,78 @@
+import { describe, expect, it } from '@jest/globals';
+import { CLIENT_CONTROL_EVENTS, ControlEvent, readHello, readWelcome } from './control';
+
+describe('control events', () => {
+  it('all start with "$"; a client sends $hello, $ping, $ack and $nack only', () => {
+    for (const name of Object.values(ControlEvent)) expect(name.startsWith('$')).toBe(true);
+    expect([...CLIENT_CONTROL_EVENTS].sort()).toEqual(['$ack', '$hello', '$nack', '$ping']);
+  });
+});
+
+describe('readHello', () => {
+  it('reads a full hello and clamps the heartbeat to [1000, 300000]', () => {
+    expect(
+      readHello({
+        v: 1,
+        auth: 't',
+        heartbeat: { interval: 10, timeout: 10_000_000 },
+        resume: { session: 's', seq: 0 },
+      }),
+    ).toEqual({
+      v: 1,
+      auth: 't',
+      heartbeat: { interval: 1000, timeout: 300_000 },
+      resume: { session: 's', seq: 0 },
+    });
+  });
+
+  it('fills in a missing heartbeat member with the defaults', () => {
+    expect(readHello({ v: 2, heartbeat: {} })).toEqual({
+      v: 2,
+      heartbeat: { interval: 25_000, timeout: 20_000 },
+    });
+  });
+
+  it('says what is wrong with a malformed hello', () => {
+    expect(readHello([])).toMatch(/must be an object/);
+    expect(readHello({ v: 0 })).toMatch(/"v"/);
+    expect(readHello({ v: 1, auth: 5 })).toMatch(/"auth"/);
+    expect(readHello({ v: 1, heartbeat: { interval: -1 } })).toMatch(/"heartbeat"/);
+    expect(readHello({ v: 1, resume: { session: '', seq: 0 } })).toMatch(/"resume"/);
+    expect(readHello({ v: 1, resume: { session: 'x'.repeat(129), seq: 0 } })).toMatch(/"resume"/);
+    expect(readHello({ v: 1, resume: { session: 's', seq: -1 } })).toMatch(/"resume"/);
+  });
+});
+
+describe('readWelcome', () => {
+  it('reads every member, including auth "unused" and a refused resume', () => {
+    expect(
+      readWelcome({
+        v: 1,
+        clientId: 'c1',
+        heartbeat: { interval: 25_000, timeout: 20_000 },
+        session: 's',
+        recovery: { window: 120_000 },
+        resumed: false,
+        reason: 'identity',
+        auth: 'unused',
+      }),
+    ).toEqual({
+      v: 1,
+      clientId: 'c1',
+      heartbeat: { interval: 25_000, timeout: 20_000 },
+      session: 's',
+      recovery: { window: 120_000 },
+      resumed: false,
+      reason: 'identity',
+      auth: 'unused',
+    });
+  });
+
+  it('leaves out what is malformed instead of failing', () => {
+    expect(readWelcome('nonsense')).toEqual({ heartbeat: null, resumed: false });
+    expect(readWelcome({ resumed: 'yes', heartbeat: { interval: 0, timeout: 5 } })).toEqual({
+      heartbeat: null,
+      resumed: false,
+    });
+  });
+});

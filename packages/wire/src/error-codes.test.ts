@@ -1,0 +1,60 @@
+import { describe, expect, it } from '@jest/globals';
+import { WireErrorCode, encodeError, readErrorData } from './error-codes';
+
+describe('WireErrorCode', () => {
+  it('holds every code of docs/protocol.md, including too_many_rooms and busy', () => {
+    expect(Object.values(WireErrorCode).sort()).toEqual([
+      'auth_timeout',
+      'binary_not_supported',
+      'busy',
+      'forbidden',
+      'handler_timeout',
+      'internal_error',
+      'invalid_data',
+      'invalid_envelope',
+      'invalid_event',
+      'invalid_id',
+      'invalid_json',
+      'invalid_payload',
+      'rate_limited',
+      'shutting_down',
+      'too_many_messages',
+      'too_many_pending',
+      'too_many_rooms',
+      'unauthorized',
+      'unknown_event',
+      'validation_failed',
+    ]);
+  });
+});
+
+describe('encodeError', () => {
+  it('builds {event, data} without an id and {event, id, data} with one', () => {
+    expect(encodeError('busy', 'wait')).toBe(
+      '{"event":"error","data":{"code":"busy","message":"wait"}}',
+    );
+    expect(encodeError('forbidden', 'no', 7, { room: 'r' })).toBe(
+      '{"event":"error","id":7,"data":{"room":"r","code":"forbidden","message":"no"}}',
+    );
+    expect(JSON.parse(encodeError('busy', 'm', 'abc')).id).toBe('abc');
+  });
+
+  it('never lets a field override code or message', () => {
+    const data = JSON.parse(
+      encodeError('busy', 'real', undefined, { code: 'x', message: 'y' }),
+    ).data;
+    expect(data).toEqual({ code: 'busy', message: 'real' });
+  });
+});
+
+describe('readErrorData', () => {
+  it('keeps extra fields and fills a missing code or message', () => {
+    expect(readErrorData({ code: 'rate_limited', message: 'm', retryAfter: 3 })).toEqual({
+      code: 'rate_limited',
+      message: 'm',
+      retryAfter: 3,
+    });
+    expect(readErrorData(null)).toEqual({ code: 'unknown_error', message: '' });
+    expect(readErrorData([1])).toEqual({ code: 'unknown_error', message: '' });
+  });
+});

@@ -1,0 +1,43 @@
+// The public API of @pkg/wire: the wire format of docs/protocol.md, shared by both ends.
+export { EVENT_NAME_PATTERN, MAX_ID_LENGTH } from './names';
+export {
+  isValidEventName,
+  isValidRequestId,
+  isValidServerRequestId,
+  isWellFormedName,
+} from './names';
+export type { RequestId, ServerRequestId } from './names';
+export { PROTOCOL_VERSION, SUBPROTOCOL, isEventData, isValidSeq } from './envelope';
+export type { Envelope, EventData } from './envelope';
+export {
+  CLIENT_CONTROL_EVENTS,
+  ControlEvent,
+  HEARTBEAT_LIMITS,
+  MAX_AUTH_LENGTH,
+  MAX_SESSION_LENGTH,
+  readHello,
+  readWelcome,
+} from './control';
+export type {
+  ControlEventName,
+  HeartbeatTiming,
+  HelloData,
+  NackCode,
+  NackData,
+  ReceivedWelcome,
+  ResumeRefusalReason,
+  WelcomeData,
+} from './control';
+export {
+  CloseCode,
+  MAX_CLOSE_REASON_BYTES,
+  closeCodeInfo,
+  closeCodes,
+  fitCloseReason,
+  isSendableCloseCode,
+  reconnectsAfter,
+  utf8Length,
+} from './close-codes';
+export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
+export { WireErrorCode, encodeError, readErrorData } from './error-codes';
+export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
