@@ -34,18 +34,27 @@ describe('authenticate', () => {
 });
 
 describe('createHelloAuth ($hello.auth)', () => {
-  const context = (auth: string | undefined): AuthContext => ({
+  const context = (auth: string | undefined, data: Record<string, unknown> = {}): AuthContext => ({
     clientId: 'c1',
     auth,
-    data: {},
+    data,
     ip: '127.0.0.1',
+    resume: undefined,
   });
 
-  it('stores the user of a known token and accepts', () => {
+  it('stores the user of a known token and accepts it with the user id as identity', () => {
     const stored: Array<[string, DemoUser]> = [];
     const handler = createHelloAuth((id, user) => stored.push([id, user]));
-    expect(handler(context('admin-token'))).toBe(true);
+    expect(handler(context('admin-token'))).toEqual({ identity: 'admin' });
     expect(stored).toEqual([['c1', DEMO_TOKENS['admin-token']]]);
+  });
+
+  it('gives a user signed in by the handshake the same identity, a guest none', () => {
+    const handler = createHelloAuth(() => undefined);
+    expect(handler(context(undefined, { user: DEMO_TOKENS['bob-token'] }))).toEqual({
+      identity: 'bob',
+    });
+    expect(handler(context(undefined, {}))).toBe(true);
   });
 
   it('accepts a client without credentials as it is, and refuses an unknown token with 401', () => {

@@ -117,19 +117,26 @@ export const authenticateHandshake: HandshakeHook = (ctx) => {
 /**
  * Auth handler of protocol version 1: reads the token a client sends in `$hello.auth` (the
  * client's `auth` option, which is how the chat page signs in, so the token never appears
- * in a URL or an access log). No `$hello.auth` (a version 0 client, or one that signed in
- * through the handshake or not at all) is accepted as it is; an unknown token is refused
- * with 401 (close 4401). `setUser` stores the user as the client's data `user`.
+ * in a URL or an access log). A known token is accepted with the user's id as the
+ * connection's identity (`{ identity }`), and so is a user the handshake already signed in
+ * (Authorization header or `?key=`): the server then refuses to resume that user's session
+ * for anyone else (`$welcome` `resumed: false`, `reason: "identity"`). No credentials at all
+ * (a guest, or a version 0 client) is accepted as it is, without an identity; an unknown
+ * token is refused with 401 (close 4401). `setUser` stores the user as the client's data
+ * `user`.
  */
 export function createHelloAuth(
   setUser: (clientId: string, user: DemoUser) => void,
   tokens: Readonly<Record<string, DemoUser>> = DEMO_TOKENS,
 ): AuthHandler {
-  return ({ clientId, auth }) => {
-    if (auth === undefined || auth === '') return true;
+  return ({ clientId, auth, data }) => {
+    if (auth === undefined || auth === '') {
+      const signedIn = data[USER_KEY] as DemoUser | undefined;
+      return signedIn === undefined ? true : { identity: signedIn.id };
+    }
     const user = Object.hasOwn(tokens, auth) ? tokens[auth] : undefined;
     if (user === undefined) return { status: 401, message: 'Invalid token.' };
     setUser(clientId, user);
-    return true;
+    return { identity: user.id };
   };
 }

@@ -22,6 +22,7 @@ describe('chat page', () => {
       'message',
       'send',
       'client-count',
+      'reconnect',
     ]) {
       expect(CHAT_PAGE_HTML).toContain(`id="${id}"`);
     }

@@ -22,6 +22,7 @@ const STYLE = `
   #message { flex: 1; }
   button { font: inherit; padding: 6px 14px; border: 0; border-radius: 6px; background: #1d4ed8; color: #fff; cursor: pointer; align-self: flex-end; }
   button:disabled { background: #9ca3af; cursor: default; }
+  button[hidden] { display: none; }
   #state { font-size: 0.9rem; color: #374151; margin: 4px 0; }
   #messages { list-style: none; margin: 0; padding: 8px; height: 45vh; min-height: 180px; max-height: 480px; overflow-y: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; }
   #messages li { padding: 3px 4px; border-radius: 4px; overflow-wrap: anywhere; }
@@ -87,6 +88,7 @@ export const CHAT_PAGE_HTML = `<!doctype html>
     <button id="join" type="submit">Join</button>
   </form>
   <p id="state" role="status">Not connected</p>
+  <button id="reconnect" type="button" hidden>Reconnect</button>
   <ul id="messages" aria-live="polite"></ul>
   <form id="send-form" autocomplete="off">
     <input id="message" maxlength="2000" placeholder="Write a message" aria-label="Message">

@@ -87,6 +87,77 @@ describe('signing in with $hello.auth (the page)', () => {
   });
 });
 
+/** A raw protocol version 1 connection: `$hello` with `hello`, then the `$welcome` data. */
+async function helloV1(
+  ws: string,
+  hello: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ socket: WebSocket; welcome: Record<string, unknown> }> {
+  const socket = new WebSocket(`${ws}/`, 'pkg.v1', { headers });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const welcome = new Promise<Record<string, unknown>>((resolve, reject) => {
+    socket.on('message', (raw) => {
+      const envelope = JSON.parse(String(raw)) as { event: string; data: Record<string, unknown> };
+      if (envelope.event === '$welcome') resolve(envelope.data);
+    });
+    socket.once('close', (code) => reject(new Error(`closed with ${code} before $welcome`)));
+  });
+  socket.send(JSON.stringify({ event: '$hello', data: { v: 1, ...hello } }));
+  return { socket, welcome: await welcome };
+}
+
+/** Drops the TCP connection without a close frame: the server keeps the session away. */
+async function dropTcp(socket: WebSocket): Promise<void> {
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.terminate();
+  await closed;
+}
+
+describe("resuming someone else's session", () => {
+  it("refuses a resume of Alice's session with Bob's token (reason identity), and lets Alice resume", async () => {
+    const { ws } = await start();
+    const sockets: WebSocket[] = [];
+    try {
+      const first = await helloV1(ws, { auth: 'alice-token' });
+      sockets.push(first.socket);
+      const { session, clientId } = first.welcome;
+      expect(typeof session).toBe('string');
+      await dropTcp(first.socket);
+
+      // Bob holds Alice's session token: the server starts him fresh and says why.
+      const bob = await helloV1(ws, { auth: 'bob-token', resume: { session, seq: 0 } });
+      sockets.push(bob.socket);
+      expect(bob.welcome).toMatchObject({ resumed: false, reason: 'identity' });
+      expect(bob.welcome['clientId']).not.toBe(clientId);
+
+      // The same through the handshake's Authorization header, without $hello.auth.
+      const viaHeader = await helloV1(
+        ws,
+        { resume: { session, seq: 0 } },
+        { authorization: 'Bearer bob-token' },
+      );
+      sockets.push(viaHeader.socket);
+      expect(viaHeader.welcome).toMatchObject({ resumed: false, reason: 'identity' });
+
+      // A guest (no credentials at all) is not Alice either.
+      const guest = await helloV1(ws, { resume: { session, seq: 0 } });
+      sockets.push(guest.socket);
+      expect(guest.welcome).toMatchObject({ resumed: false, reason: 'identity' });
+
+      // The session stayed Alice's: she resumes it, with a new token.
+      const alice = await helloV1(ws, { auth: 'alice-token', resume: { session, seq: 0 } });
+      sockets.push(alice.socket);
+      expect(alice.welcome).toMatchObject({ resumed: true, clientId });
+      expect(alice.welcome['session']).not.toBe(session);
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
+  });
+});
+
 describe('names', () => {
   it("keeps an anonymous client refused from private-team out of Alice's chat", async () => {
     const { join } = await start();

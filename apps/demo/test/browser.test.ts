@@ -215,3 +215,36 @@ describe('delivery marks in Chromium', () => {
     expect(await mine.getAttribute('class')).toContain('delivered');
   }, 60_000);
 });
+
+// disconnectClient closes with 1000: the client does not come back on its own
+// (`reconnect_stopped`); the page says it was sent away and comes back only on a click.
+describe('sent away by the server, in Chromium', () => {
+  it('says the server closed the connection, does not reconnect, and reconnects on a click', async () => {
+    await closePages();
+    const ada = await openChat('Ada', 'away');
+    const connected = await ada
+      .locator('#messages li.system', { hasText: 'Connected as guest-Ada' })
+      .textContent();
+    const id = /\(([^()]+)\)\.$/.exec(connected ?? '')![1]!;
+    expect(await ada.locator('#reconnect').isVisible()).toBe(false);
+
+    demo!.app.server.disconnectClient(id);
+    const notice = ada.locator('#messages li.error', {
+      hasText: 'The server closed this connection',
+    });
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('does not reconnect on its own');
+    await ada.locator('#state', { hasText: 'Sent away by the server' }).waitFor();
+    expect(await ada.locator('#send').isDisabled()).toBe(true);
+    // No automatic attempt: after a while the page still has only its first connection.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await ada.locator('#messages li', { hasText: 'Reconnected.' }).count()).toBe(0);
+    expect(demo!.app.server.getClientCount()).toBe(0);
+
+    await ada.locator('#reconnect').click();
+    await ada.locator('#state', { hasText: 'In room away as guest-Ada' }).waitFor();
+    expect(await ada.locator('#reconnect').isVisible()).toBe(false);
+    expect(demo!.app.server.getClientCount()).toBe(1);
+    await say(ada, 'back again', ada);
+  }, 60_000);
+});

@@ -268,7 +268,11 @@ describe('trust proxy', () => {
   });
 
   it('believes them from a trusted proxy address', async () => {
-    const { http } = await start({ trustProxy: ['127.0.0.1'] });
+    // The forwarded host has to be an allowed host too (DNS rebinding), as in production.
+    const { http } = await start({
+      trustProxy: ['127.0.0.1'],
+      allowedHosts: ['127.0.0.1', 'chat.example.com'],
+    });
     const body = await json(await fetch(`${http}/api/whoami`, { headers: forwarded }));
     expect(body).toMatchObject({ ip: '203.0.113.9', scheme: 'https', host: 'chat.example.com' });
     expect(body.url).toMatch(/^https:\/\/chat\.example\.com(:443)?\/api\/whoami$/);

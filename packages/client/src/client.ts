@@ -198,8 +198,9 @@ export class Client<
 
   /**
    * Joins a room through the built-in `join_room` event; resolves on `room_joined`,
-   * rejects with PKG_ERR_CLIENT_REMOTE (remoteCode `forbidden`) when the server refuses.
-   * The room is joined again after a reconnect that did not resume the session.
+   * rejects with PKG_ERR_CLIENT_REMOTE when the server refuses (`remoteCode` `forbidden`,
+   * `too_many_rooms`, `invalid_payload` or `rate_limited`; `room` and `namespace` name the
+   * room). The room is joined again after a reconnect that did not resume the session.
    */
   joinRoom(room: string, namespace = '/', options: AckOptions = {}): Promise<void> {
     try {
@@ -210,7 +211,7 @@ export class Client<
     const rooms = this.#socket.rooms;
     if (rooms.isJoined(room, namespace)) return Promise.resolve();
     const joined = rooms.join(room, namespace, options.timeout ?? this.#options.ackTimeout);
-    if (this.connected) this.#socket.sendControl('join_room', { data: { room, namespace } });
+    if (this.connected) this.#socket.sendJoin(room, namespace);
     return joined;
   }
 

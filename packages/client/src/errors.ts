@@ -67,7 +67,7 @@ export const clientErrorCodes = {
   },
   PKG_ERR_CLIENT_REMOTE: {
     message:
-      'The server answered a request with an error event; remoteCode holds its code (e.g. forbidden).',
+      'The server answered a request (or a joinRoom) with an error event; remoteCode holds its code (e.g. forbidden, too_many_rooms).',
   },
 } as const satisfies Record<string, ClientErrorInfo>;
 
@@ -87,6 +87,10 @@ export interface ClientErrorDetails {
   data?: unknown;
   /** The event of the request that failed. */
   event?: string;
+  /** The room of a refused `joinRoom` (with `namespace`). */
+  room?: string;
+  /** The namespace of a refused `joinRoom`. */
+  namespace?: string;
 }
 
 /** The one error class of the package: an `Error` with a `code` and optional details. */
@@ -99,6 +103,8 @@ export class ClientError extends Error implements ClientErrorDetails {
   readonly remoteCode?: string;
   readonly data?: unknown;
   readonly event?: string;
+  readonly room?: string;
+  readonly namespace?: string;
 
   constructor(code: ClientErrorCode, message: string, details: ClientErrorDetails = {}) {
     super(message);
@@ -109,6 +115,8 @@ export class ClientError extends Error implements ClientErrorDetails {
     this.remoteCode = details.remoteCode;
     this.data = details.data;
     this.event = details.event;
+    this.room = details.room;
+    this.namespace = details.namespace;
   }
 }
 

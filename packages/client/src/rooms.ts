@@ -5,6 +5,7 @@
 import { ClientError, createClientError } from './errors';
 import type { RoomRef } from './events';
 import { readErrorData } from '@pkg/wire';
+import type { InboundMessage } from './protocol';
 
 interface Waiter {
   resolve: () => void;
@@ -13,6 +14,32 @@ interface Waiter {
 
 function key(room: string, namespace: string): string {
   return `${namespace}\u0000${room}`;
+}
+
+/**
+ * The `error` codes with which a server refuses a join: the join policy (`forbidden`), the
+ * room cap (`too_many_rooms`), a name it does not accept (`invalid_payload`), a budget
+ * (`rate_limited`, e.g. the Redis adapter's bound on subscription changes).
+ */
+const JOIN_REFUSALS: ReadonlySet<string> = new Set([
+  'forbidden',
+  'too_many_rooms',
+  'invalid_payload',
+  'rate_limited',
+]);
+
+/** The error a refused join rejects with: the server's code, the room and its namespace. */
+export function joinRefusal(room: string, namespace: string, data: unknown): ClientError {
+  const remote = readErrorData(data);
+  const hint =
+    remote.code === 'unknown_event'
+      ? 'the server has no handler for join_room: register RoomsController on the server'
+      : remote.message || remote.code;
+  return new ClientError(
+    'PKG_ERR_CLIENT_REMOTE',
+    `The server refused to join room "${room}" in "${namespace}" (${remote.code}): ${hint}.`,
+    { remoteCode: remote.code, data, event: 'join_room', room, namespace },
+  );
 }
 
 /** Throws a TypeError unless `room` is a non-empty string and `namespace` starts with "/". */
@@ -42,6 +69,12 @@ export class RoomSet {
   readonly #leaveLater = new Map<string, RoomRef>();
   readonly #joinWaiters = new Map<string, Waiter[]>();
   readonly #leaveWaiters = new Map<string, Waiter[]>();
+  /**
+   * `join_room` requests sent with an `id` on the current connection, by id; `waited` when
+   * a `joinRoom` promise waited for the room as it was sent (not so for a plain rejoin).
+   */
+  readonly #requests = new Map<string, RoomRef & { waited: boolean }>();
+  #nextRequest = 1;
 
   isJoined(room: string, namespace: string): boolean {
     return this.#joined.has(key(room, namespace));
@@ -127,8 +160,41 @@ export class RoomSet {
   }
 
   /**
-   * Reads the server events that concern rooms: `room_joined`, `room_left`, an `error`
-   * `forbidden` for a room, and `unknown_event` for `join_room` (no RoomsController).
+   * A `join_room` is about to be sent with an `id` (protocol version 1): returns the id, a
+   * string (`join-<n>`) so that it never meets the numeric ids of `emitWithAck`.
+   */
+  request(room: string, namespace: string): string {
+    const id = `join-${this.#nextRequest++}`;
+    const waited = this.#joinWaiters.has(key(room, namespace));
+    this.#requests.set(id, { room, namespace, waited });
+    return id;
+  }
+
+  /**
+   * An answer with an `id`: when it answers a `join_room`, settles that room (joined, or
+   * refused with the server's code) and returns `{ waited }`, whether a `joinRoom` promise
+   * waited for it when it was sent (a rejoin after a reconnect may have none). Undefined
+   * for any other answer.
+   */
+  answer(message: InboundMessage): { waited: boolean } | undefined {
+    if (typeof message.id !== 'string') return undefined;
+    const target = this.#requests.get(message.id);
+    if (!target) return undefined;
+    this.#requests.delete(message.id);
+    const { room, namespace, waited } = target;
+    if (message.event === 'error') {
+      this.refused(room, namespace, joinRefusal(room, namespace, message.data));
+    } else {
+      this.joined(room, namespace);
+    }
+    return { waited };
+  }
+
+  /**
+   * Reads the server events that concern rooms: `room_joined`, `room_left`, and the `error`
+   * events without an `id` that refuse a join (from a server that does not answer ids):
+   * `forbidden`, or `too_many_rooms` / `invalid_payload` / `rate_limited` naming a room not
+   * joined; and `unknown_event` for `join_room` (no RoomsController).
    */
   observe(event: string, data: unknown): void {
     if (typeof data !== 'object' || data === null) return;
@@ -139,22 +205,16 @@ export class RoomSet {
     else if (event === 'room_left' && named) this.left(room, namespace);
     else if (event === 'error') {
       const remote = readErrorData(data);
-      const refusal = (message: string): ClientError =>
-        new ClientError('PKG_ERR_CLIENT_REMOTE', message, {
-          remoteCode: remote.code,
-          data,
-          event: 'join_room',
-        });
-      if (remote.code === 'forbidden' && named) {
-        this.refused(
-          room,
-          namespace,
-          refusal(remote.message || `The server refused room "${room}".`),
-        );
+      if (named && JOIN_REFUSALS.has(remote.code)) {
+        // A refusal of a room already confirmed (e.g. of a leave) is not a refused join.
+        if (remote.code !== 'forbidden' && this.#joined.has(key(room, namespace))) return;
+        this.refused(room, namespace, joinRefusal(room, namespace, data));
       } else if (remote.code === 'unknown_event' && record['event'] === 'join_room') {
         this.refuseAll(
-          refusal(
+          new ClientError(
+            'PKG_ERR_CLIENT_REMOTE',
             'The server has no handler for join_room: register RoomsController on the server.',
+            { remoteCode: remote.code, data, event: 'join_room' },
           ),
         );
       }
@@ -210,6 +270,8 @@ export class RoomSet {
    * again.
    */
   onConnected(resumed: boolean): { join: RoomRef[]; leave: RoomRef[] } {
+    // Requests of an earlier connection get no answer: their rooms are joined again below.
+    this.#requests.clear();
     if (!resumed) this.#joined.clear();
     const join = [...this.#wanted.entries()]
       .filter(([k]) => !this.#joined.has(k))
@@ -228,6 +290,7 @@ export class RoomSet {
     for (const list of this.#leaveWaiters.values()) for (const w of list) w.resolve();
     this.#joinWaiters.clear();
     this.#leaveWaiters.clear();
+    this.#requests.clear();
     this.#wanted.clear();
     this.#joined.clear();
     this.#leaveLater.clear();

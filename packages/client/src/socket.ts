@@ -96,6 +96,19 @@ export class ProtocolSocket {
   }
 
   /**
+   * Sends `join_room`: with an `id` on a version 1 connection, so that the server's answer
+   * (`{room, namespace}`, or an `error` with its code) settles exactly this room.
+   */
+  sendJoin(room: string, namespace: string): void {
+    const data = { room, namespace };
+    if (this.protocol === 1) {
+      this.sendControl('join_room', { data, id: this.rooms.request(room, namespace) });
+    } else {
+      this.sendControl('join_room', { data });
+    }
+  }
+
+  /**
    * A connection opened: say `$hello`, or carry on in version 0 at once when the client
    * speaks only version 0 (`protocol: 'basic'`) or the server selected another subprotocol.
    */
@@ -192,7 +205,7 @@ export class ProtocolSocket {
     }
     const { join, leave } = this.rooms.onConnected(resumed);
     for (const r of leave) this.sendControl('leave_room', { data: r });
-    for (const r of join) this.sendControl('join_room', { data: r });
+    for (const r of join) this.sendJoin(r.room, r.namespace);
     const buffered = this.buffer;
     this.buffer = [];
     for (const text of buffered) this.send(text);
@@ -234,7 +247,12 @@ export class ProtocolSocket {
     const { event } = message;
     if (event === ControlEvent.PONG || event === ControlEvent.WELCOME) return;
     if (message.id !== undefined) {
-      this.requests.answer(message);
+      const room = this.rooms.answer(message);
+      // A refused rejoin (after a reconnect) answers no promise: report it as an `error`.
+      if (room && !room.waited && message.event === 'error') {
+        this.#host.emit('error', readErrorData(message.data));
+      }
+      if (!room) this.requests.answer(message);
       return;
     }
     if (message.seq !== undefined) {

@@ -30,10 +30,17 @@ export interface CoreServer {
 export async function startCoreServer(
   make: () => SocketController[],
   hook?: HandshakeHook,
+  config: Record<string, unknown> = {},
 ): Promise<CoreServer> {
   const start = async (port: number): Promise<Server> => {
     const server = new Server(
-      new ServerConfig({ host: '127.0.0.1', port, heartbeat_interval: 0, shutdown_delay: 0 }),
+      new ServerConfig({
+        host: '127.0.0.1',
+        port,
+        heartbeat_interval: 0,
+        shutdown_delay: 0,
+        ...config,
+      }),
       undefined,
       undefined,
       undefined,

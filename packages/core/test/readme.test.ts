@@ -53,7 +53,7 @@ async function runExample(code: string): Promise<{ url: string; server: core.Ser
   };
   const logged: string[] = [];
   const fakeConsole = { ...console, log: (line: string) => logged.push(line) };
-  const fakeProcess = { once: () => undefined, env: { PORT: '0' } };
+  const fakeProcess = { once: () => undefined, env: { PORT: '0', ADMIN_TOKEN: 'test-admin' } };
   const module: { exports: { main?: () => Promise<void> } } = { exports: {} };
   new Function('require', 'module', 'exports', 'process', 'console', js.outputText)(
     fakeRequire,
@@ -92,20 +92,21 @@ describe('README: from install to a running controller', () => {
       text: 'hi',
     });
 
-    const posted = await fetch(`${url}/api/broadcast`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'hello' }),
-    });
+    // POST /api/broadcast is for the admin token, sent in a header as the curl line does.
+    const post = (body: string, headers: Record<string, string> = {}): Promise<Response> =>
+      fetch(`${url}/api/broadcast`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+    const admin = { authorization: 'Bearer test-admin' };
+    const hello = JSON.stringify({ message: 'hello' });
+    expect((await post(hello)).status).toBe(401);
+    expect((await post(hello, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const posted = await post(hello, admin);
     expect(await posted.json()).toEqual({ success: true });
     expect((await a.next('api.message')).data).toEqual({ message: 'hello' });
-
-    const missing = await fetch(`${url}/api/broadcast`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(missing.status).toBe(400);
+    expect((await post('{}', admin)).status).toBe(400);
 
     a.send('room.join', { room: 'lobby' });
     expect((await a.next('room.joined')).data).toEqual({ clientId: welcome.data['clientId'] });

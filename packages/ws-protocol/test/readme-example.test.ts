@@ -18,6 +18,9 @@ function exampleSource(): string {
   return match[1]!;
 }
 
+/** The header the README's client sends. */
+const auth = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+
 interface Running {
   port: number;
   logs: string[];
@@ -77,24 +80,34 @@ describe('README example', () => {
 
   it('listens and prints its address', () => {
     expect(running.port).toBeGreaterThan(0);
-    expect(running.logs[0]).toBe(`Listening on ws://127.0.0.1:${running.port}/?key=let-me-in`);
+    expect(running.logs[0]).toBe(
+      `Listening on ws://127.0.0.1:${running.port}/ (Authorization: Bearer let-me-in)`,
+    );
   });
 
-  it('refuses a wrong key with 401 and a foreign origin with 403', async () => {
+  it('refuses a wrong key, a key in the URL (?key=) with 401 and a foreign origin with 403', async () => {
     const base = `ws://127.0.0.1:${running.port}`;
-    expect(await refusedClient(`${base}/?key=nope`)).toMatchObject({
-      status: 401,
-      body: 'Invalid key',
-    });
+    const refused = { status: 401, body: 'Invalid key' };
+    expect(await refusedClient(`${base}/`, { headers: auth('nope') })).toMatchObject(refused);
+    // Credentials in the URL are not read: the example takes them from the header only.
+    expect(await refusedClient(`${base}/?key=let-me-in`)).toMatchObject(refused);
     expect(
-      (await refusedClient(`${base}/?key=let-me-in`, { origin: 'https://evil.example' })).status,
+      (
+        await refusedClient(`${base}/`, {
+          origin: 'https://evil.example',
+          headers: auth('let-me-in'),
+        })
+      ).status,
     ).toBe(403);
   });
 
   it('welcomes, broadcasts chat messages, answers unknown events, and shuts down on SIGTERM', async () => {
-    const url = `ws://127.0.0.1:${running.port}/?key=let-me-in`;
+    const url = `ws://127.0.0.1:${running.port}/`;
     // The welcome follows the 101 at once: listen before the connection opens.
-    const alice = new WebSocket(url, { origin: 'http://localhost:8080' });
+    const alice = new WebSocket(url, {
+      origin: 'http://localhost:8080',
+      headers: auth('let-me-in'),
+    });
     const welcome = (await nextMessage(alice)) as {
       event: string;
       data: { id: string; user: string };
@@ -102,7 +115,7 @@ describe('README example', () => {
     expect(welcome.event).toBe('welcome');
     expect(welcome.data.user).toBe(`guest-${welcome.data.id}`);
 
-    const bob = new WebSocket(url);
+    const bob = new WebSocket(url, { headers: auth('let-me-in') });
     await nextMessage(bob);
 
     const toAlice = nextMessage(alice);

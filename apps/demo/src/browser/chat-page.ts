@@ -3,9 +3,12 @@
  * `../page-bundle.ts`). It talks to the server only through `Client`, typed by the same
  * event maps as `ChatController`: the client reconnects with backoff after a lost
  * connection (a server restart, say), and the page then enters its room again on its own.
- * The token goes in `$hello.auth` (the client's `auth` option), never in the URL.
+ * The token goes in `$hello.auth` (the client's `auth` option), never in the URL. When the
+ * server sends the page away (`reconnect_stopped`: disconnected by the server, another tab
+ * took the session over, the token no longer accepted), the client does not come back on
+ * its own: the page says so and offers a Reconnect button.
  */
-import { Client, ClientError } from '@pkg/client';
+import { Client, ClientError, type StopCause } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../events';
 
 type ChatClient = Client<ClientEvents, ServerEvents>;
@@ -22,6 +25,7 @@ const stateEl = byId('state');
 const countEl = byId('client-count');
 const sendButton = byId<HTMLButtonElement>('send');
 const messageInput = byId<HTMLInputElement>('message');
+const reconnectButton = byId<HTMLButtonElement>('reconnect');
 
 let client: ChatClient | null = null;
 let clientToken = '';
@@ -78,6 +82,15 @@ function markDelivered(text: string): void {
     return;
   }
 }
+
+/** Why the server sent the page away, in words. */
+const STOPPED: Readonly<Record<StopCause, string>> = {
+  server_disconnect: 'The server closed this connection',
+  policy_violation: 'The server closed this connection for breaking its rules',
+  unauthorized: 'The server no longer accepts the token',
+  forbidden: 'The server refused this user',
+  session_taken_over: 'This chat was opened again in another tab or window, which took it over',
+};
 
 function listen(c: ChatClient): void {
   let everConnected = false;
@@ -141,6 +154,19 @@ function listen(c: ChatClient): void {
     setState('Reconnecting...');
     add('system', 'Connection lost; reconnecting...');
   });
+  c.on('reconnect_stopped', (info) => {
+    // A refusal of the first connection was already explained (connect_error, stop()).
+    if (client !== c) return;
+    myRoom = null;
+    rejoining = false;
+    const said = info.reason ? `: "${info.reason}"` : '';
+    add(
+      'error',
+      `${STOPPED[info.cause]} (close ${info.code}${said}); the page does not reconnect on its own. Press Reconnect to come back.`,
+    ).title = `cause: ${info.cause}`;
+    setState('Sent away by the server');
+    reconnectButton.hidden = false;
+  });
   c.on('reconnecting', (info) => setState(`Reconnecting (attempt ${info.attempt})...`));
   c.on('reconnect', () => add('system', 'Reconnected.'));
   c.on('connect_error', (error) => {
@@ -164,6 +190,7 @@ function listen(c: ChatClient): void {
 }
 
 function stop(): void {
+  reconnectButton.hidden = true;
   const old = client;
   client = null;
   myId = null;
@@ -196,6 +223,15 @@ byId<HTMLFormElement>('join-form').addEventListener('submit', (e) => {
   if (!client) start(token, name);
   else if (client.connected) client.emit('room.join', join);
   // else: the join goes out on `connect`
+});
+
+reconnectButton.addEventListener('click', () => {
+  reconnectButton.hidden = true;
+  const c = client;
+  if (!c) return;
+  setState('Connecting...');
+  // A new session: the page enters the wanted room again on `connect`.
+  c.connect().catch(() => undefined);
 });
 
 byId<HTMLFormElement>('send-form').addEventListener('submit', (e) => {

@@ -1,4 +1,9 @@
-import { RoomsController, type RateLimitRule, type RoomsControllerOptions } from '@pkg/core';
+import {
+  RoomsController,
+  type RateLimitRule,
+  type RoomEventPayload,
+  type RoomsControllerOptions,
+} from '@pkg/core';
 import { RateLimit, SocketOn } from '@pkg/decorators';
 
 /**
@@ -14,7 +19,7 @@ export function createRoomsController(
   class LimitedRoomsController extends RoomsController {
     @SocketOn('join_room')
     @RateLimit(joinLimit)
-    override onJoinRoom(clientId: string, data: unknown): Promise<void> {
+    override onJoinRoom(clientId: string, data: unknown): Promise<RoomEventPayload> {
       return super.onJoinRoom(clientId, data);
     }
   }

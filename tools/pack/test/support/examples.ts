@@ -62,6 +62,8 @@ export const TEXT_LANGUAGES = new Set([
   'diff',
   'html',
   'csv',
+  // Diagrams (GitHub renders them): no code a user runs.
+  'mermaid',
 ]);
 
 export interface Block {
