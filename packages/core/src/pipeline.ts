@@ -1,12 +1,5 @@
-import {
-  addressGroup,
-  HttpHandler,
-  MemoryRateLimitStore,
-  RateLimiter,
-  resolveClientAddress,
-  type RateLimitStore,
-} from '@pkg/http';
-import { Logger, type LoggerInterface } from '@pkg/logger';
+import { HttpHandler, MemoryRateLimitStore, RateLimiter, resolveClientAddress } from '@pkg/http';
+import type { LoggerInterface } from '@pkg/logger';
 import {
   WebSocketHandler,
   createClientIdGenerator,
@@ -16,7 +9,7 @@ import {
 import { AdapterBridge } from './cluster/adapter-bridge';
 import { ApiDocs } from './docs/api-docs';
 import { ClientRegistry } from './ws/client-registry';
-import { ClientWork } from './ws/client-work';
+import { PendingHandlers } from './ws/pending-handlers';
 import { ConnectionGate } from './lifecycle/connection-gate';
 import { compileHostCheck } from './lifecycle/host-check';
 import { connectDeadline, withHttpTimeout } from './http/timeouts';
@@ -24,89 +17,14 @@ import { ControllerRegistry } from './routing/controller-registry';
 import { withHealthCheck, type HealthDocument } from './lifecycle/health';
 import { HttpDispatcher } from './http/http-dispatch';
 import { Lifecycle } from './lifecycle/lifecycle';
-import { CoreEventErrorCode, createCoreError } from './errors';
+import { CoreEventErrorCode } from './errors';
 import { Middleware } from './routing/middleware';
 import { ProtocolV1 } from './protocol/protocol-v1';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 import { Router } from './routing/router';
-import { ServerConfig, type ServerCorsOptions, type WsRateLimitKey } from './config/server-config';
+import type { ServerConfig } from './config/server-config';
+import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
-
-function invalidArgument(message: string): TypeError {
-  return createCoreError(TypeError, 'PKG_ERR_CORE_INVALID_ARGUMENT', message);
-}
-
-function isLogger(value: unknown): value is LoggerInterface {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return ['debug', 'info', 'warning', 'error', 'log', 'exception'].every(
-    (m) => typeof v[m] === 'function',
-  );
-}
-
-/**
- * The configuration and logger of `new Server(host, port, debug, corsConfig, logger)` or
- * `new Server(config, undefined, undefined, undefined, logger)`, checked. Without a logger, a
- * console `Logger` at `debug` (debug mode) or `info` level.
- */
-export function resolveServerArguments(
-  host: string | ServerConfig,
-  port: number | undefined,
-  debug: boolean | undefined,
-  corsConfig: ServerCorsOptions | undefined,
-  logger: LoggerInterface | undefined,
-): { config: ServerConfig; logger: LoggerInterface } {
-  let config: ServerConfig;
-  if (host instanceof ServerConfig) {
-    if (port !== undefined || debug !== undefined || corsConfig !== undefined) {
-      throw invalidArgument(
-        'new Server(config, ...): with a ServerConfig, put port, debug and cors in the configuration and pass undefined for them (the logger is the fifth argument).',
-      );
-    }
-    config = host;
-  } else {
-    config = new ServerConfig({
-      host,
-      port: port ?? 6001,
-      debug: debug ?? false,
-      cors: corsConfig ?? {},
-    });
-  }
-  if (logger !== undefined && !isLogger(logger)) {
-    throw invalidArgument(
-      'new Server(...): the fifth argument must be a LoggerInterface (debug, info, error, log, exception, ...).',
-    );
-  }
-  return { config, logger: logger ?? new Logger(config.isDebug() ? 'debug' : 'info', true, false) };
-}
-
-/** A rate-limit store whose backing store can be replaced before the server runs. */
-export class ReplaceableStore implements RateLimitStore {
-  constructor(public store: RateLimitStore) {}
-  increment(key: string, windowMs: number): ReturnType<RateLimitStore['increment']> {
-    return this.store.increment(key, windowMs);
-  }
-}
-
-/** The key a WebSocket RateLimit counts under, from `ws_rate_limit_key`. */
-function rateLimitKey(
-  setting: WsRateLimitKey,
-  addressOf: (clientId: string) => string | undefined,
-  ipv6Subnet: number,
-): (clientId: string) => string {
-  if (setting === 'client') return (id) => id;
-  // IPv6 clients of one network (ipv6_subnet, a /64 by default) share one budget.
-  if (setting === 'address') {
-    return (id) => {
-      const address = addressOf(id);
-      return address ? addressGroup(address, ipv6Subnet) : id;
-    };
-  }
-  return (id) => {
-    const key = setting(id, addressOf(id) ?? '');
-    return typeof key === 'string' && key !== '' ? key : id;
-  };
-}
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -130,7 +48,7 @@ export interface Pipeline {
   readonly adapter: AdapterBridge;
   readonly protocol: ProtocolV1;
   readonly docs: ApiDocs;
-  readonly clientWork: ClientWork;
+  readonly pendingHandlers: PendingHandlers;
   readonly gate: ConnectionGate;
 }
 
@@ -143,11 +61,11 @@ export interface Pipeline {
  *   dispatch built here (draining mark, health check, HttpDispatcher.dispatch) -> handler.
  * - WebSocket: a decoded envelope -> WsDispatcher.onMessage -> compiled chain -> handler.
  */
-export function buildPipeline(o: PipelineOptions): Pipeline {
-  const { config } = o;
+export function buildPipeline(options: PipelineOptions): Pipeline {
+  const { config } = options;
   // Every call the server makes into the logger is guarded: a logger that throws loses a
   // line, never a connection or the process.
-  const logger = guardLogger(o.logger);
+  const logger = guardLogger(options.logger);
   const nextId = createClientIdGenerator();
   // trust_proxy was compiled once by ServerConfig; both protocols use that predicate.
   const trust = config.getTrustPredicate();
@@ -182,7 +100,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     errorReplyInterval: config.get('ws_error_reply_interval'),
     maxMessagesPerTurn: config.get('ws_max_messages_per_turn'),
   });
-  const clientWork = new ClientWork({
+  const pendingHandlers = new PendingHandlers({
     maxPending: config.get('ws_max_pending'),
     timeout: config.get('ws_handler_timeout'),
     logger,
@@ -210,9 +128,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     logger,
     debug: config.isDebug(),
   });
-  // The dispatcher is built below (it answers through the protocol layer); connections and
-  // messages arrive only after run(), when it exists.
-  const late: { ws?: WsDispatcher } = {};
+  // The protocol and the WebSocket dispatcher need each other: the protocol hands the
+  // dispatcher open connections and messages, the dispatcher answers through the protocol's
+  // outbound. The protocol is built first and reaches the dispatcher through this getter,
+  // which is called only once connections arrive (after run()), when the dispatcher exists.
+  const dispatcher = (): WsDispatcher => ws;
   const protocol = new ProtocolV1({
     wsHandler,
     clients,
@@ -230,11 +150,11 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     ackTimeout: config.get('ack_timeout'),
     start: (clientId) => {
       adapter.connected(clientId, DEFAULT_NAMESPACE);
-      late.ws!.connected(clientId);
+      dispatcher().connected(clientId);
     },
     dispatch: (client, envelope) => {
-      if (clientWork.admit(client.id)) {
-        late.ws!.onMessage(client, envelope);
+      if (pendingHandlers.admit(client.id)) {
+        dispatcher().onMessage(client, envelope);
         return;
       }
       logger.debug('WebSocket message refused: too many unfinished handlers', {
@@ -265,7 +185,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
         logger.exception(err, { phase: 'disconnect: leave rooms and namespaces', clientId });
       }
       try {
-        late.ws!.disconnected(clientId, finish);
+        dispatcher().disconnected(clientId, finish);
       } catch (err) {
         logger.exception(err, { phase: 'disconnect: OnDisconnect', clientId });
         finish();
@@ -293,7 +213,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     adapterState: () => adapter.state(),
     gate,
     hostCheck: allowedHosts === null ? null : compileHostCheck(allowedHosts),
-    clientWork,
+    clientWork: pendingHandlers,
     clientAddress: (req) =>
       resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
     trust,
@@ -310,12 +230,12 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     debug: config.isDebug(),
     unknownEvent: config.getUnknownEventPolicy(),
     sendEventError: ((clientId, code, message, extra, id) => {
-      if (id === undefined) o.sendEventError(clientId, code, message, extra);
+      if (id === undefined) options.sendEventError(clientId, code, message, extra);
       else protocol.outbound.sendErrorAnswer(clientId, id, code, message, extra ?? {});
     }) satisfies SendEventError,
     answer: protocol.outbound.answer,
     track: (work: Promise<void>, clientId?: string, id?: RequestId) =>
-      clientId === undefined ? lifecycle.track(work) : clientWork.track(clientId, work, id),
+      clientId === undefined ? lifecycle.track(work) : pendingHandlers.track(clientId, work, id),
     refuse: protocol.outbound.refuse,
     rateLimitKey: rateLimitKey(
       config.get('ws_rate_limit_key'),
@@ -338,7 +258,6 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   };
   const registry = new ControllerRegistry();
   const ws = new WsDispatcher(registry, dependencies);
-  late.ws = ws;
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
   const docs = new ApiDocs(registry, config.getApiInfo());
@@ -347,7 +266,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     lifecycle.closeWhileDraining(
       withHealthCheck(
         config.getHealthCheckPath(),
-        o.health,
+        options.health,
         docs.serve(
           { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
           withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
@@ -360,7 +279,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
   wsHandler.onConnect(protocol.connected);
   wsHandler.onMessage(protocol.onMessage);
   wsHandler.onDisconnect((client, code) => {
-    clientWork.release(client.id);
+    pendingHandlers.release(client.id);
     protocol.disconnected(client, code);
   });
   return {
@@ -376,7 +295,7 @@ export function buildPipeline(o: PipelineOptions): Pipeline {
     adapter,
     protocol,
     docs,
-    clientWork,
+    pendingHandlers,
     gate,
   };
 }

@@ -1,3 +1,7 @@
+// The same function as @pkg/ws-protocol's src/describe.ts, copied on purpose: the package graph
+// (tools/scripts/check-graph.mjs) lets neither package import the other, and the one
+// package both may use, @pkg/logger, is a types-only edge for both. Change both together.
+
 /**
  * How a value is named in an error message: `null`, `an array`, `a Map`, `a string`... so
  * that a message says what was received without printing the value itself.

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
 import { answerPreflight, applyCorsHeaders, isPreflightRequest, type CorsConfig } from './cors';
 import { HttpError } from './errors';
@@ -12,8 +12,9 @@ import {
 import type { PrototypeKeysPolicy } from './body';
 import { describe } from './describe';
 import { requestFromNode, type Request } from './request';
-import { Response, responseHeaderEntries, statusText } from './response';
+import { Response, statusText } from './response';
 import type { TrustPredicate } from './trust-proxy';
+import { encode, writeHeadAndBody } from './write-response';
 
 /** What `handle` returns when the answer was written synchronously. */
 const DONE: Promise<void> = Promise.resolve();
@@ -27,15 +28,6 @@ function isBodiless(req: IncomingMessage): boolean {
   if (headers['transfer-encoding'] !== undefined) return false;
   const length = headers['content-length'];
   return length === undefined || length === '0';
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value instanceof Promise ||
-    (value !== null &&
-      (typeof value === 'object' || typeof value === 'function') &&
-      typeof (value as { then?: unknown }).then === 'function')
-  );
 }
 
 /**
@@ -275,13 +267,12 @@ export class HttpHandler {
       return this.#finish(request, this.#fromThrown(err, request));
     }
     if (result instanceof Response) return this.#finish(request, result);
-    if (isThenable(result)) {
-      return Promise.resolve(result).then(
-        (value) => this.#finish(request, this.#checked(value, request)),
-        (err: unknown) => this.#finish(request, this.#fromThrown(err, request)),
-      );
-    }
-    return this.#finish(request, this.#checked(result, request));
+    // Else a promise of a Response; anything that is not one settles like a promise
+    // resolved with it, and #checked answers it with a logged 500.
+    return Promise.resolve(result).then(
+      (value) => this.#finish(request, this.#checked(value, request)),
+      (err: unknown) => this.#finish(request, this.#fromThrown(err, request)),
+    );
   }
 
   /** The dispatch result when it is a Response; else a logged 500. */
@@ -397,39 +388,7 @@ export class HttpHandler {
       response = this.#serverError(err);
       payload = encode(response);
     }
-    const status = response.getStatusCode();
-    const bodiless = status === 204 || status === 304 || status < 200;
-    const head: OutgoingHttpHeaders = {};
-    let hasContentType = false;
-    for (const [lower, entry] of responseHeaderEntries(response)) {
-      if (lower === 'content-length' || lower === 'transfer-encoding') continue;
-      if (lower === 'connection' && close) continue;
-      if (lower === 'content-type') hasContentType = true;
-      const values = entry.values;
-      head[entry.name] = values.length === 1 ? values[0] : values.slice();
-    }
-    if (!bodiless) {
-      if (!hasContentType) {
-        const contentType = response.getContentType();
-        if (contentType !== '') head['Content-Type'] = contentType;
-      }
-      head['Content-Length'] =
-        typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    }
-    if (close) {
-      if (req.socket !== null) this.#closing.add(req.socket);
-      head.Connection = 'close';
-      res.shouldKeepAlive = false;
-    }
-    res.writeHead(status, head);
-    if (bodiless || req.method === 'HEAD') res.end();
-    else res.end(payload);
+    if (close && req.socket !== null) this.#closing.add(req.socket);
+    writeHeadAndBody(req, res, response, payload, close);
   }
-}
-
-/** The body to send: bytes as they are, anything else as a string (one write with the head). */
-function encode(response: Response): string | Buffer {
-  return response.getBody() instanceof Uint8Array
-    ? response.getBodyBuffer()
-    : response.getBodyString();
 }

@@ -1,8 +1,10 @@
 import type { LogContext, LoggerInterface } from '@pkg/logger';
 
-// The same default as @pkg/ws-protocol's (src/noop-logger.ts there): the two packages do
-// not depend on each other or on @pkg/logger at run time, so each keeps its own copy of these
-// few lines. Change both together.
+// The same default as @pkg/ws-protocol's (src/fallback-logger.ts there), copied on purpose: the package graph
+// (tools/scripts/check-graph.mjs) lets neither package import the other, and lets both
+// take only types from @pkg/logger, so that installing one does not install winston. No
+// package both may import at run time exists, so each keeps these few lines. Change both
+// together.
 
 const SEVERE: ReadonlySet<string> = new Set(['emergency', 'alert', 'critical', 'error']);
 

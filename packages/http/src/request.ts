@@ -1,55 +1,18 @@
-import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { isJsonMediaType, mediaType, parseBody, type PrototypeKeysPolicy } from './body';
-import { createHttpError, HttpError } from './errors';
+import { HttpError } from './errors';
+import { checkInit, initFromNode, invalidArgument, type RequestInit } from './request-init';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
 import { defaultPort, parseHost, type ParsedHost } from './host';
 import { parseQueryString, parseRequestTarget } from './target';
 import type { Response } from './response';
-import {
-  compileTrustProxy,
-  normalizeIp,
-  type TrustPredicate,
-  type TrustProxySetting,
-} from './trust-proxy';
+import { normalizeIp, type TrustPredicate, type TrustProxySetting } from './trust-proxy';
 
-/** What a {@link Request} is built from. `Request.fromIncomingMessage` fills it from Node. */
-export interface RequestInit {
-  /** The method, e.g. `GET`. */
-  method: string;
-  /** The request-target: path and query (`/users/7?full=1`). */
-  url: string;
-  /** The protocol version, e.g. `HTTP/1.1` (the default). */
-  protocol?: string;
-  /** The headers; names are matched case-insensitively. */
-  headers: IncomingHttpHeaders;
-  /** The body bytes, when the body has been read. */
-  body?: Buffer;
-  /** The socket peer's address. */
-  remoteAddress?: string;
-  /** True when the connection is TLS. */
-  encrypted?: boolean;
-  /** The local port the connection arrived on. */
-  localPort?: number;
-  /**
-   * Which peers may report forwarded values (default: none): a trust-proxy setting, or a
-   * predicate made once with `compileTrustProxy` (cheaper when building many requests).
-   */
-  trustProxy?: TrustProxySetting | TrustPredicate;
-  /** `__proto__` / `constructor.prototype` keys in a JSON body: `'error'` (400, the default) or `'remove'`. */
-  prototypeKeys?: PrototypeKeysPolicy;
-}
+export type { RequestInit } from './request-init';
 
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
 const EMPTY_BODY = Buffer.alloc(0);
-const TRUST_NONE: TrustPredicate = () => false;
-/** Marks an init built from Node's own message: lower-case header names, used without a copy. */
-const kNodeHeaders = Symbol('node headers');
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-function invalidArgument(message: string): TypeError {
-  return createHttpError(TypeError, 'PKG_ERR_HTTP_INVALID_ARGUMENT', message);
-}
 
 function invalidHost(host: unknown): HttpError {
   return new HttpError(
@@ -57,19 +20,6 @@ function invalidHost(host: unknown): HttpError {
     `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
       `optional port, once.`,
   );
-}
-
-function normalizeHeaders(raw: IncomingHttpHeaders): Record<string, string | string[]> {
-  const headers = Object.create(null) as Record<string, string | string[]>;
-  for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.map(String) : String(value);
-    const existing = headers[key];
-    if (existing === undefined) headers[key] = text;
-    else headers[key] = ([] as string[]).concat(existing, text);
-  }
-  return headers;
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
@@ -112,32 +62,11 @@ export class Request {
   #forwarded: ForwardedInfo | undefined;
 
   constructor(init: RequestInit) {
-    if (init === null || typeof init !== 'object') {
-      throw invalidArgument('new Request(init) needs an object with method, url and headers.');
-    }
-    const fromNode = (init as { [kNodeHeaders]?: true })[kNodeHeaders] === true;
-    if (fromNode) {
-      // Node's parser has checked the method and kept names in lower case.
-      this.#method = init.method;
-      this.#headers = init.headers;
-    } else {
-      if (typeof init.method !== 'string' || !TOKEN.test(init.method)) {
-        throw invalidArgument(
-          `Request method must be a token such as "GET"; got ${JSON.stringify(init.method)}.`,
-        );
-      }
-      if (typeof init.url !== 'string') {
-        throw invalidArgument('Request url must be a string: the path and query, e.g. "/a?b=1".');
-      }
-      if (init.headers === null || typeof init.headers !== 'object') {
-        throw invalidArgument('Request headers must be an object of header names to values.');
-      }
-      if (init.body !== undefined && !Buffer.isBuffer(init.body)) {
-        throw invalidArgument('Request body must be a Buffer of the bytes received.');
-      }
-      this.#method = init.method.toUpperCase();
-      this.#headers = normalizeHeaders(init.headers);
-    }
+    const checked = checkInit(init);
+    this.#method = checked.method;
+    this.#headers = checked.headers;
+    this.#trust = checked.trust;
+    this.#prototypeKeys = checked.prototypeKeys;
     this.#url = init.url;
     const target = parseRequestTarget(init.url);
     this.#path = target.path;
@@ -147,20 +76,6 @@ export class Request {
     this.#remoteAddress = init.remoteAddress ?? '';
     this.#encrypted = init.encrypted === true;
     this.#localPort = init.localPort;
-    const trust = init.trustProxy;
-    this.#trust =
-      trust === undefined || trust === false
-        ? TRUST_NONE
-        : typeof trust === 'function'
-          ? trust
-          : compileTrustProxy(trust, 'RequestInit.trustProxy');
-    const policy = init.prototypeKeys ?? 'error';
-    if (policy !== 'error' && policy !== 'remove') {
-      throw invalidArgument(
-        `RequestInit.prototypeKeys must be 'error' or 'remove'; got ${JSON.stringify(policy)}.`,
-      );
-    }
-    this.#prototypeKeys = policy;
     const host = this.#headers.host;
     if (host !== undefined) {
       this.#hostHeader = typeof host === 'string' ? parseHost(host) : undefined;
@@ -475,8 +390,7 @@ export class Request {
 }
 
 /**
- * Builds a request from Node's message without copying its headers (Node keeps them in a
- * prototype-free object with lower-case names, which the request only reads). Used by
+ * Builds a request from Node's message without copying its headers. Used by
  * `Request.fromIncomingMessage` and `HttpHandler`.
  */
 export function requestFromNode(
@@ -485,24 +399,5 @@ export function requestFromNode(
   trustProxy: TrustProxySetting | TrustPredicate | undefined,
   prototypeKeys: PrototypeKeysPolicy,
 ): Request {
-  const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
-  const headers = req.headers;
-  const init: RequestInit & { [kNodeHeaders]?: true } = {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
-    protocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
-    headers,
-    body,
-    remoteAddress: socket?.remoteAddress,
-    encrypted: socket?.encrypted === true,
-    localPort: socket?.localPort,
-    trustProxy,
-    prototypeKeys,
-  };
-  // Node's own message keeps lower-case names in an object whose prototype chain is empty;
-  // anything else (a hand-made message) is checked and copied like any RequestInit.
-  if (req instanceof IncomingMessage && typeof req.method === 'string') {
-    init[kNodeHeaders] = true;
-  }
-  return new Request(init);
+  return new Request(initFromNode(req, body, trustProxy, prototypeKeys));
 }

@@ -13,7 +13,8 @@ import {
 import { closeConnection, createConnection, type RedisClient } from './connection';
 import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
-import { PendingRequests } from './pending-requests';
+import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests';
+import { LinkState } from './link-state';
 import { Subscriptions } from './subscriptions';
 import { ChannelMembership } from './membership';
 import {
@@ -28,10 +29,8 @@ import {
   decodeRequest,
   encodeBroadcast,
   encodeReply,
-  encodeRequest,
   type ReplyMessage,
   type RequestBody,
-  type WireTarget,
 } from './wire';
 
 /** Counters of what the adapter did, e.g. to check that nothing leaks or to export metrics. */
@@ -63,12 +62,6 @@ const FIXED_SUBSCRIPTIONS = 3;
 function exceptList(except: BroadcastTarget['except']): string[] {
   if (except === undefined) return [];
   return typeof except === 'string' ? [except] : [...except];
-}
-
-function wireTarget(target: CountTarget): WireTarget {
-  if (target.room != null)
-    return { namespace: target.namespace ?? DEFAULT_NAMESPACE, room: target.room };
-  return { namespace: target.namespace ?? null, room: null };
 }
 
 /**
@@ -103,17 +96,14 @@ export class RedisAdapter implements Adapter {
   #pub: RedisClient | null = null;
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
-  readonly #pending = new PendingRequests();
+  readonly #requests: ClusterRequests;
   readonly #membership: ChannelMembership;
-  #seq = 0;
-  #state: AdapterState = 'connecting';
+  readonly #link: LinkState;
   #ready: Promise<void> | null = null;
-  #lostThisOutage = 0;
   #counters = {
     published: 0,
     received: 0,
     echoesIgnored: 0,
-    lost: 0,
     dropped: 0,
   };
   readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
@@ -143,7 +133,9 @@ export class RedisAdapter implements Adapter {
     this.#options = resolveAdapterOptions(options);
     this.nodeId = this.#options.nodeId;
     this.#channels = new Channels(this.#options.keyPrefix);
+    this.#requests = new ClusterRequests(this.nodeId, this.#channels, this.#options.requestTimeout);
     this.#logger = this.#options.logger;
+    this.#link = new LinkState(this.nodeId, () => this.#log());
     this.#membership = new ChannelMembership({
       local: this.#local,
       maxSubscribesPerSecond: this.#options.maxSubscribesPerSecond,
@@ -172,11 +164,11 @@ export class RedisAdapter implements Adapter {
     };
     const pub = createConnection(
       { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
-      (err) => this.#onLinkError(err),
+      (err) => this.#link.failed(err, this.#isUp()),
     );
     const sub = createConnection(
       { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
-      (err) => this.#onLinkError(err),
+      (err) => this.#link.failed(err, this.#isUp()),
     );
     this.#pub = pub;
     this.#sub = sub;
@@ -186,14 +178,14 @@ export class RedisAdapter implements Adapter {
         subscribe: (channel) => sub.subscribe(channel, this.#onMessage),
         unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
       },
-      (err) => this.#onLinkError(err),
+      (err) => this.#link.failed(err, this.#isUp()),
       this.#options.unsubscribeGrace,
     );
     this.#membership.attach(host, this.#subscriptions);
     for (const client of [pub, sub]) {
-      client.on('ready', () => this.#updateState());
-      client.on('end', () => this.#updateState());
-      client.on('reconnecting', () => this.#updateState());
+      client.on('ready', () => this.#link.update(this.#isUp()));
+      client.on('end', () => this.#link.update(this.#isUp()));
+      client.on('reconnecting', () => this.#link.update(this.#isUp()));
     }
     const connected = Promise.all([pub.connect(), sub.connect()]);
     const fixed = [
@@ -203,7 +195,7 @@ export class RedisAdapter implements Adapter {
     ];
     const subscribed = sub.subscribe(fixed, this.#onMessage);
     this.#ready = Promise.all([connected, subscribed]).then(() => {
-      this.#updateState();
+      this.#link.update(this.#isUp());
     });
     // A failure here is logged through the client's error listener; reconnection goes on.
     this.#ready.catch(() => undefined);
@@ -227,27 +219,29 @@ export class RedisAdapter implements Adapter {
 
   /** The link to Redis: `connecting`, `connected`, `degraded` or `closed`. */
   getState(): AdapterState {
-    return this.#state;
+    return this.#link.state;
   }
 
   /** Counters for monitoring and tests. */
   stats(): RedisAdapterStats {
     return {
-      state: this.#state,
+      state: this.#link.state,
       subscriptions:
-        (this.#subscriptions?.size ?? 0) + (this.#state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
+        (this.#subscriptions?.size ?? 0) +
+        (this.#link.state === 'closed' ? 0 : FIXED_SUBSCRIPTIONS),
       lingering: this.#subscriptions?.lingering ?? 0,
       refusedJoins: this.#membership.refusedJoins,
       ...this.#counters,
-      pendingRequests: this.#pending.size,
+      lost: this.#link.lost,
+      pendingRequests: this.#requests.size,
     };
   }
 
   /** Unsubscribes, fails pending requests with `PKG_ERR_REDIS_CLOSED`, and closes both connections. */
   async close(): Promise<void> {
-    if (this.#state === 'closed') return;
-    this.#state = 'closed';
-    this.#pending.failAll(() =>
+    if (this.#link.state === 'closed') return;
+    this.#link.close();
+    this.#requests.failAll(() =>
       createRedisError(
         Error,
         'PKG_ERR_REDIS_CLOSED',
@@ -323,64 +317,13 @@ export class RedisAdapter implements Adapter {
 
   /** Carries out an operation on a client of another instance; true when some instance had it. */
   async forward(operation: RemoteClientOperation): Promise<boolean> {
-    const body: RequestBody =
-      operation.type === 'send'
-        ? { kind: 'send', clientId: operation.clientId, text: operation.text }
-        : operation.type === 'disconnect'
-          ? { kind: 'disconnect', clientId: operation.clientId }
-          : {
-              kind: operation.type,
-              clientId: operation.clientId,
-              room: operation.room,
-              namespace: operation.namespace,
-            };
-    const replies = await this.#ask(body, true);
+    const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
   }
 
-  async #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
+  #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
     this.#require(body.kind);
-    const pub = this.#pub;
-    if (!pub || this.#state !== 'connected') {
-      throw createRedisError(
-        Error,
-        'PKG_ERR_REDIS_UNAVAILABLE',
-        `RedisAdapter: Redis is ${this.#state === 'closed' ? 'closed' : 'unreachable'}, so the cluster-wide "${body.kind}" request could not be sent; retry once the health check says "connected".`,
-      );
-    }
-    // Every instance (this one included) answers on our reply channel; NUMSUB says how many.
-    const numsub = await pub.pubSubNumSub(this.#channels.requests);
-    const expected = Number(numsub[this.#channels.requests] ?? 0);
-    if (expected === 0) {
-      throw createRedisError(
-        Error,
-        'PKG_ERR_REDIS_UNAVAILABLE',
-        'RedisAdapter: no instance is subscribed to the request channel yet; wait for adapter.ready().',
-      );
-    }
-    this.#seq += 1;
-    const id = `${this.nodeId}:${this.#seq}`;
-    const timeout = this.#options.requestTimeout;
-    const answer = this.#pending.add(id, expected, stopOnFound, timeout, (received) =>
-      createRedisError(
-        Error,
-        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
-        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
-      ),
-    );
-    try {
-      await pub.publish(this.#channels.requests, encodeRequest(this.nodeId, id, body));
-    } catch (err) {
-      this.#pending.fail(
-        id,
-        createRedisError(
-          Error,
-          'PKG_ERR_REDIS_UNAVAILABLE',
-          `RedisAdapter: the "${body.kind}" request could not be published: ${err instanceof Error ? err.message : String(err)}`,
-        ),
-      );
-    }
-    return answer;
+    return this.#requests.ask({ pub: this.#pub, state: this.#link.state }, body, stopOnFound);
   }
 
   // ------------------------------------------------------------ receiving
@@ -424,7 +367,7 @@ export class RedisAdapter implements Adapter {
   #onReply(raw: string): void {
     const decoded = decodeReply(raw);
     if (!decoded.ok) return this.#drop(this.#channels.replies(this.nodeId), decoded.reason);
-    this.#pending.reply(decoded.value); // false for a late reply to a request that timed out
+    this.#requests.reply(decoded.value); // false for a late reply to a request that timed out
   }
 
   #drop(channel: string, reason: string): void {
@@ -450,56 +393,15 @@ export class RedisAdapter implements Adapter {
     const pub = this.#pub;
     if (pub && pub.isReady) {
       if (isBroadcast) this.#counters.published += 1;
-      pub.publish(channel, message).catch(() => this.#lose(channel));
-    } else if (this.#state !== 'closed') {
-      this.#lose(channel);
+      pub.publish(channel, message).catch(() => this.#link.lose(channel));
+    } else if (this.#link.state !== 'closed') {
+      this.#link.lose(channel);
     }
   }
 
-  #lose(channel: string): void {
-    this.#counters.lost += 1;
-    this.#lostThisOutage += 1;
-    if (this.#lostThisOutage === 1) {
-      this.#log().warning(
-        'RedisAdapter: Redis is unreachable; messages for other instances are being dropped (local clients are still served)',
-        { channel, lost: this.#counters.lost },
-      );
-    }
-  }
-
-  #onLinkError(err: unknown): void {
-    if (this.#state === 'closed') return;
-    const wasConnected = this.#state === 'connected';
-    this.#updateState();
-    if (wasConnected || this.#state === 'connecting') {
-      // Log the first error of an outage only: node-redis repeats it on every retry.
-      this.#log().warning('RedisAdapter: Redis connection error', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-    }
-    if (this.#state === 'connecting') this.#state = 'degraded';
-  }
-
-  #updateState(): void {
-    if (this.#state === 'closed') return;
-    const up = this.#pub?.isReady === true && this.#sub?.isReady === true;
-    const before = this.#state;
-    if (up) this.#state = 'connected';
-    else if (before === 'connected') this.#state = 'degraded';
-    if (before === this.#state) return;
-    if (this.#state === 'degraded') {
-      this.#lostThisOutage = 0;
-      this.#log().warning(
-        'RedisAdapter: Redis unreachable; serving local clients only until it returns',
-        { nodeId: this.nodeId },
-      );
-    } else if (this.#state === 'connected' && before === 'degraded') {
-      this.#log().info('RedisAdapter: Redis reachable again; subscriptions restored', {
-        nodeId: this.nodeId,
-        lostDuringOutage: this.#lostThisOutage,
-      });
-      this.#lostThisOutage = 0;
-    }
+  /** Both connections are ready. */
+  #isUp(): boolean {
+    return this.#pub?.isReady === true && this.#sub?.isReady === true;
   }
 
   #log(): LoggerInterface {

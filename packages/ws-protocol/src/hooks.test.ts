@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { LogContext, LoggerInterface } from '@pkg/logger';
 import type { HandshakeContext, HandshakeHook } from './handshake';
 import { runHandshakeHooks } from './hooks';
-import { noopLogger } from './noop-logger';
+import { fallbackLogger } from './fallback-logger';
 
 const context: HandshakeContext = {
   request: {} as IncomingMessage,
@@ -27,7 +27,7 @@ describe('runHandshakeHooks', () => {
         order.push(2);
       },
     ];
-    expect(await runHandshakeHooks(hooks, context, 1000, noopLogger)).toBeUndefined();
+    expect(await runHandshakeHooks(hooks, context, 1000, fallbackLogger)).toBeUndefined();
     expect(order).toEqual([1, 2]);
   });
 
@@ -42,7 +42,7 @@ describe('runHandshakeHooks', () => {
       ],
       context,
       0,
-      noopLogger,
+      fallbackLogger,
     );
     expect(failure).toEqual({
       status: 401,
@@ -55,11 +55,11 @@ describe('runHandshakeHooks', () => {
 
   it('treats false as 403 and a malformed refusal as 500 "Refused"', async () => {
     const falsy = (() => false) as unknown as HandshakeHook;
-    expect(await runHandshakeHooks([falsy], context, 0, noopLogger)).toMatchObject({
+    expect(await runHandshakeHooks([falsy], context, 0, fallbackLogger)).toMatchObject({
       status: 403,
     });
     const odd = (() => ({ status: 'nope' })) as unknown as HandshakeHook;
-    expect(await runHandshakeHooks([odd], context, 0, noopLogger)).toMatchObject({
+    expect(await runHandshakeHooks([odd], context, 0, fallbackLogger)).toMatchObject({
       status: 500,
       message: 'Refused',
     });
@@ -68,7 +68,7 @@ describe('runHandshakeHooks', () => {
   it('turns a throwing hook into 500 and logs the exception', async () => {
     const seen: { error: unknown; context?: LogContext }[] = [];
     const log: LoggerInterface = {
-      ...noopLogger,
+      ...fallbackLogger,
       exception: (error, ctx) => seen.push({ error, context: ctx }),
     };
     const failure = await runHandshakeHooks(
@@ -91,7 +91,7 @@ describe('runHandshakeHooks', () => {
     const slow = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const failure = await runHandshakeHooks([() => slow], context, 5, noopLogger);
+    const failure = await runHandshakeHooks([() => slow], context, 5, fallbackLogger);
     expect(failure).toEqual({
       status: 503,
       code: 'PKG_ERR_WS_HANDSHAKE_TIMEOUT',

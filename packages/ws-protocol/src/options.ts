@@ -5,7 +5,7 @@ import type { PrototypeKeysPolicy } from './envelope';
 import { describe } from './describe';
 import { createWsError } from './errors';
 import { guardLogger } from './guard-logger';
-import { noopLogger } from './noop-logger';
+import { fallbackLogger } from './fallback-logger';
 
 export interface WebSocketHandlerOptions {
   /** Origins that may connect: `'*'`, exact origins, or `https://*.example.com`. Default `['*']`. */
@@ -255,7 +255,7 @@ export function resolveWsHandlerOptions(
     throw invalid('controlEvents', 'a boolean', controlEvents);
   }
 
-  const logger = o.logger ?? noopLogger;
+  const logger = o.logger ?? fallbackLogger;
   if (!isLogger(logger)) {
     throw invalid('logger', 'a LoggerInterface (debug, info, warning, error, ... methods)', logger);
   }
@@ -300,7 +300,7 @@ export function resolveWsHandlerOptions(
       0,
       MAX_TIMER,
     ),
-    logger: logger === noopLogger ? logger : guardLogger(logger),
+    logger: logger === fallbackLogger ? logger : guardLogger(logger),
     clientIp: clientIp as ((req: IncomingMessage) => string) | undefined,
     generateId: generateId as (() => string) | undefined,
     controlEvents,

@@ -6,7 +6,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
 import type { AdapterState } from '../cluster/adapter';
 import type { ClientRegistry } from '../ws/client-registry';
-import type { ClientWork } from '../ws/client-work';
+import type { PendingHandlers } from '../ws/pending-handlers';
 import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
 import type { HostCheckResult } from './host-check';
 import { refuseRequest } from './refusals';
@@ -46,7 +46,7 @@ export interface LifecycleOptions {
   /** The Host check of allowed_hosts, when set. */
   readonly hostCheck?: ((host: string | undefined) => HostCheckResult) | null;
   /** Unfinished WebSocket handlers, per client; close() waits for them too. */
-  readonly clientWork?: ClientWork;
+  readonly clientWork?: PendingHandlers;
   /** The client address of an upgrade request (trust_proxy applied). */
   readonly clientAddress?: (req: IncomingMessage) => string;
   /** trust_proxy: a trusted proxy's forwarded host is checked against allowed_hosts too. */

@@ -36,9 +36,12 @@ export interface RouterDispatchers {
 }
 
 /**
- * The routes of every registered controller, and dispatch of WebSocket events, connection
- * lifecycle events and HTTP requests to them. A facade over the controller registry and the
- * two dispatchers; `Server` creates one and hands it its dependencies once.
+ * The spec's `Router` (the name is the spec's): the facade where controllers and their
+ * routes are registered and looked up. It does no routing of its own: the routes are kept
+ * and compiled by the controller registry and route-table.ts, WebSocket events are
+ * dispatched by ws-dispatch.ts and HTTP requests by http-dispatch.ts; the `dispatch*`
+ * methods here hand over to those two. `Server` creates one and hands it its dependencies
+ * once.
  */
 export class Router {
   readonly #registry: ControllerRegistry;

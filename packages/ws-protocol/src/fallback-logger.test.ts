@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { createFallbackLogger, noopLogger } from './noop-logger';
+import { createFallbackLogger, fallbackLogger } from './fallback-logger';
 
 // The same cases as @pkg/http's src/logger.test.ts: the two packages' defaults behave alike.
 describe('createFallbackLogger', () => {
@@ -52,9 +52,9 @@ describe('createFallbackLogger', () => {
     expect(String(lines[1]?.[0])).toContain('a string');
   });
 
-  it('is the default logger of the handler (noopLogger)', () => {
-    noopLogger.info('dropped');
-    noopLogger.error('kept');
+  it('is the default logger of the handler (fallbackLogger)', () => {
+    fallbackLogger.info('dropped');
+    fallbackLogger.error('kept');
     expect(lines).toEqual([['[error] kept']]);
   });
 });

@@ -1,8 +1,10 @@
 import type { LogContext, LoggerInterface } from '@pkg/logger';
 
-// The same default as @pkg/http's (src/logger.ts there): the two packages do not depend on
-// each other or on @pkg/logger at run time, so each keeps its own copy of these few lines.
-// Change both together.
+// The same default as @pkg/http's (src/logger.ts there), copied on purpose: the package graph
+// (tools/scripts/check-graph.mjs) lets neither package import the other, and lets both
+// take only types from @pkg/logger, so that installing one does not install winston. No
+// package both may import at run time exists, so each keeps these few lines. Change both
+// together.
 
 const SEVERE: ReadonlySet<string> = new Set(['emergency', 'alert', 'critical', 'error']);
 
@@ -45,8 +47,5 @@ export function createFallbackLogger(): LoggerInterface {
   };
 }
 
-/**
- * The default logger of the WebSocket handler (see {@link createFallbackLogger}); the name
- * stays for the modules that import it, although it does not discard everything.
- */
-export const noopLogger: LoggerInterface = createFallbackLogger();
+/** The default logger of the WebSocket handler (see {@link createFallbackLogger}). */
+export const fallbackLogger: LoggerInterface = createFallbackLogger();

@@ -1,8 +1,8 @@
 import type { LoggerInterface } from '@pkg/logger';
 import type { RequestId } from '@pkg/ws-protocol';
 
-/** What ClientWork needs, handed over once. */
-export interface ClientWorkOptions {
+/** What PendingHandlers needs, handed over once. */
+export interface PendingHandlersOptions {
   /** Handlers one client may have unfinished at once; 0 = no limit. */
   readonly maxPending: number;
   /** Milliseconds after which an unfinished handler is forgotten; 0 = never. */
@@ -29,8 +29,8 @@ interface Entry {
  * client cannot get more than `maxPending` handlers running at once by making them slow.
  * close() no longer waits for it (its answer was already sent).
  */
-export class ClientWork {
-  readonly #o: ClientWorkOptions;
+export class PendingHandlers {
+  readonly #options: PendingHandlersOptions;
   /** Work not yet answered, in the order it started (the sweep relies on it). */
   readonly #entries = new Map<Promise<void>, Entry>();
   /** Work answered `handler_timeout` that has not settled: it keeps its client's slot. */
@@ -38,8 +38,8 @@ export class ClientWork {
   readonly #byClient = new Map<string, Set<Promise<void>>>();
   #sweep: NodeJS.Timeout | undefined;
 
-  constructor(options: ClientWorkOptions) {
-    this.#o = options;
+  constructor(options: PendingHandlersOptions) {
+    this.#options = options;
   }
 
   /** Unfinished handlers of every client, timed-out ones included (a table size, for tests and metrics). */
@@ -54,7 +54,7 @@ export class ClientWork {
 
   /** False when the client already has `maxPending` unfinished handlers. */
   admit(clientId: string): boolean {
-    const max = this.#o.maxPending;
+    const max = this.#options.maxPending;
     return max === 0 || (this.#byClient.get(clientId)?.size ?? 0) < max;
   }
 
@@ -64,7 +64,7 @@ export class ClientWork {
       () => this.#forget(tracked),
       (err: unknown) => {
         this.#forget(tracked);
-        this.#o.logger.exception(err, { phase: 'dispatch', clientId });
+        this.#options.logger.exception(err, { phase: 'dispatch', clientId });
       },
     );
     this.#entries.set(tracked, { clientId, started: Date.now(), id });
@@ -74,9 +74,9 @@ export class ClientWork {
       this.#byClient.set(clientId, set);
     }
     set.add(tracked);
-    if (this.#o.timeout > 0 && this.#sweep === undefined) {
+    if (this.#options.timeout > 0 && this.#sweep === undefined) {
       // One timer for every handler: a quarter of the timeout, so one fires at most 25% late.
-      this.#sweep = setInterval(this.#expire, Math.max(10, Math.floor(this.#o.timeout / 4)));
+      this.#sweep = setInterval(this.#expire, Math.max(10, Math.floor(this.#options.timeout / 4)));
       this.#sweep.unref();
     }
   }
@@ -117,19 +117,22 @@ export class ClientWork {
   }
 
   readonly #expire = (): void => {
-    const limit = Date.now() - this.#o.timeout;
+    const limit = Date.now() - this.#options.timeout;
     for (const [work, entry] of this.#entries) {
       // Entries are in insertion order: the first one not due ends the scan.
       if (entry.started > limit) break;
       // Answered now, but the handler still runs: its slot is freed when it settles.
       this.#entries.delete(work);
       this.#expired.set(work, entry);
-      this.#o.logger.warning('WebSocket handler did not finish in time; answered handler_timeout', {
-        code: 'PKG_ERR_CORE_HANDLER_TIMEOUT',
-        clientId: entry.clientId,
-        timeout: this.#o.timeout,
-      });
-      this.#o.onTimeout(entry.clientId, entry.id);
+      this.#options.logger.warning(
+        'WebSocket handler did not finish in time; answered handler_timeout',
+        {
+          code: 'PKG_ERR_CORE_HANDLER_TIMEOUT',
+          clientId: entry.clientId,
+          timeout: this.#options.timeout,
+        },
+      );
+      this.#options.onTimeout(entry.clientId, entry.id);
     }
     this.#stopSweepIfIdle();
   };
