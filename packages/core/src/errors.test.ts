@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { CloseCode, WireErrorCode } from '@pkg/wire';
 import { CoreEventErrorCode, coreErrorCodes, createCoreError } from './errors';
 
 describe('coreErrorCodes', () => {
@@ -78,21 +79,14 @@ describe('createCoreError', () => {
 });
 
 describe('CoreEventErrorCode', () => {
-  it('pins the wire codes of the error event', () => {
-    expect(CoreEventErrorCode).toEqual({
-      UNKNOWN_EVENT: 'unknown_event',
-      RATE_LIMITED: 'rate_limited',
-      INTERNAL_ERROR: 'internal_error',
-      FORBIDDEN: 'forbidden',
-      INVALID_PAYLOAD: 'invalid_payload',
-      TOO_MANY_ROOMS: 'too_many_rooms',
-      TOO_MANY_PENDING: 'too_many_pending',
-      UNAUTHORIZED: 'unauthorized',
-      AUTH_TIMEOUT: 'auth_timeout',
-      INVALID_ENVELOPE: 'invalid_envelope',
-      VALIDATION_FAILED: 'validation_failed',
-      HANDLER_TIMEOUT: 'handler_timeout',
-      BUSY: 'busy',
-    });
+  it('is the wire table of @pkg/wire, not a second list', () => {
+    expect(CoreEventErrorCode).toBe(WireErrorCode);
+    expect(CoreEventErrorCode.TOO_MANY_ROOMS).toBe('too_many_rooms');
+  });
+
+  it('takes the close codes of its errors from the wire table', () => {
+    expect(coreErrorCodes.PKG_ERR_CORE_UNAUTHORIZED.closeCode).toBe(CloseCode.UNAUTHORIZED);
+    expect(coreErrorCodes.PKG_ERR_CORE_FORBIDDEN.closeCode).toBe(CloseCode.FORBIDDEN);
+    expect(coreErrorCodes.PKG_ERR_CORE_SESSION_TAKEN_OVER.closeCode).toBe(4409);
   });
 });

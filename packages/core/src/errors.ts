@@ -1,3 +1,5 @@
+import { CloseCode, WireErrorCode, type WireErrorCodeValue } from '@pkg/wire';
+
 /**
  * Error codes of @pkg/core. Thrown errors carry one of these as `err.code`; answers that the
  * server produces on its own (404, 405, 429, 500, 503) use the status listed here.
@@ -72,7 +74,7 @@ export const coreErrorCodes = {
   PKG_ERR_CORE_DRAINING: {
     message: 'The server is shutting down and no longer accepts new work.',
     status: 503,
-    closeCode: 1001,
+    closeCode: CloseCode.GOING_AWAY,
   },
   PKG_ERR_CORE_TOO_MANY_PENDING: {
     message:
@@ -94,22 +96,22 @@ export const coreErrorCodes = {
   PKG_ERR_CORE_UNAUTHORIZED: {
     message: 'An authentication handler refused the credentials of $hello (or their absence).',
     status: 401,
-    closeCode: 4401,
+    closeCode: CloseCode.UNAUTHORIZED,
   },
   PKG_ERR_CORE_FORBIDDEN: {
     message: 'An authentication handler refused an authenticated client with status 403.',
     status: 403,
-    closeCode: 4403,
+    closeCode: CloseCode.FORBIDDEN,
   },
   PKG_ERR_CORE_AUTH_TIMEOUT: {
     message:
       'The authentication of a client (waiting for $hello with credentials, and the auth handlers) did not finish within auth_timeout.',
-    closeCode: 4401,
+    closeCode: CloseCode.UNAUTHORIZED,
   },
   PKG_ERR_CORE_SESSION_TAKEN_OVER: {
     message:
       'A resume took the session over from a connection still open; that connection was closed (not to be reconnected automatically).',
-    closeCode: 4409,
+    closeCode: CloseCode.SESSION_TAKEN_OVER,
   },
   PKG_ERR_CORE_VALIDATION_FAILED: {
     message:
@@ -123,7 +125,7 @@ export const coreErrorCodes = {
   },
   PKG_ERR_CORE_CONNECT_TIMEOUT: {
     message: "A client's OnConnect handlers did not finish within connect_timeout; it was closed.",
-    closeCode: 1011,
+    closeCode: CloseCode.INTERNAL_ERROR,
   },
   PKG_ERR_CORE_BUSY: {
     message:
@@ -147,12 +149,12 @@ export const coreErrorCodes = {
   PKG_ERR_CORE_INVALID_ROOM_NAME: {
     message:
       'A room or namespace name is empty, longer than max_room_name_length, or not well-formed UTF-16 (a lone surrogate); nothing was joined.',
-    eventCode: 'invalid_payload',
+    eventCode: WireErrorCode.INVALID_PAYLOAD,
   },
   PKG_ERR_CORE_TOO_MANY_ROOMS: {
     message:
       'A WebSocket client is already in max_rooms_per_client rooms; the join was refused (error event too_many_rooms).',
-    eventCode: 'too_many_rooms',
+    eventCode: WireErrorCode.TOO_MANY_ROOMS,
   },
   PKG_ERR_CORE_BACKEND_UNAVAILABLE: {
     message:
@@ -183,36 +185,10 @@ export function createCoreError<C extends ErrorCtor>(
 }
 
 /**
- * Codes sent to WebSocket clients in the `data.code` member of the `error` event. They are
+ * Codes sent to WebSocket clients in the `data.code` member of the `error` event: the wire
+ * table of `@pkg/wire` (`WireErrorCode`), under the name core has always exported. They are
  * part of the wire protocol, unlike the `PKG_ERR_*` codes, which are for application code.
  */
-export const CoreEventErrorCode = {
-  /** No SocketOn handler exists for the event (see the `unknown_event` config key). */
-  UNKNOWN_EVENT: 'unknown_event',
-  /** The client exceeded a RateLimit on the event. */
-  RATE_LIMITED: 'rate_limited',
-  /** A handler or middleware failed; details only in debug mode. */
-  INTERNAL_ERROR: 'internal_error',
-  /** A policy refused the request (RoomsController's canJoin). */
-  FORBIDDEN: 'forbidden',
-  /** The event's data does not have the expected shape, or names a malformed room. */
-  INVALID_PAYLOAD: 'invalid_payload',
-  /** The client is already in max_rooms_per_client rooms. */
-  TOO_MANY_ROOMS: 'too_many_rooms',
-  /** Too many client requests (`id`) of one connection are still unanswered. */
-  TOO_MANY_PENDING: 'too_many_pending',
-  /** Authentication in `$hello` was refused (then close 4401). */
-  UNAUTHORIZED: 'unauthorized',
-  /** The authentication did not finish within `auth_timeout` (then close 4401). */
-  AUTH_TIMEOUT: 'auth_timeout',
-  /** A second `$hello`, or a message outside the protocol's order. */
-  INVALID_ENVELOPE: 'invalid_envelope',
-  /** The event's data failed the schema of its SocketOn; `issues` lists the problems. */
-  VALIDATION_FAILED: 'validation_failed',
-  /** A handler did not finish within ws_handler_timeout; its result will not come. */
-  HANDLER_TIMEOUT: 'handler_timeout',
-  /** The client has too many unfinished handlers (ws_max_pending): wait for answers. */
-  BUSY: 'busy',
-} as const;
+export const CoreEventErrorCode = WireErrorCode;
 
-export type CoreEventErrorCodeValue = (typeof CoreEventErrorCode)[keyof typeof CoreEventErrorCode];
+export type CoreEventErrorCodeValue = WireErrorCodeValue;

@@ -143,6 +143,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     // By default as many away sessions per address as live connections it may have.
     maxAwaySessionsPerAddress:
       config.get('max_away_sessions_per_ip') ?? config.get('max_connections_per_ip'),
+    ipv6Subnet: config.get('ipv6_subnet'),
     authTimeout: config.get('auth_timeout'),
     helloWait: config.get('hello_wait'),
     maxPendingRequests: config.get('max_pending_requests'),
@@ -211,6 +212,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     nextId,
     closeAdapter: () => protocol.close().then(() => adapter.close()),
     adapterState: () => adapter.state(),
+    openClients: () => protocol.load().openClients,
     gate,
     hostCheck: allowedHosts === null ? null : compileHostCheck(allowedHosts),
     clientWork: pendingHandlers,

@@ -18,7 +18,14 @@ import {
   type Server,
   type ServerConfigOptions,
 } from '../src/index';
-import { TestClient, cleanup, deferred, startServer, type Envelope } from './helpers';
+import {
+  TestClient,
+  cleanup,
+  deferred,
+  startServer,
+  type Envelope,
+  type MemoryLogger,
+} from './helpers';
 
 afterEach(cleanup);
 
@@ -54,9 +61,16 @@ async function setup(
   handler: Handler | undefined,
   config: ServerConfigOptions = {},
   prepare?: (server: Server) => void,
-): Promise<{ server: Server; app: App; url: string; port: number; base: string }> {
+): Promise<{
+  server: Server;
+  app: App;
+  url: string;
+  port: number;
+  base: string;
+  logger: MemoryLogger;
+}> {
   const app = new App();
-  const { server, wsUrl, port, base } = await startServer(
+  const { server, wsUrl, port, base, logger } = await startServer(
     [app],
     { shutdown_timeout: 200, health_check_path: '/health', ...config },
     (s) => {
@@ -64,7 +78,7 @@ async function setup(
       prepare?.(s);
     },
   );
-  return { server, app, url: wsUrl, port, base };
+  return { server, app, url: wsUrl, port, base, logger };
 }
 
 const connectV1 = (url: string): Promise<TestClient> => TestClient.connect(url, {}, ['pkg.v1']);
@@ -284,6 +298,36 @@ describe('only open connections get deliveries and count', () => {
     pendingAuth.resolve(true);
     expect((await checking.next()).event).toBe('$welcome');
     expect(server.getClientCount()).toBe(2);
+  });
+});
+
+describe('the health check and the lifecycle logs count open clients only', () => {
+  it('reports server.clients and the draining log count without refused or authenticating connections', async () => {
+    const pendingAuth = deferred<AuthResult>();
+    const { url, server, base, logger } = await setup(
+      (ctx) => (ctx.auth === 'slow' ? pendingAuth.promise : ctx.auth === 'good'),
+      { hello_wait: 0, auth_timeout: 60_000 },
+    );
+    // Refused without credentials (kept open until auth_timeout), still being checked, open.
+    await TestClient.connect(url);
+    const checking = await connectV1(url);
+    checking.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'slow' } }));
+    const good = await connectV1(url);
+    good.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'good' } }));
+    await good.next('$welcome');
+    await sleep(20);
+    expect(server.getLoad()).toMatchObject({ webSocketClients: 3, openClients: 1 });
+    const health = (await (await fetch(`${base}/health`)).json()) as {
+      server: { clients: number };
+    };
+    expect(health.server.clients).toBe(1);
+    expect(server.getHealth().server.clients).toBe(1);
+    pendingAuth.resolve(true);
+    await checking.next('$welcome');
+    expect(server.getHealth().server.clients).toBe(2);
+    server.drain();
+    const line = logger.lines.find((l) => l.message === 'Server draining');
+    expect(line?.context).toEqual({ clients: 2 });
   });
 });
 

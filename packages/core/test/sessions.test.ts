@@ -95,6 +95,38 @@ describe('away sessions are bounded and counted', () => {
     expect(kept.welcome).toMatchObject({ resumed: true, clientId: ids[3] });
   });
 
+  it('counts IPv6 addresses by their ipv6_subnet network for the per-address bound, as the connection caps do', async () => {
+    const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
+    const helloFrom = async (url: string, address: string) => {
+      const client = await TestClient.connect(url, from(address), ['pkg.v1']);
+      client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+      const welcome = await client.next('$welcome');
+      return { client, clientId: welcome.data['clientId'] as string };
+    };
+    const { url, server, app } = await setup({
+      max_away_sessions_per_ip: 1,
+      trust_proxy: ['loopback'],
+    });
+    const a = await helloFrom(url, '2001:db8:1:2::1');
+    const b = await helloFrom(url, '2001:db8:1:2::beef');
+    const other = await helloFrom(url, '2001:db8:1:3::1');
+    for (const c of [a, b, other]) await drop(server, c.client);
+    // One /64: the second away session pushed the first out; another /64 counts apart.
+    expect(server.getLoad().awaySessions).toBe(2);
+    expect(app.disconnects).toEqual([a.clientId]);
+
+    const exact = await setup({
+      max_away_sessions_per_ip: 1,
+      trust_proxy: ['loopback'],
+      ipv6_subnet: 128,
+    });
+    const c = await helloFrom(exact.url, '2001:db8:1:2::1');
+    const d = await helloFrom(exact.url, '2001:db8:1:2::2');
+    for (const x of [c, d]) await drop(exact.server, x.client);
+    expect(exact.server.getLoad().awaySessions).toBe(2);
+    expect(exact.app.disconnects).toEqual([]);
+  });
+
   it('keeps at most max_away_sessions in all', async () => {
     const { url, server, app } = await setup({ max_away_sessions: 1 });
     const a = await hello(url);

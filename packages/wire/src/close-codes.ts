@@ -24,7 +24,10 @@ export const CloseCode = {
   CLIENT_LOST: 4000,
   UNAUTHORIZED: 4401,
   FORBIDDEN: 4403,
-  /** No `$hello` within `auth_timeout`, or the message heartbeat was missed. */
+  /**
+   * No longer sent by the server (it closed a missed message heartbeat and, earlier, an
+   * expired `auth_timeout`, which is now 4401); a client treats it like 4000.
+   */
   TIMEOUT: 4408,
   /** A resume of the session from another connection took it over. */
   SESSION_TAKEN_OVER: 4409,
@@ -105,7 +108,7 @@ export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
   },
   4408: {
     sentBy: 'server',
-    meaning: 'no $hello within auth_timeout, or the message heartbeat was missed',
+    meaning: 'no longer sent by the server (it was the message-heartbeat close); like 4000',
     reconnect: true,
   },
   4409: {

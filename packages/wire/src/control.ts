@@ -56,7 +56,7 @@ export interface HelloData {
 }
 
 /** Why a resume was refused: `$welcome.reason` when `resumed` is false. */
-export type ResumeRefusalReason = 'expired' | 'unknown' | 'overflow' | 'identity';
+export type ResumeRefusalReason = 'expired' | 'ended' | 'unknown' | 'overflow' | 'identity';
 
 /** `$welcome.data`. */
 export interface WelcomeData {

@@ -44,7 +44,7 @@ export const WireErrorCode = {
   TOO_MANY_ROOMS: 'too_many_rooms',
   /** Authentication refused (then close 4401); `status` 401 in the data. */
   UNAUTHORIZED: 'unauthorized',
-  /** Authentication did not finish within `auth_timeout` (then close 4401 or 4408). */
+  /** Authentication did not finish within `auth_timeout` (then close 4401). */
   AUTH_TIMEOUT: 'auth_timeout',
 } as const;
 

@@ -220,6 +220,8 @@ export function decodeMessage(
       id,
     );
   }
+  // `$hello` data is read by the protocol layer, which answers a malformed one itself.
+  if (control && event === '$hello') return { event, data: data as EventData };
   if (control && (event === '$ack' || event === '$nack')) {
     const rid = record['rid'];
     if (!isValidServerRequestId(rid)) {

@@ -8,7 +8,7 @@ export interface HealthDocument {
   /** Unix time in whole seconds. */
   timestamp: number;
   server: {
-    /** WebSocket clients connected to this process. */
+    /** WebSocket clients of this process in state `open` (accepted; as `getClientCount()`). */
     clients: number;
     /** Whole seconds since `run()` started listening. */
     uptime: number;

@@ -41,6 +41,8 @@ export interface LifecycleOptions {
   readonly closeAdapter: () => Promise<void>;
   /** The adapter's link to other instances, for the health document (undefined: local). */
   readonly adapterState: () => AdapterState | undefined;
+  /** WebSocket clients in state `open` (the protocol layer's count), for health and logs. */
+  readonly openClients: () => number;
   /** Connection caps (max_connections, its reserve, max_connections_per_ip). */
   readonly gate?: ConnectionGate;
   /** The Host check of allowed_hosts, when set. */
@@ -124,7 +126,7 @@ export class Lifecycle {
   health(): HealthDocument {
     return buildHealthDocument(
       this.isDraining() ? 'draining' : 'healthy',
-      this.#o.wsHandler.size,
+      this.#o.openClients(),
       this.#startedAt || Date.now(),
       Date.now(),
       this.#o.adapterState(),
@@ -223,7 +225,7 @@ export class Lifecycle {
   drain(): void {
     if (this.#state !== 'running') return;
     this.#state = 'draining';
-    this.#o.logger.info('Server draining', { clients: this.#o.wsHandler.size });
+    this.#o.logger.info('Server draining', { clients: this.#o.openClients() });
   }
 
   close(): Promise<void> {
@@ -250,7 +252,7 @@ export class Lifecycle {
       if (delayMs > 0) await until(new Promise(noop), Date.now() + delayMs);
       const timeout = config.getShutdownTimeout();
       const deadline = Date.now() + timeout;
-      logger.info('Server shutting down', { clients: wsHandler.size });
+      logger.info('Server shutting down', { clients: this.#o.openClients() });
 
       // From here new requests get 503 and messages `shutting_down`, instead of being
       // accepted and then dropped. Node also closes idle keep-alive connections here; the

@@ -4,7 +4,8 @@
  * goes away. At most `maxPerClient` are pending per client; a late or unknown `rid` is
  * ignored. One timer per pending request, cleared as soon as it settles.
  */
-import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
+import type { EventData } from '@pkg/wire';
+import { prepareMessage, type WebSocketHandler } from '@pkg/ws-protocol';
 import { createCoreError, type CoreError } from '../errors';
 
 /** Longest `$nack` `code` / `message` copied into the server-side error (characters). */

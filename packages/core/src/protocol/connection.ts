@@ -11,8 +11,10 @@
  * The record has a fixed shape (every field set in the constructor) and `state` is changed
  * in one place only, `ProtocolV1#transition`, which checks the move against {@link MOVES}.
  */
-import type { Envelope, RequestId, WsClient } from '@pkg/ws-protocol';
+import type { RequestId } from '@pkg/wire';
+import type { Envelope, WsClient } from '@pkg/ws-protocol';
 import type { AuthRefusal } from './auth';
+import type { Refusal } from './outbound';
 import type { Session } from './session';
 
 export const ConnectionState = {
@@ -66,6 +68,11 @@ export class ConnectionRecord {
   authStarted = 0;
   /** Bumped by every authentication, so that a late result of an earlier one is ignored. */
   authRound = 0;
+  /**
+   * The `error` that ended its authentication (refusal or `auth_timeout`): a request that
+   * arrives while the close runs is answered with it and its `id`, never dispatched.
+   */
+  refused: Refusal | undefined = undefined;
   /** Messages held while the auth handlers run, at most `max_pending_requests`. */
   held: Envelope[] = [];
   /** Client requests whose answer is not sent yet. */

@@ -5,78 +5,27 @@
  * rotation, replay. State changes go through the host (`open`, `close`), never here.
  */
 import type { LoggerInterface } from '@pkg/logger';
+import {
+  CloseCode,
+  ControlEvent,
+  MAX_AUTH_LENGTH,
+  WireErrorCode,
+  readHello,
+  type HeartbeatTiming,
+  type HelloData,
+  type WelcomeData,
+} from '@pkg/wire';
 import type { WebSocketHandler } from '@pkg/ws-protocol';
 import type { ServerRequests } from './acks';
 import type { AuthOutcome, AuthRefusal } from './auth';
 import type { ConnectionRecord } from './connection';
-import { grantHeartbeat, type Heartbeat } from './heartbeat';
 import type { ResumeRefusal, Session, SessionStore } from './session';
 import type { ClientRegistry } from '../ws/client-registry';
-import { CoreEventErrorCode } from '../errors';
-
-/** Close code of a connection whose session a resume took over. */
-export const CLOSE_SESSION_TAKEN_OVER = 4409;
-
-/** Longest `$hello.auth`. */
-export const MAX_AUTH_LENGTH = 8192;
-/** Longest session token accepted in `$hello.resume`. */
-export const MAX_SESSION_LENGTH = 128;
-
-export interface Hello {
-  readonly v: number;
-  readonly auth: string | undefined;
-  readonly heartbeat: Heartbeat | undefined;
-  readonly resume: { readonly session: string; readonly seq: number } | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const positiveOrMissing = (x: unknown): x is number | undefined =>
-  x === undefined || (typeof x === 'number' && Number.isFinite(x) && x > 0);
-
-/** Reads `$hello.data`; a string says what is malformed. */
-export function readHello(data: unknown): Hello | string {
-  if (!isRecord(data)) return 'the data of $hello must be an object such as {"v": 1}';
-  const { v, auth, heartbeat, resume } = data;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
-    return '"v" must be a positive integer (the highest protocol version the client speaks)';
-  }
-  if (auth !== undefined && typeof auth !== 'string') return '"auth" must be a string';
-  let hb: Heartbeat | undefined;
-  if (heartbeat !== undefined && heartbeat !== null) {
-    if (
-      !isRecord(heartbeat) ||
-      !positiveOrMissing(heartbeat['interval']) ||
-      !positiveOrMissing(heartbeat['timeout'])
-    ) {
-      return '"heartbeat" must be {"interval": ms, "timeout": ms}';
-    }
-    hb = grantHeartbeat(heartbeat['interval'], heartbeat['timeout']);
-  }
-  let r: Hello['resume'];
-  if (resume !== undefined && resume !== null) {
-    if (
-      !isRecord(resume) ||
-      typeof resume['session'] !== 'string' ||
-      resume['session'].length === 0 ||
-      resume['session'].length > MAX_SESSION_LENGTH ||
-      typeof resume['seq'] !== 'number' ||
-      !Number.isSafeInteger(resume['seq']) ||
-      resume['seq'] < 0
-    ) {
-      return '"resume" must be {"session": "<token from $welcome>", "seq": <last seq processed>}';
-    }
-    r = { session: resume['session'], seq: resume['seq'] };
-  }
-  return { v, auth, heartbeat: hb, resume: r };
-}
 
 /** What a `$welcome` says. */
 export interface WelcomeFields {
   readonly clientId: string;
-  readonly heartbeat: Heartbeat | undefined;
+  readonly heartbeat: HeartbeatTiming | undefined;
   /** The session token (after a resume: the new, rotated one); undefined without recovery. */
   readonly session: string | undefined;
   readonly recoveryWindow: number;
@@ -86,29 +35,20 @@ export interface WelcomeFields {
   readonly authUnused: boolean;
 }
 
-/** The `$welcome` envelope as JSON text. */
+/** The `$welcome` envelope as JSON text (members in the order docs/protocol.md shows). */
 export function welcomeText(w: WelcomeFields): string {
-  const data: Record<string, unknown> = {
+  const data: WelcomeData = {
     v: 1,
     clientId: w.clientId,
     heartbeat: w.heartbeat ?? null,
+    ...(w.session === undefined
+      ? {}
+      : { session: w.session, recovery: { window: w.recoveryWindow } }),
+    resumed: w.resumed,
+    ...(w.reason === undefined ? {} : { reason: w.reason }),
+    ...(w.authUnused ? { auth: 'unused' as const } : {}),
   };
-  if (w.session !== undefined) {
-    data['session'] = w.session;
-    data['recovery'] = { window: w.recoveryWindow };
-  }
-  data['resumed'] = w.resumed;
-  if (w.reason !== undefined) data['reason'] = w.reason;
-  if (w.authUnused) data['auth'] = 'unused';
-  return JSON.stringify({ event: '$welcome', data });
-}
-
-/** A close reason fits 123 bytes of UTF-8. */
-export function closeReason(message: string): string {
-  let reason = message;
-  while (Buffer.byteLength(reason) > 123) reason = reason.slice(0, -1);
-  // Never end on half of a surrogate pair.
-  return /[\ud800-\udbff]$/.test(reason) ? reason.slice(0, -1) : reason;
+  return JSON.stringify({ event: ControlEvent.WELCOME, data });
 }
 
 /** What the welcome step needs of the protocol layer. */
@@ -175,26 +115,26 @@ export class Welcomer {
   secondHello(conn: ConnectionRecord): void {
     this.#h.ws.refuse(
       conn.client.id,
-      CoreEventErrorCode.INVALID_ENVELOPE,
+      WireErrorCode.INVALID_ENVELOPE,
       '$hello was already received on this connection; it is sent once, first.',
     );
   }
 
   /** Reads `$hello`; a malformed one closes with 1008. */
-  #read(conn: ConnectionRecord, data: unknown): Hello | undefined {
+  #read(conn: ConnectionRecord, data: unknown): HelloData | undefined {
     const hello = readHello(data);
     if (typeof hello !== 'string') {
       conn.hello = true;
       return hello;
     }
     const message = `Malformed $hello: ${hello}.`;
-    this.#h.ws.sendError(conn.client.id, CoreEventErrorCode.INVALID_PAYLOAD, message);
-    this.#h.close(conn, 1008, 'malformed $hello');
+    this.#h.ws.sendError(conn.client.id, WireErrorCode.INVALID_PAYLOAD, message);
+    this.#h.close(conn, CloseCode.POLICY_VIOLATION, 'malformed $hello');
     return undefined;
   }
 
   /** Accepted: resumes the session `$hello` names, or opens a fresh one; then `open`. */
-  welcome(conn: ConnectionRecord, hello: Hello, authUnused: boolean): void {
+  welcome(conn: ConnectionRecord, hello: HelloData, authUnused: boolean): void {
     let reason: ResumeRefusal | undefined;
     if (hello.resume !== undefined) {
       reason = this.#h.sessions === undefined ? 'unknown' : this.#resume(conn, hello, authUnused);
@@ -220,7 +160,11 @@ export class Welcomer {
   }
 
   /** A resume: undefined when granted (the connection is open), else why not. */
-  #resume(conn: ConnectionRecord, hello: Hello, authUnused: boolean): ResumeRefusal | undefined {
+  #resume(
+    conn: ConnectionRecord,
+    hello: HelloData,
+    authUnused: boolean,
+  ): ResumeRefusal | undefined {
     const h = this.#h;
     const sessions = h.sessions!;
     const { session: token, seq } = hello.resume!;
@@ -273,14 +217,14 @@ export class Welcomer {
     h.logger.info('WebSocket session taken over by a resume; closing the old connection', {
       code: 'PKG_ERR_CORE_SESSION_TAKEN_OVER',
       clientId: session.clientId,
-      closeCode: CLOSE_SESSION_TAKEN_OVER,
+      closeCode: CloseCode.SESSION_TAKEN_OVER,
     });
-    h.close(old, CLOSE_SESSION_TAKEN_OVER, 'session taken over');
+    h.close(old, CloseCode.SESSION_TAKEN_OVER, 'session taken over');
   }
 
   #send(
     conn: ConnectionRecord,
-    hello: Hello,
+    hello: HelloData,
     authUnused: boolean,
     resumed: boolean,
     reason: ResumeRefusal | undefined,

@@ -1,21 +1,20 @@
 /**
- * What the protocol layer is built from, what it reports, and its close codes.
+ * What the protocol layer is built from, what it reports, and the closes that end a session.
  */
 import type { LoggerInterface } from '@pkg/logger';
+import { CloseCode } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
-import { CLOSE_SESSION_TAKEN_OVER } from './hello';
 import type { ClientRegistry } from '../ws/client-registry';
 
-/** Close codes this layer uses (docs/protocol.md, "Close codes of version 1"). */
-export const ProtocolCloseCode = {
-  POLICY: 1008,
-  UNAUTHORIZED: 4401,
-  FORBIDDEN: 4403,
-  SESSION_TAKEN_OVER: CLOSE_SESSION_TAKEN_OVER,
-} as const;
-
-/** Closes after which a session is not kept. */
-export const FINAL_CLOSES = new Set([1000, 1001, 1008, 4401, 4403, 4409]);
+/** Closes after which a session is not kept (docs/protocol.md, "Connection state recovery"). */
+export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
+  CloseCode.NORMAL,
+  CloseCode.GOING_AWAY,
+  CloseCode.POLICY_VIOLATION,
+  CloseCode.UNAUTHORIZED,
+  CloseCode.FORBIDDEN,
+  CloseCode.SESSION_TAKEN_OVER,
+]);
 
 /** What the protocol layer needs, handed over once. */
 export interface ProtocolV1Options {
@@ -28,6 +27,8 @@ export interface ProtocolV1Options {
   readonly maxAwaySessions: number;
   /** Away sessions per client address (0 = no bound). */
   readonly maxAwaySessionsPerAddress: number;
+  /** IPv6 addresses share that bound by their network of this many bits (`ipv6_subnet`). */
+  readonly ipv6Subnet: number;
   readonly authTimeout: number;
   readonly helloWait: number;
   readonly maxPendingRequests: number;

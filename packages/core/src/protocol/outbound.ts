@@ -5,17 +5,23 @@
  * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
  */
 import type { LoggerInterface } from '@pkg/logger';
+import { WireErrorCode, encodeError, type EventData, type RequestId } from '@pkg/wire';
 import {
   prepareAnswer,
   prepareMessage,
   type Envelope,
-  type EventData,
-  type RequestId,
   type WebSocketHandler,
 } from '@pkg/ws-protocol';
-import { CoreEventErrorCode } from '../errors';
 import { ConnectionState, type ConnectionRecord } from './connection';
 import { withSeq, type SessionStore } from './session';
+
+/** Why an authentication ended without opening the connection: the `error` it answers. */
+export interface Refusal {
+  readonly code: string;
+  readonly message: string;
+  /** Fields beside `code` and `message` (`status` of an auth refusal). */
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
 
 export interface OutboundOptions {
   readonly ws: WebSocketHandler;
@@ -47,14 +53,7 @@ export class Outbound {
     const max = this.#o.maxPendingRequests;
     if (conn.pending >= max) {
       const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
-      this.#o.ws.refuse(
-        conn.client.id,
-        CoreEventErrorCode.TOO_MANY_PENDING,
-        message,
-        {},
-        false,
-        id,
-      );
+      this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, false, id);
       return false;
     }
     conn.pending += 1;
@@ -73,23 +72,32 @@ export class Outbound {
     }
     const message = `Too many messages while authentication runs: at most ${this.#o.maxPendingRequests} are held; wait for $welcome.`;
     const extra = { event: envelope.event };
-    this.#o.ws.refuse(clientId, CoreEventErrorCode.BUSY, message, extra, false, envelope.id);
+    this.#o.ws.refuse(clientId, WireErrorCode.BUSY, message, extra, false, envelope.id);
   }
 
   /**
-   * The end of an authentication that did not open the connection: the `error` `data` once
-   * without `id`, then once per held request with its `id`; held messages are dropped.
+   * The end of an authentication that did not open the connection: the refusal is kept (a
+   * request still on its way gets it too, see {@link lateRequest}), sent once without `id`,
+   * then once per held request with its `id`; held messages are dropped, never dispatched.
    */
-  answerHeld(conn: ConnectionRecord, data: Record<string, unknown>): void {
+  refused(conn: ConnectionRecord, refusal: Refusal): void {
+    conn.refused = refusal;
     const clientId = conn.client.id;
-    const { ws } = this.#o;
-    ws.sendRaw(clientId, JSON.stringify({ event: 'error', data }));
+    this.#o.ws.sendRaw(
+      clientId,
+      encodeError(refusal.code, refusal.message, undefined, refusal.fields),
+    );
     const held = conn.held;
     conn.held = [];
-    for (const e of held) {
-      if (e.id !== undefined)
-        ws.sendRaw(clientId, JSON.stringify({ event: 'error', id: e.id, data }));
-    }
+    for (const e of held) if (e.id !== undefined) this.lateRequest(conn, e);
+  }
+
+  /** A request of a refused connection: answered with the refusal and its `id`, once. */
+  lateRequest(conn: ConnectionRecord, envelope: Envelope): void {
+    const { refused } = conn;
+    if (refused === undefined || envelope.id === undefined) return;
+    const text = encodeError(refused.code, refused.message, envelope.id, refused.fields);
+    this.#o.ws.sendRaw(conn.client.id, text);
   }
 
   /** Answers a client request with the handler's result (`null` for nothing). */
@@ -103,7 +111,7 @@ export class Outbound {
       this.#o.logger.exception(err, { code: 'PKG_ERR_CORE_HANDLER_FAILED', clientId, event });
       this.#o.ws.sendError(
         clientId,
-        CoreEventErrorCode.INTERNAL_ERROR,
+        WireErrorCode.INTERNAL_ERROR,
         `The result of "${event}" cannot be sent as JSON.`,
         id,
       );
@@ -122,10 +130,7 @@ export class Outbound {
   ): void {
     if (this.#wasExpired(clientId, id)) return;
     this.#answered(clientId);
-    this.#o.ws.sendRaw(
-      clientId,
-      JSON.stringify({ event: 'error', id, data: { ...extra, code, message } }),
-    );
+    this.#o.ws.sendRaw(clientId, encodeError(code, message, id, extra));
   }
 
   /**
@@ -159,7 +164,7 @@ export class Outbound {
         if (oldest.done !== true) conn.expired.delete(oldest.value);
       }
     }
-    this.refuse(clientId, CoreEventErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
+    this.refuse(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
   };
 
   /** True (and forgotten) when the request was already answered `handler_timeout`. */

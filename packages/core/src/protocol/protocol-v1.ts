@@ -7,41 +7,30 @@
  * its connection is `open`. `#transition` is the one place a connection changes state.
  */
 import {
-  PROTOCOL_V1_SUBPROTOCOL,
-  type Envelope,
+  CloseCode,
+  ControlEvent,
+  SUBPROTOCOL,
+  WireErrorCode as Code,
+  fitCloseReason,
   type EventData,
-  type WebSocketHandler,
-  type WsClient,
-} from '@pkg/ws-protocol';
+} from '@pkg/wire';
+import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import { addressGroup } from '@pkg/http';
 import { ServerRequests, requestToClient, type EmitWithAckOptions } from './acks';
-import {
-  authContext,
-  runAuthHandlers,
-  type AuthHandler,
-  type AuthOutcome,
-  type AuthRefusal,
-} from './auth';
-import {
-  ConnectionRecord,
-  ConnectionState as S,
-  canMove,
-  type ConnectionStateName,
-} from './connection';
+import { authContext, runAuthHandlers } from './auth';
+import type { AuthHandler, AuthOutcome, AuthRefusal } from './auth';
+import { ConnectionRecord, ConnectionState as S, canMove } from './connection';
+import type { ConnectionStateName } from './connection';
 import { PONG } from './heartbeat';
-import { Welcomer, closeReason } from './hello';
-import {
-  FINAL_CLOSES,
-  ProtocolCloseCode,
-  type ProtocolLoad,
-  type ProtocolV1Options,
-} from './options';
+import { Welcomer } from './hello';
+import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './options';
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
-import { CoreEventErrorCode as Code, createCoreError } from '../errors';
+import { createCoreError } from '../errors';
 
 export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';
 export type { AuthResume } from './auth';
-export { ProtocolCloseCode, type ProtocolLoad, type ProtocolV1Options } from './options';
+export type { ProtocolLoad, ProtocolV1Options } from './options';
 
 export class ProtocolV1 {
   readonly #o: ProtocolV1Options;
@@ -69,6 +58,7 @@ export class ProtocolV1 {
             bufferSize: options.recoveryBuffer,
             maxAway: options.maxAwaySessions,
             maxAwayPerAddress: options.maxAwaySessionsPerAddress,
+            groupOf: (address) => addressGroup(address, options.ipv6Subnet),
             onEnded: (session) => this.#endClient(session.clientId),
           })
         : undefined;
@@ -151,16 +141,21 @@ export class ProtocolV1 {
     return Math.max(0, this.#o.authTimeout - (Date.now() - conn.authStarted));
   }
 
-  /** Closes from the server side (unless already closing). */
+  /**
+   * Closes from the server side (unless already closing). A refused connection sends its
+   * close frame one turn later: requests read with the one that was refused still get
+   * their one answer, the refusal (nothing can be sent after the close frame).
+   */
   #close(conn: ConnectionRecord, code: number, reason: string): void {
     if (conn.state === S.CLOSING || conn.state === S.CLOSED || conn.state === S.AWAY) return;
     this.#transition(conn, S.CLOSING);
-    this.#ws.disconnect(conn.client.id, code, reason);
+    if (conn.refused === undefined) this.#ws.disconnect(conn.client.id, code, reason);
+    else setImmediate(() => this.#ws.disconnect(conn.client.id, code, reason));
   }
 
   /** A new connection: `pkg.v1` waits for `$hello` (at most `hello_wait`), others do not. */
   readonly connected = (client: WsClient): void => {
-    const conn = new ConnectionRecord(client, client.socket.protocol === PROTOCOL_V1_SUBPROTOCOL);
+    const conn = new ConnectionRecord(client, client.socket.protocol === SUBPROTOCOL);
     this.#conns.set(client.id, conn);
     this.#o.clients.markWebSocket(client.id, client.data);
     if (conn.v1 && this.#o.helloWait > 0) this.#transition(conn, S.AWAITING_HELLO);
@@ -182,7 +177,7 @@ export class ProtocolV1 {
         return;
       }
       const [next, ...rest] = conn.held;
-      if (next === undefined || next.event === '$hello') {
+      if (next === undefined || next.event === ControlEvent.HELLO) {
         // Not accepted without credentials: wait for a $hello with some (auth_timeout).
         conn.refusal = outcome.refusal;
         conn.held = rest;
@@ -216,10 +211,10 @@ export class ProtocolV1 {
     this.#o.logger.info('WebSocket client closed: authentication timed out', {
       code: 'PKG_ERR_CORE_AUTH_TIMEOUT',
       clientId: conn.client.id,
-      closeCode: ProtocolCloseCode.UNAUTHORIZED,
+      closeCode: CloseCode.UNAUTHORIZED,
     });
-    this.#out.answerHeld(conn, { code: Code.AUTH_TIMEOUT, message });
-    this.#close(conn, ProtocolCloseCode.UNAUTHORIZED, 'auth timeout');
+    this.#out.refused(conn, { code: Code.AUTH_TIMEOUT, message });
+    this.#close(conn, CloseCode.UNAUTHORIZED, 'auth timeout');
   }
 
   /** A refusal: one `error`, one answer per held request, close 4401 / 4403. Nothing replays. */
@@ -230,13 +225,11 @@ export class ProtocolV1 {
       clientId: conn.client.id,
       status: refusal.status,
     });
+    const { message, status } = refusal;
     const code = forbidden ? Code.FORBIDDEN : Code.UNAUTHORIZED;
-    this.#out.answerHeld(conn, { code, message: refusal.message, status: refusal.status });
-    this.#close(
-      conn,
-      forbidden ? ProtocolCloseCode.FORBIDDEN : ProtocolCloseCode.UNAUTHORIZED,
-      closeReason(refusal.message),
-    );
+    this.#out.refused(conn, { code, message, fields: { status } });
+    const closeCode = forbidden ? CloseCode.FORBIDDEN : CloseCode.UNAUTHORIZED;
+    this.#close(conn, closeCode, fitCloseReason(message));
   }
 
   /** Opens the connection (`OnConnect` when `start`), then dispatches what was held. */
@@ -257,13 +250,15 @@ export class ProtocolV1 {
   readonly onMessage = (client: WsClient, envelope: Envelope): void => {
     const conn = this.#conns.get(client.id);
     if (conn === undefined) return this.#o.dispatch(client, envelope);
-    if (envelope.event === '$ping' && conn.state !== S.CLOSING) {
+    if (envelope.event === ControlEvent.PING && conn.state !== S.CLOSING) {
       this.#ws.sendRaw(client.id, PONG);
       return;
     }
     switch (conn.state) {
       case S.AWAITING_HELLO:
-        if (envelope.event === '$hello') return this.#welcomer.hello(conn, envelope.data);
+        if (envelope.event === ControlEvent.HELLO) {
+          return this.#welcomer.hello(conn, envelope.data);
+        }
         if (conn.refusal === undefined) return this.#serveAsV0(conn, envelope);
         conn.held.push(envelope);
         return this.#refuse(conn, conn.refusal);
@@ -271,15 +266,19 @@ export class ProtocolV1 {
         return this.#hold(conn, envelope);
       case S.OPEN:
         return this.#inbound(conn, envelope);
+      case S.CLOSING:
+        // Refused: a request that was on its way still gets its one answer, the refusal.
+        return this.#out.lateRequest(conn, envelope);
       default:
-        // handshaken, closing, closed, away: nothing is dispatched.
+        // handshaken, closed, away: nothing is dispatched.
         return;
     }
   };
 
   /** Holds a message while the auth handlers run: at most `max_pending_requests`. */
   #hold(conn: ConnectionRecord, envelope: Envelope): void {
-    if (envelope.event === '$hello' && conn.hello) return this.#welcomer.secondHello(conn);
+    if (envelope.event === ControlEvent.HELLO && conn.hello)
+      return this.#welcomer.secondHello(conn);
     if (conn.held.length < this.#o.maxPendingRequests) conn.held.push(envelope);
     else this.#out.overHeld(conn, envelope);
   }
@@ -287,15 +286,17 @@ export class ProtocolV1 {
   #inbound(conn: ConnectionRecord, envelope: Envelope): void {
     const { client } = conn;
     switch (envelope.event) {
-      case '$hello':
+      case ControlEvent.HELLO:
         return this.#welcomer.lateHello(conn, envelope.data);
-      case '$ping':
+      case ControlEvent.PING:
         this.#ws.sendRaw(client.id, PONG);
         return;
-      case '$ack':
-      case '$nack':
-        this.#requests.settle(client.id, envelope.rid!, envelope.event === '$ack', envelope.data);
+      case ControlEvent.ACK:
+      case ControlEvent.NACK: {
+        const ok = envelope.event === ControlEvent.ACK;
+        this.#requests.settle(client.id, envelope.rid!, ok, envelope.data);
         return;
+      }
       default:
         break;
     }

@@ -6,12 +6,13 @@
  * for every receiver plus its `seq` in this session: one array slot and one number.
  *
  * Sessions without a connection ("away") are bounded: at most `maxAwayPerAddress` per
- * client address and `maxAway` in all; past a bound the oldest away session is ended.
+ * client address (IPv6 by network, see `groupOf`) and `maxAway` in all; past a bound the oldest away session is ended.
  */
 import { randomBytes } from 'node:crypto';
+import type { ResumeRefusalReason } from '@pkg/wire';
 
-/** Why a resume was not granted. */
-export type ResumeRefusal = 'expired' | 'unknown' | 'overflow' | 'identity' | 'ended';
+/** Why a resume was not granted (`$welcome.reason`). */
+export type ResumeRefusal = ResumeRefusalReason;
 
 export interface Session {
   /** The token a resume presents; replaced on every resume. */
@@ -20,7 +21,7 @@ export interface Session {
   readonly clientId: string;
   /** The identity its auth handlers gave when it was created. */
   readonly identity: string | undefined;
-  /** The client address it was created from (for the per-address bound). */
+  /** The address group it was created from (for the per-address bound). */
   readonly address: string;
   /** Message texts without `seq`, oldest first, at most `bufferSize`. */
   readonly texts: string[];
@@ -45,6 +46,11 @@ export interface SessionStoreOptions {
   readonly maxAway: number;
   /** Away sessions per client address; 0 = no bound. */
   readonly maxAwayPerAddress: number;
+  /**
+   * The group an address counts in for `maxAwayPerAddress`: the address itself, or for IPv6
+   * its network (`addressGroup` of `@pkg/http`, as the connection caps count). Default: itself.
+   */
+  readonly groupOf?: (address: string) => string;
   /** Called when an away session ended on its own (window passed, or evicted by a bound). */
   readonly onEnded: (session: Session) => void;
 }
@@ -94,7 +100,7 @@ export class SessionStore {
       token: newToken(),
       clientId,
       identity,
-      address,
+      address: this.#o.groupOf?.(address) ?? address,
       texts: [],
       seqs: [],
       seq: 0,
