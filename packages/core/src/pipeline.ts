@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { HttpHandler, MemoryRateLimitStore, RateLimiter, resolveClientAddress } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import {
@@ -69,6 +70,17 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const nextId = createClientIdGenerator();
   // trust_proxy was compiled once by ServerConfig; both protocols use that predicate.
   const trust = config.getTrustPredicate();
+  // The client address of an upgrade is asked for by admission and by the handshake: it is
+  // resolved (trust proxy, IP parsing) once per request.
+  const addresses = new WeakMap<IncomingMessage, string>();
+  const clientAddress = (req: IncomingMessage): string => {
+    let address = addresses.get(req);
+    if (address === undefined) {
+      address = resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust);
+      addresses.set(req, address);
+    }
+    return address;
+  };
   const clients = new ClientRegistry();
   const middleware = new Middleware();
   const namespaces = new NamespaceManager({
@@ -91,7 +103,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     prototypeKeys: config.getJsonPrototypeKeys(),
     keepRequest: config.getWebSocketKeepRequest(),
     logger,
-    clientIp: (req) => resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
+    clientIp: clientAddress,
     generateId: nextId,
     controlEvents: true,
     maxMessagesPerSecond: config.get('ws_max_messages_per_second'),
@@ -216,8 +228,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     gate,
     hostCheck: allowedHosts === null ? null : compileHostCheck(allowedHosts),
     clientWork: pendingHandlers,
-    clientAddress: (req) =>
-      resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust),
+    clientAddress,
     trust,
     backends: () => [
       { name: 'adapter', target: adapter.adapter },

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { createHttpError } from './errors';
-import { isCanonicalIp } from './trust-proxy';
+import { IPV4_CANONICAL, isCanonicalIp } from './trust-proxy';
 
 /** The IPv6 prefix length per-address limits group by when none is configured: a /64. */
 export const DEFAULT_IPV6_SUBNET = 64;
@@ -20,6 +20,8 @@ export function addressGroup(address: string, ipv6Subnet: number = DEFAULT_IPV6_
       `addressGroup: ipv6Subnet must be a whole number of bits from 1 to 128, got ${String(ipv6Subnet)}.`,
     );
   }
+  // The common case first, without parsing: a canonical IPv4 address is its own key.
+  if (IPV4_CANONICAL.test(address)) return address;
   const zoneAt = address.indexOf('%');
   const bare = zoneAt === -1 ? address : address.slice(0, zoneAt);
   if (!isCanonicalIp(bare)) return address;

@@ -23,7 +23,7 @@ const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
 };
 
 const IPV4_OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])';
-const IPV4_CANONICAL = new RegExp(`^${IPV4_OCTET}(?:\\.${IPV4_OCTET}){3}$`);
+export const IPV4_CANONICAL = new RegExp(`^${IPV4_OCTET}(?:\\.${IPV4_OCTET}){3}$`);
 const PREFIX = /^(?:0|[1-9][0-9]{0,2})$/;
 
 /**
