@@ -8,9 +8,6 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import {
   LocalAdapter,
-  OnConnect,
-  OnDisconnect,
-  SocketController,
   SocketOn,
   type AdapterHost,
   type AuthContext,
@@ -19,6 +16,7 @@ import {
   type ServerConfigOptions,
 } from '../src/index';
 import {
+  ConnectionRecorder,
   TestClient,
   cleanup,
   deferred,
@@ -34,20 +32,7 @@ interface Message extends Envelope {
   seq?: number;
 }
 
-class App extends SocketController {
-  readonly connects: string[] = [];
-  readonly disconnects: string[] = [];
-
-  @OnConnect()
-  hello(clientId: string): void {
-    this.connects.push(clientId);
-  }
-
-  @OnDisconnect()
-  bye(clientId: string): void {
-    this.disconnects.push(clientId);
-  }
-
+class App extends ConnectionRecorder {
   @SocketOn('add')
   add(_clientId: string, data: unknown): number {
     const { a, b } = data as { a: number; b: number };

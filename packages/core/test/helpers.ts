@@ -4,10 +4,12 @@ import { connect as netConnect, type Socket } from 'node:net';
 import WebSocket, { type ClientOptions } from 'ws';
 import { NullLogger, type LogContext } from '@pkg/logger';
 import {
+  OnConnect,
+  OnDisconnect,
   Server,
   ServerConfig,
+  SocketController,
   type ServerConfigOptions,
-  type SocketController,
 } from '../src/index';
 
 export interface Envelope {
@@ -226,4 +228,20 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** A controller that records the client ids its OnConnect and OnDisconnect handlers saw. */
+export class ConnectionRecorder extends SocketController {
+  readonly connects: string[] = [];
+  readonly disconnects: string[] = [];
+
+  @OnConnect()
+  hello(clientId: string): void {
+    this.connects.push(clientId);
+  }
+
+  @OnDisconnect()
+  bye(clientId: string): void {
+    this.disconnects.push(clientId);
+  }
 }

@@ -4,15 +4,12 @@
 // alive (close 4409), why a resume was refused, and seq scoped to a session.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
-  OnConnect,
-  OnDisconnect,
-  SocketController,
   type AuthContext,
   type AuthResult,
   type Server,
   type ServerConfigOptions,
 } from '../src/index';
-import { TestClient, cleanup, startServer, type Envelope } from './helpers';
+import { ConnectionRecorder, TestClient, cleanup, startServer, type Envelope } from './helpers';
 
 afterEach(cleanup);
 
@@ -20,20 +17,8 @@ interface Message extends Envelope {
   seq?: number;
 }
 
-class App extends SocketController {
-  readonly connects: string[] = [];
-  readonly disconnects: string[] = [];
-
-  @OnConnect()
-  hello(clientId: string): void {
-    this.connects.push(clientId);
-  }
-
-  @OnDisconnect()
-  bye(clientId: string): void {
-    this.disconnects.push(clientId);
-  }
-}
+/** Records OnConnect and OnDisconnect (the shared recorder, named for these tests). */
+class App extends ConnectionRecorder {}
 
 async function setup(
   config: ServerConfigOptions = {},
