@@ -4,6 +4,7 @@
  * reconnect rule to the manager (manager.ts) and what travels on an open connection to the
  * protocol socket (socket.ts), as socket.io-client splits its Manager from its Socket.
  */
+import { CloseCode } from '@pkg/wire';
 import { ClientError, createClientError } from './errors';
 import type {
   AckOptions,
@@ -256,7 +257,7 @@ export class Client<
     this.#manager.settle(error('connect'));
     if (wasConnected) {
       this.#listeners.call('disconnect', {
-        code: 1000,
+        code: CloseCode.NORMAL,
         reason: 'client disconnect',
         willReconnect: false,
       });

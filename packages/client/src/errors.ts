@@ -2,6 +2,8 @@
  * Error codes of @pkg/client. Every error the client throws, rejects with or reports carries
  * one of these as `err.code`; match on it, not on the message.
  */
+import { CloseCode } from '@pkg/wire';
+
 export interface ClientErrorInfo {
   /** A short generic description of the problem, for docs. */
   readonly message: string;
@@ -25,12 +27,12 @@ export const clientErrorCodes = {
   PKG_ERR_CLIENT_UNAUTHORIZED: {
     message: 'The server refused the credentials; the client does not reconnect on its own.',
     status: 401,
-    closeCode: 4401,
+    closeCode: CloseCode.UNAUTHORIZED,
   },
   PKG_ERR_CLIENT_FORBIDDEN: {
     message: 'The server refused the connection for this user; the client does not reconnect.',
     status: 403,
-    closeCode: 4403,
+    closeCode: CloseCode.FORBIDDEN,
   },
   PKG_ERR_CLIENT_SENT_AWAY: {
     message:
@@ -39,7 +41,7 @@ export const clientErrorCodes = {
   PKG_ERR_CLIENT_SESSION_TAKEN_OVER: {
     message:
       'Another connection resumed this session (close 4409); the client does not reconnect on its own.',
-    closeCode: 4409,
+    closeCode: CloseCode.SESSION_TAKEN_OVER,
   },
   PKG_ERR_CLIENT_HANDSHAKE_REFUSED: {
     message: 'The server answered the WebSocket upgrade with an HTTP error status.',
