@@ -5,6 +5,7 @@
  * application event name, so they never collide with one.
  */
 import { isValidSeq } from './envelope';
+import type { RoomPosition } from './history';
 
 /** The control event names. */
 export const ControlEvent = {
@@ -14,6 +15,14 @@ export const ControlEvent = {
   PONG: '$pong',
   ACK: '$ack',
   NACK: '$nack',
+  /** Server -> client: the end of one room's recovery (see history.ts). */
+  RECOVERED: '$recovered',
+  /** Client -> server request: the kept messages of a room. */
+  HISTORY: '$history',
+  /** Server -> client: a room's presence state. */
+  PRESENCE: '$presence',
+  /** Server -> client: a batch of presence joins and leaves. */
+  PRESENCE_DIFF: '$presence_diff',
 } as const;
 
 export type ControlEventName = (typeof ControlEvent)[keyof typeof ControlEvent];
@@ -53,6 +62,12 @@ export interface HelloData {
   auth?: string;
   heartbeat?: HeartbeatTiming;
   resume?: { session: string; seq: number };
+  /**
+   * The last position the client saw in each room it was in (at most
+   * `HISTORY_LIMITS.maxHelloPositions`): when the server joins this connection to one of
+   * those rooms, it replays what was missed and sends `$recovered`.
+   */
+  positions?: RoomPosition[];
 }
 
 /** Why a resume was refused: `$welcome.reason` when `resumed` is false. */

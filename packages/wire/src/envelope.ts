@@ -5,6 +5,7 @@
  * Members not listed here are ignored by both ends.
  */
 import type { RequestId, ServerRequestId } from './names';
+import type { EnvelopePosition } from './history';
 
 /** The `data` of an application event: a JSON object or a JSON array. */
 export type EventData = Record<string, unknown> | unknown[];
@@ -20,6 +21,8 @@ export interface Envelope {
   rid?: ServerRequestId;
   /** Server -> client: position in the session's stream, from 1, reset by a fresh session. */
   seq?: number;
+  /** Server -> client: the message's position in its room's history (rooms that keep it). */
+  pos?: EnvelopePosition;
 }
 
 /** The version of the protocol `$hello` announces and `$welcome` confirms. */

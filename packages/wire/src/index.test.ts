@@ -9,6 +9,7 @@ describe('@pkg/wire entry', () => {
       'ControlEvent',
       'EVENT_NAME_PATTERN',
       'HEARTBEAT_LIMITS',
+      'HISTORY_LIMITS',
       'MAX_AUTH_LENGTH',
       'MAX_CLOSE_REASON_BYTES',
       'MAX_ID_LENGTH',

@@ -41,3 +41,22 @@ export {
 export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
 export { WireErrorCode, encodeError, readErrorData } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
+export { HISTORY_LIMITS } from './history';
+export type {
+  EnvelopePosition,
+  HistoryAnswerData,
+  HistoryMessage,
+  HistoryRequestData,
+  RecoveredData,
+  RecoveryFailureReason,
+  RoomPosition,
+  StreamPosition,
+} from './history';
+export type {
+  PresenceDiffData,
+  PresenceEntry,
+  PresenceMeta,
+  PresenceState,
+  PresenceStateData,
+  PresenceStats,
+} from './presence';
