@@ -1,0 +1,81 @@
+/**
+ * The contract between the server and where room history is kept: in this process (the
+ * default) or in a shared store such as Redis Streams (a cluster adapter's `history`).
+ *
+ * A broadcast to a room that keeps history is serialised once, around a hole for its
+ * position: the text delivered and kept is
+ * `head + JSON.stringify(epoch) + ',"offset":' + offset + tail`, so a store that assigns the
+ * position elsewhere (a Redis script) can build the text without running JavaScript.
+ */
+import type { RecoveryFailureReason, StreamPosition } from '@pkg/wire';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** How much of a room is kept: the last `size` messages, each for `ttl` ms. */
+export interface HistoryPolicy {
+  readonly size: number;
+  readonly ttl: number;
+}
+
+/** A serialised envelope with the hole for its position (see the file's comment). */
+export interface PositionTemplate {
+  readonly head: string;
+  readonly tail: string;
+}
+
+/** Where a kept broadcast goes: one room of one namespace, minus `except`. */
+export interface KeptTarget {
+  readonly namespace: string;
+  readonly room: string;
+  readonly except?: string | readonly string[];
+}
+
+/** What a kept broadcast became. */
+export interface PublishedMessage {
+  readonly position: StreamPosition;
+  readonly text: string;
+  /** Clients of this process it was written to (as `Adapter.broadcast` counts). */
+  readonly delivered: number;
+}
+
+/** One kept message: its offset in the current epoch and the text as delivered. */
+export interface KeptMessage {
+  readonly offset: number;
+  readonly text: string;
+}
+
+/** A read of a room's history. */
+export interface HistoryQuery {
+  /** Messages after this position; without it, the last `limit`. */
+  readonly since?: StreamPosition;
+  /** At most this many messages (the server passes its replay bound). */
+  readonly limit: number;
+  readonly policy: HistoryPolicy;
+}
+
+/**
+ * The answer to a read: the room's current position (null when nothing was ever kept),
+ * the messages oldest first, and whether they are everything asked for; when not, `reason`.
+ */
+export interface HistoryRead {
+  readonly position: StreamPosition | null;
+  readonly messages: readonly KeptMessage[];
+  readonly complete: boolean;
+  readonly reason?: RecoveryFailureReason;
+}
+
+/**
+ * Keeps and replays room history. `publish` assigns the next position of the room, builds
+ * the text from the template, keeps it under the policy, and delivers it to the target's
+ * clients on every instance (as `Adapter.broadcast` would), in one step so that positions
+ * follow delivery order. `read` never throws for a position that does not exist: it answers
+ * `complete: false` with a reason.
+ */
+export interface HistoryStore {
+  publish(
+    target: KeptTarget,
+    template: PositionTemplate,
+    policy: HistoryPolicy,
+  ): MaybePromise<PublishedMessage>;
+  read(namespace: string, room: string, query: HistoryQuery): MaybePromise<HistoryRead>;
+}
