@@ -4,13 +4,22 @@
 // and $history. The clients are plain `ws` sockets speaking protocol version 1.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
+  LocalAdapter,
+  MemoryHistoryStore,
   OnConnect,
   RoomsController,
   SocketController,
+  type HistoryPolicy,
+  type HistoryQuery,
+  type HistoryRead,
+  type HistoryStore,
+  type KeptTarget,
+  type PositionTemplate,
+  type PublishedMessage,
   type Server,
   type ServerConfigOptions,
 } from '../src/index';
-import { TestClient, cleanup, startServer, type Envelope } from './helpers';
+import { TestClient, cleanup, deferred, startServer, type Envelope } from './helpers';
 
 afterEach(cleanup);
 
@@ -180,5 +189,289 @@ describe('recovery through $hello.positions', () => {
     expect(got.map((m) => m.event)).toEqual(['msg', '$recovered']);
     expect(got[0]!.data).toEqual({ n: 2 });
     expect(got[1]!.data).toMatchObject({ room: 'chat:auto', recovered: true, replayed: 1 });
+  });
+});
+
+/** Joins as a fresh v1 client, sees one message of `room`, leaves; returns its position. */
+async function seeOne(server: Server, url: string, room: string): Promise<Pos> {
+  const a = await v1(url);
+  await join(a, { room });
+  server.broadcast('msg', { n: 0 }, { room });
+  const seen = (await a.next('msg')) as Message;
+  await a.close();
+  return seen.pos!;
+}
+
+/** Recovers `room` from `pos` on a fresh v1 client; returns what came before `$recovered` and it. */
+async function recover(
+  url: string,
+  room: string,
+  since: unknown,
+): Promise<{ client: TestClient; before: Message[]; recovered: Message }> {
+  const b = await v1(url);
+  request(b, 'join_room', { room, since }, 'j');
+  const got = await until(b, '$recovered');
+  return { client: b, before: got.slice(0, -1), recovered: got.at(-1)! };
+}
+
+const at = (pos: Pos) => ({ offset: pos.offset, epoch: pos.epoch });
+
+describe('every answer of a recovery', () => {
+  it('not_kept: a room without history, and the join still succeeds', async () => {
+    const { url } = await setup();
+    const { client, before, recovered } = await recover(url, 'plain', { offset: 3, epoch: 'e' });
+    expect(before).toEqual([]);
+    expect(recovered.data).toEqual({
+      room: 'plain',
+      namespace: '/',
+      recovered: false,
+      reason: 'not_kept',
+      replayed: 0,
+    });
+    const answer = (await client.next('join_room')) as Message;
+    expect(answer).toMatchObject({ id: 'j', data: { room: 'plain', namespace: '/' } });
+  });
+
+  it('epoch_changed: a position of another stream, answered with the current position', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:e');
+    const { before, recovered } = await recover(url, 'chat:e', { offset: 1, epoch: 'gone-epoch' });
+    expect(before).toEqual([]);
+    expect(recovered.data).toEqual({
+      room: 'chat:e',
+      namespace: '/',
+      recovered: false,
+      reason: 'epoch_changed',
+      replayed: 0,
+      position: at(pos),
+    });
+  });
+
+  it('invalid_position: an offset past the end (also the largest safe integer), then a normal join answer', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:i');
+    let last = pos.offset;
+    for (const far of [false, true]) {
+      const offset = far ? Number.MAX_SAFE_INTEGER : last + 1;
+      const { client, recovered } = await recover(url, 'chat:i', { offset, epoch: pos.epoch });
+      expect(recovered.data).toMatchObject({
+        recovered: false,
+        reason: 'invalid_position',
+        replayed: 0,
+        position: { offset: last, epoch: pos.epoch },
+      });
+      expect(((await client.next('join_room')) as Message).id).toBe('j');
+      // A member like any other: live traffic flows, no error, no second $recovered.
+      server.broadcast('msg', { n: offset }, { room: 'chat:i' });
+      last += 1;
+      const live = (await client.next('msg')) as Message;
+      expect(live.data['n']).toBe(offset);
+      expect(client.pending().map((m) => m.event)).toEqual(['room_joined']);
+      await client.close();
+    }
+  });
+
+  it('too_far_behind: more missed than the room keeps (size)', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:z');
+    for (let n = 1; n <= CHAT.size + 1; n += 1) server.broadcast('msg', { n }, { room: 'chat:z' });
+    const { before, recovered } = await recover(url, 'chat:z', at(pos));
+    expect(before).toEqual([]);
+    expect(recovered.data).toMatchObject({
+      recovered: false,
+      reason: 'too_far_behind',
+      replayed: 0,
+      position: { offset: pos.offset + CHAT.size + 1, epoch: pos.epoch },
+    });
+  });
+
+  it('too_far_behind: a missed message older than the ttl', async () => {
+    const { server, url } = await setup({ history: [{ match: 'short', size: 50, ttl: 400 }] });
+    const pos = await seeOne(server, url, 'short');
+    server.broadcast('msg', { n: 1 }, { room: 'short' });
+    // n 2 keeps the room alive while n 1 grows older than the ttl.
+    await new Promise((r) => setTimeout(r, 250));
+    server.broadcast('msg', { n: 2 }, { room: 'short' });
+    await new Promise((r) => setTimeout(r, 250));
+    const { before, recovered } = await recover(url, 'short', at(pos));
+    expect(before).toEqual([]);
+    expect(recovered.data).toMatchObject({ recovered: false, reason: 'too_far_behind' });
+  });
+
+  it('too_far_behind: more than history_max_replay missed, or more than history_max_replay_bytes', async () => {
+    const { server, url } = await setup({
+      history: [{ match: '*', size: 100, ttl: 60_000 }],
+      history_max_replay: 3,
+      history_max_replay_bytes: 500,
+    });
+    const count = await seeOne(server, url, 'count');
+    for (let n = 1; n <= 4; n += 1) server.broadcast('msg', { n }, { room: 'count' });
+    const many = await recover(url, 'count', at(count));
+    expect(many.recovered.data).toMatchObject({ recovered: false, reason: 'too_far_behind' });
+    expect(many.before).toEqual([]);
+
+    const bytes = await seeOne(server, url, 'bytes');
+    server.broadcast('msg', { text: 'x'.repeat(300) }, { room: 'bytes' });
+    server.broadcast('msg', { text: 'y'.repeat(300) }, { room: 'bytes' });
+    const big = await recover(url, 'bytes', at(bytes));
+    expect(big.recovered.data).toMatchObject({ recovered: false, reason: 'too_far_behind' });
+    expect(big.before).toEqual([]);
+
+    // Exactly at the bounds: recovered.
+    server.broadcast('msg', { n: 5 }, { room: 'count' });
+    const fits = await recover(url, 'count', { offset: count.offset + 2, epoch: count.epoch });
+    expect(fits.before.map((m) => m.data['n'])).toEqual([3, 4, 5]);
+    expect(fits.recovered.data).toMatchObject({ recovered: true, replayed: 3 });
+  });
+
+  it('recovered with nothing missed: replayed 0 and the position the client already has', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:n');
+    const { before, recovered } = await recover(url, 'chat:n', at(pos));
+    expect(before).toEqual([]);
+    expect(recovered.data).toEqual({
+      room: 'chat:n',
+      namespace: '/',
+      recovered: true,
+      replayed: 0,
+      position: at(pos),
+    });
+  });
+});
+
+/**
+ * A history store that answers reads later, as a store across the network does: reads wait
+ * for `release()`; `snapshot` says whether the read sees the stream as it was when asked
+ * (`asked`) or when released (`released`). Publications are kept and delivered at once.
+ */
+class LaterStore implements HistoryStore {
+  readonly memory: MemoryHistoryStore;
+  readonly #gate = deferred();
+  readonly reads: number[] = [];
+
+  constructor(
+    deliver: (text: string, target: KeptTarget) => number,
+    readonly snapshot: 'asked' | 'released',
+  ) {
+    this.memory = new MemoryHistoryStore({ deliver });
+  }
+
+  release(): void {
+    this.#gate.resolve();
+  }
+
+  publish(target: KeptTarget, template: PositionTemplate, policy: HistoryPolicy): PublishedMessage {
+    return this.memory.publish(target, template, policy);
+  }
+
+  async read(namespace: string, room: string, query: HistoryQuery): Promise<HistoryRead> {
+    this.reads.push(Date.now());
+    const early = this.snapshot === 'asked' ? this.memory.read(namespace, room, query) : undefined;
+    await this.#gate.promise;
+    return early ?? this.memory.read(namespace, room, query);
+  }
+}
+
+class LaterAdapter extends LocalAdapter {
+  readonly history: LaterStore;
+
+  constructor(snapshot: 'asked' | 'released') {
+    super();
+    this.history = new LaterStore((text, target) => this.broadcast(text, target), snapshot);
+  }
+
+  override close(): void {
+    this.history.memory.close();
+    super.close();
+  }
+}
+
+describe('live messages during a replay', () => {
+  for (const snapshot of ['asked', 'released'] as const) {
+    it(`are held until $recovered and sent once each (read sees the stream as ${snapshot})`, async () => {
+      const adapter = new LaterAdapter(snapshot);
+      const { server: s2, wsUrl } = await startServer(
+        [new RoomsController()],
+        {
+          shutdown_timeout: 200,
+          history: [CHAT],
+        },
+        (srv) => srv.setAdapter(adapter),
+      );
+      const pos = await seeOne(s2, wsUrl, 'chat:l');
+      s2.broadcast('msg', { n: 1 }, { room: 'chat:l' });
+      s2.broadcast('msg', { n: 2 }, { room: 'chat:l' });
+
+      const b = await v1(wsUrl);
+      request(b, 'join_room', { room: 'chat:l', since: at(pos) }, 'j');
+      await b.next('join_room');
+      while (adapter.history.reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+      // Live while the read is pending: held, not sent.
+      s2.broadcast('msg', { n: 3 }, { room: 'chat:l' });
+      s2.broadcast('msg', { n: 4 }, { room: 'chat:l' });
+      expect(s2.getLoad().recoveries).toBe(1);
+      adapter.history.release();
+      const got = await until(b, '$recovered');
+      s2.broadcast('msg', { n: 5 }, { room: 'chat:l' });
+      const replayed = got.filter((m) => m.event === 'msg').map((m) => m.data['n']);
+      expect(replayed).toEqual(snapshot === 'asked' ? [1, 2] : [1, 2, 3, 4]);
+      expect(got.at(-1)!.data).toMatchObject({ recovered: true, replayed: replayed.length });
+      // After $recovered: what the replay did not carry, each once, then live traffic.
+      const live = snapshot === 'asked' ? [3, 4, 5] : [5];
+      const after: Message[] = [];
+      for (const _ of live) after.push((await b.next('msg')) as Message);
+      expect(after.map((m) => m.data['n'])).toEqual(live);
+      expect(b.pending()).toEqual([]);
+      const offsets = [...got, ...after].filter((m) => m.pos).map((m) => m.pos!.offset);
+      expect(offsets).toEqual([...offsets].sort((x, y) => x - y));
+      expect(new Set(offsets).size).toBe(offsets.length);
+      expect(s2.getLoad().recoveries).toBe(0);
+    });
+  }
+
+  it('drops what was held when the client leaves during the read (no leak)', async () => {
+    const adapter = new LaterAdapter('asked');
+    const { server, wsUrl } = await startServer(
+      [new RoomsController()],
+      {
+        shutdown_timeout: 200,
+        history: [CHAT],
+      },
+      (srv) => srv.setAdapter(adapter),
+    );
+    const pos = await seeOne(server, wsUrl, 'chat:g');
+    const b = await v1(wsUrl);
+    request(b, 'join_room', { room: 'chat:g', since: at(pos) }, 'j');
+    await b.next('join_room');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:g' });
+    expect(server.getLoad().recoveries).toBe(1);
+    await b.close();
+    while (server.getLoad().webSocketClients > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(server.getLoad().recoveries).toBe(0);
+    adapter.history.release();
+  });
+
+  it('applies max_pending_requests to $history like any request', async () => {
+    const adapter = new LaterAdapter('asked');
+    const { server, wsUrl } = await startServer(
+      [new RoomsController()],
+      {
+        shutdown_timeout: 200,
+        history: [CHAT],
+        max_pending_requests: 2,
+      },
+      (srv) => srv.setAdapter(adapter),
+    );
+    void server;
+    const b = await v1(wsUrl);
+    await join(b, { room: 'chat:p' });
+    for (const id of ['h1', 'h2']) request(b, '$history', { room: 'chat:p' }, id);
+    // The join's answer was sent: two pending now, a third is refused.
+    request(b, '$history', { room: 'chat:p' }, 'h3');
+    const refused = (await b.next('error')) as Message;
+    expect(refused).toMatchObject({ id: 'h3', data: { code: 'too_many_pending' } });
+    adapter.history.release();
+    const answers = [(await b.next('$history')) as Message, (await b.next('$history')) as Message];
+    expect(answers.map((m) => m.id)).toEqual(['h1', 'h2']);
   });
 });
