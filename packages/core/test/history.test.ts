@@ -14,6 +14,7 @@ import {
   type HistoryRead,
   type HistoryStore,
   type KeptTarget,
+  type MemoryHistoryStoreOptions,
   type PositionTemplate,
   type PublishedMessage,
   type Server,
@@ -350,7 +351,7 @@ class LaterStore implements HistoryStore {
   readonly reads: number[] = [];
 
   constructor(
-    deliver: (text: string, target: KeptTarget) => number,
+    deliver: MemoryHistoryStoreOptions['deliver'],
     readonly snapshot: 'asked' | 'released',
   ) {
     this.memory = new MemoryHistoryStore({ deliver });
