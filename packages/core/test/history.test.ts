@@ -8,6 +8,8 @@ import {
   MemoryHistoryStore,
   OnConnect,
   RoomsController,
+  Server,
+  ServerConfig,
   SocketController,
   type HistoryPolicy,
   type HistoryQuery,
@@ -17,7 +19,6 @@ import {
   type MemoryHistoryStoreOptions,
   type PositionTemplate,
   type PublishedMessage,
-  type Server,
   type ServerConfigOptions,
 } from '../src/index';
 import { TestClient, cleanup, deferred, startServer, type Envelope } from './helpers';
@@ -696,11 +697,24 @@ describe('server.history and bounds', () => {
     });
     expect(() => server.history('')).toThrow(TypeError);
     expect(() => server.history('idle:1', { limit: 0 })).toThrow(/limit/);
+    expect(() => server.history('idle:1', { since: { offset: -1, epoch: 'e' } })).toThrow(/since/);
+    const since = await server.history('idle:7', {
+      since: { offset: 0, epoch: h.position!.epoch },
+    });
+    expect(since).toMatchObject({ complete: true, messages: [{ data: { i: 7 } }] });
+
     const deadline = Date.now() + 5000;
     while (server.getLoad().historyRooms > 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(server.getLoad().historyRooms).toBe(0);
+  });
+
+  it('refuses an adapter whose history is not a HistoryStore', () => {
+    const idle = new Server(new ServerConfig({ port: 0 }));
+    const broken = Object.assign(new LocalAdapter(), { history: {} as HistoryStore });
+    expect(() => idle.setAdapter(broken)).toThrow(/history must be a HistoryStore/);
+    expect(() => idle.setAdapter(new LaterAdapter('asked'))).not.toThrow();
   });
 
   it('keepHistory keeps one room, checked like the config', async () => {
