@@ -288,13 +288,13 @@ describe('every answer of a recovery', () => {
   });
 
   it('too_far_behind: a missed message older than the ttl', async () => {
-    const { server, url } = await setup({ history: [{ match: 'short', size: 50, ttl: 400 }] });
+    const { server, url } = await setup({ history: [{ match: 'short', size: 50, ttl: 1000 }] });
     const pos = await seeOne(server, url, 'short');
     server.broadcast('msg', { n: 1 }, { room: 'short' });
     // n 2 keeps the room alive while n 1 grows older than the ttl.
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 600));
     server.broadcast('msg', { n: 2 }, { room: 'short' });
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 600));
     const { before, recovered } = await recover(url, 'short', at(pos));
     expect(before).toEqual([]);
     expect(recovered.data).toMatchObject({ recovered: false, reason: 'too_far_behind' });
@@ -683,7 +683,7 @@ describe('$history', () => {
 
 describe('server.history and bounds', () => {
   it('reads through the store, validates its arguments, and forgets idle rooms (no leak)', async () => {
-    const { server } = await setup({ history: [{ match: 'idle:*', size: 3, ttl: 150 }] });
+    const { server } = await setup({ history: [{ match: 'idle:*', size: 3, ttl: 1000 }] });
     for (let i = 0; i < 50; i += 1) server.broadcast('msg', { i }, { room: `idle:${i}` });
     expect(server.getLoad().historyRooms).toBe(50);
     const h = await server.history('idle:7');
@@ -727,5 +727,38 @@ describe('server.history and bounds', () => {
     for (let n = 1; n <= 3; n += 1) server.broadcast('msg', { n }, { room: 'r' });
     const h = await server.history('r');
     expect(h.messages.map((m) => m.pos.offset)).toEqual([2, 3]);
+  });
+});
+
+describe('room recovery and session recovery together', () => {
+  it('numbers replayed messages in the session, so a resume after a drop replays them again', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:both');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:both' });
+    server.broadcast('msg', { n: 2 }, { room: 'chat:both' });
+    const b = await TestClient.connect(url, {}, ['pkg.v1']);
+    b.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    const welcome = await b.next('$welcome');
+    const token = welcome.data['session'] as string;
+    request(b, 'join_room', { room: 'chat:both', since: at(pos) }, 'j');
+    const got = (await until(b, '$recovered')).filter((m) => m.event === 'msg');
+    expect(got.map((m) => [m.data['n'], m.seq])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    // The connection is lost (no close frame): the session waits for a resume.
+    b.ws.terminate();
+    await b.closed;
+    while (server.getLoad().awaySessions === 0) await new Promise((r) => setTimeout(r, 5));
+    const c = await TestClient.connect(url, {}, ['pkg.v1']);
+    c.sendRaw(
+      JSON.stringify({ event: '$hello', data: { v: 1, resume: { session: token, seq: 0 } } }),
+    );
+    expect((await c.next('$welcome')).data['resumed']).toBe(true);
+    const again = [(await c.next('msg')) as Message, (await c.next('msg')) as Message];
+    expect(again.map((m) => [m.data['n'], m.seq, m.pos!.offset])).toEqual([
+      [1, 1, pos.offset + 1],
+      [2, 2, pos.offset + 2],
+    ]);
   });
 });

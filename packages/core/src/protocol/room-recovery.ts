@@ -30,10 +30,13 @@ interface Hold {
 export interface RoomRecoveryOptions {
   readonly history: RoomHistory;
   readonly logger: LoggerInterface;
-  /** Writes a text to the client as it is (replayed messages, `$recovered`). */
+  /** Writes a text to the client as it is (`$recovered`). */
   readonly sendRaw: (clientId: string, text: string) => boolean;
-  /** Delivers a held live message as a broadcast would have (with `seq` in a session). */
-  readonly deliver: (clientId: string, text: string) => void;
+  /**
+   * Delivers a replayed or held message as a broadcast would have (with `seq`, kept in a
+   * session); false when the client is no longer there.
+   */
+  readonly deliver: (clientId: string, text: string) => boolean;
 }
 
 function holdKey(namespace: string, room: string): string {
@@ -146,7 +149,7 @@ export class RoomRecovery {
     let replayed = 0;
     if (reason === undefined) {
       for (const m of read.messages) {
-        if (!this.#o.sendRaw(clientId, m.text)) break;
+        if (!this.#o.deliver(clientId, m.text)) break;
         replayed += 1;
       }
     }
