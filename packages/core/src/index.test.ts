@@ -25,6 +25,7 @@ const RUNTIME_EXPORTS = [
   'NullLogger',
   'OnConnect',
   'OnDisconnect',
+  'REQUEST_ID_ATTRIBUTE',
   'RateLimit',
   'RateLimiter',
   'Request',
@@ -40,6 +41,8 @@ const RUNTIME_EXPORTS = [
   'WsCloseCode',
   'WsEventErrorCode',
   'coreErrorCodes',
+  'currentLogContext',
+  'runWithLogContext',
 ];
 
 describe('@pkg/core entry', () => {

@@ -66,4 +66,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
+  // observability
+  metrics_path: null,
+  metrics_prefix: 'pkg_',
+  metrics_allow: ['loopback'],
+  metrics_token: null,
+  request_id_header: 'x-request-id',
 });
