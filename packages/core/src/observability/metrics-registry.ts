@@ -15,6 +15,7 @@ import {
   BoundedLabel,
   SLOW_CONSUMER_CLOSE,
   closeCodeLabel,
+  inboundEventLabel,
   methodLabel,
   type MetricsRecorder,
 } from './metrics';
@@ -114,7 +115,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const histogram = (name: string, help: string, labelNames: string[]) =>
     new prom.Histogram({ name: n(name), help, labelNames, buckets: DURATION_BUCKETS, registers });
 
-  const inEvents = new BoundedLabel(sources.hasHandler);
+  const inEvents = inboundEventLabel(sources.hasHandler);
   const outEvents = new BoundedLabel();
   const refusalCodes = new BoundedLabel();
   const routes = new BoundedLabel();
