@@ -19,6 +19,7 @@ import {
   methodLabel,
   type MetricsRecorder,
 } from './metrics';
+import { FastCounter, FastHistogram } from './metrics-series';
 
 type Prom = typeof PromClient;
 
@@ -110,10 +111,16 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const register = new prom.Registry();
   const registers = [register];
   const n = (name: string): string => prefix + name;
-  const counter = (name: string, help: string, labelNames: string[] = []) =>
-    new prom.Counter({ name: n(name), help, labelNames, registers });
-  const histogram = (name: string, help: string, labelNames: string[]) =>
-    new prom.Histogram({ name: n(name), help, labelNames, buckets: DURATION_BUCKETS, registers });
+  const counter = (name: string, help: string, labelNames: string[] = []): FastCounter => {
+    const metric = new FastCounter(n(name), help, labelNames);
+    register.registerMetric(metric as never);
+    return metric;
+  };
+  const histogram = (name: string, help: string, labelNames: string[]): FastHistogram => {
+    const metric = new FastHistogram(n(name), help, labelNames, DURATION_BUCKETS);
+    register.registerMetric(metric as never);
+    return metric;
+  };
 
   const inEvents = inboundEventLabel(sources.hasHandler);
   const outEvents = new BoundedLabel();
@@ -127,7 +134,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const refusals = counter('refusals_total', 'Messages, requests and connections refused, by error code.', ['code']); // prettier-ignore
   const connects = counter('ws_connects_total', 'WebSocket connections upgraded, by protocol version offered.', ['protocol']); // prettier-ignore
   const disconnects = counter('ws_disconnects_total', 'WebSocket connections ended, by close code.', ['code']); // prettier-ignore
-  const slowConsumers = counter('ws_slow_consumer_drops_total', 'WebSocket clients dropped because their send buffer exceeded max_buffered_amount (close 1013).'); // prettier-ignore
+  const slowConsumers = new prom.Counter({ name: n('ws_slow_consumer_drops_total'), help: 'WebSocket clients dropped because their send buffer exceeded max_buffered_amount (close 1013).', registers }); // prettier-ignore
   let closedIn = 0;
   let closedOut = 0;
 
@@ -182,23 +189,23 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const defaults = processRegistry(prom, prefix);
   return {
     contentType: register.contentType,
-    messageIn: (event) => messagesIn.inc({ event: inEvents.of(event) }),
+    messageIn: (event) => messagesIn.inc([inEvents.of(event)]),
     messageOut: (event, count) => {
-      if (count > 0) messagesOut.inc({ event: outEvents.of(event) }, count);
+      if (count > 0) messagesOut.inc([outEvents.of(event)], count);
     },
-    wsHandled: (event, started) => wsDuration.observe({ event: inEvents.of(event) }, seconds(started)), // prettier-ignore
+    wsHandled: (event, started) => wsDuration.observe([inEvents.of(event)], seconds(started)),
     httpHandled: (method, route, status, started) =>
       httpDuration.observe(
-        { method: methodLabel(method), route: routes.of(route), status_code: String(status) },
+        [methodLabel(method), routes.of(route), String(status)],
         seconds(started),
       ),
-    refused: (code) => refusals.inc({ code: refusalCodes.of(code) }),
-    connected: (protocol) => connects.inc({ protocol }),
+    refused: (code) => refusals.inc([refusalCodes.of(code)]),
+    connected: (protocol) => connects.inc([protocol]),
     disconnected: (code, bytesIn, bytesOut) => {
-      disconnects.inc({ code: closeCodeLabel(code) });
+      disconnects.inc([closeCodeLabel(code)]);
       if (code === SLOW_CONSUMER_CLOSE) slowConsumers.inc();
       const auth = AUTH_CLOSES.get(code);
-      if (auth !== undefined) refusals.inc({ code: refusalCodes.of(auth) });
+      if (auth !== undefined) refusals.inc([refusalCodes.of(auth)]);
       closedIn += bytesIn;
       closedOut += bytesOut;
     },
