@@ -68,15 +68,20 @@ const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
-/** Loads prom-client from the application (or this package); a clear error when it is missing. */
-export function loadPromClient(): Prom {
-  // Resolved like the application would: from this file when it is CommonJS, from the
-  // entry script and the working directory otherwise (an ESM build has no __filename).
-  const bases = [
+/**
+ * Where prom-client is looked up: from this file when it is CommonJS, from the entry script
+ * and the working directory otherwise (an ESM build has no __filename).
+ */
+function defaultBases(): Array<string | undefined> {
+  return [
     typeof __filename === 'string' ? __filename : undefined,
     process.argv[1],
     join(process.cwd(), 'index.js'),
   ];
+}
+
+/** Loads prom-client as the application would; a clear error when it is missing. */
+export function loadPromClient(bases: ReadonlyArray<string | undefined> = defaultBases()): Prom {
   for (const base of bases) {
     if (base === undefined || base === '') continue;
     try {
