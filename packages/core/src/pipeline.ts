@@ -233,6 +233,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     },
   });
   const lifecycle = new Lifecycle({
+    // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.
+    onRefusal: (code) => metered.metrics?.refused(code.replace(/^PKG_ERR_CORE_/, '').toLowerCase()),
     config,
     logger,
     clients,

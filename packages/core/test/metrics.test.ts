@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { OnConnect, SocketController, SocketOn, type Server } from '../src/index';
-import { cleanup, startServer, TestClient } from './helpers';
+import { cleanup, expectRefusedUpgrade, startServer, TestClient } from './helpers';
 import { parseMetrics, promtoolCheck, sumOf, valueOf, type Sample } from './metrics-text';
 
 afterEach(cleanup);
@@ -236,6 +236,24 @@ describe('every metric moves with what it counts', () => {
       socket.resume();
       slow.ws.terminate();
     }
+  });
+});
+
+describe('refusals before any handler', () => {
+  it('counts an upgrade over max_connections_per_ip and a Host not allowed', async () => {
+    const { server, wsUrl, base } = await startServer([new Chat()], {
+      max_connections_per_ip: 1,
+      allowed_hosts: ['127.0.0.1'],
+    });
+    await server.metrics();
+    const first = await TestClient.connect(wsUrl);
+    expect((await expectRefusedUpgrade(wsUrl)).status).toBe(503);
+    const other = await get(`${base}/`, { host: 'evil.example' });
+    expect(other.status).toBe(403);
+    const s = await scrape(server);
+    expect(valueOf(s, 'pkg_refusals_total', { code: 'too_many_connections_per_ip' })).toBe(1);
+    expect(valueOf(s, 'pkg_refusals_total', { code: 'host_not_allowed' })).toBe(1);
+    await first.close();
   });
 });
 
