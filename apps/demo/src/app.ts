@@ -64,6 +64,8 @@ export function createApp(
       asyncapi_path: '/asyncapi.json',
       api_title: 'pkg demo',
       allowed_hosts: settings.allowedHosts,
+      // METRICS=1: Prometheus metrics, readable from loopback only (metrics_allow default).
+      metrics_path: settings.metrics ? '/metrics' : null,
     }),
     undefined,
     undefined,

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
       maxConnectionsPerIp: 20,
       rateLimitScale: 1,
+      metrics: false,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
       allowedHosts: null,
       maxConnectionsPerIp: 0,
       rateLimitScale: 2.5,
+      metrics: false,
     });
   });
 
@@ -81,6 +83,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS_PER_IP: '5000' }).maxConnectionsPerIp).toBe(5000);
     expect(loadConfig({ RATE_LIMIT_SCALE: '100' }).rateLimitScale).toBe(100);
     expect(loadConfig({ RATE_LIMIT_SCALE: '0.5' }).rateLimitScale).toBe(0.5);
+  });
+
+  it('turns metrics on with METRICS=1 and refuses anything but a switch', () => {
+    expect(loadConfig({ METRICS: '1' }).metrics).toBe(true);
+    expect(loadConfig({ METRICS: 'off' }).metrics).toBe(false);
+    expect(() => loadConfig({ METRICS: 'yes please' })).toThrow(/METRICS must be 1 or 0/);
   });
 
   it('reads TRUST_PROXY true / false and PORT 0', () => {

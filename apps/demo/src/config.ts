@@ -42,6 +42,8 @@ export interface DemoConfig {
    * 5 per 60 s. `RATE_LIMIT_SCALE`, a positive number.
    */
   rateLimitScale: number;
+  /** Prometheus metrics at `/metrics`, readable from loopback only. `METRICS=1`, default off. */
+  metrics: boolean;
 }
 
 const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
@@ -57,10 +59,20 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   allowedHosts: [...LOOPBACK_NAMES],
   maxConnectionsPerIp: 20,
   rateLimitScale: 1,
+  metrics: false,
 });
 
 /** Largest RATE_LIMIT_SCALE accepted: budgets stay safe integers and windows stay meaningful. */
 export const MAX_RATE_LIMIT_SCALE = 1_000_000;
+
+/** `1`/`true`/`on` or `0`/`false`/`off`. */
+function parseSwitch(name: string, value: string, problems: string[]): boolean {
+  const lower = value.toLowerCase();
+  if (['1', 'true', 'on'].includes(lower)) return true;
+  if (['0', 'false', 'off'].includes(lower)) return false;
+  problems.push(`${name} must be 1 or 0 (true/false, on/off) (got "${value}").`);
+  return false;
+}
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -253,6 +265,7 @@ export function loadConfig(env: Env): DemoConfig {
   const publicUrl = read(env, 'PUBLIC_URL');
   const maxConnectionsPerIp = read(env, 'MAX_CONNECTIONS_PER_IP');
   const rateLimitScale = read(env, 'RATE_LIMIT_SCALE');
+  const metrics = read(env, 'METRICS');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -277,6 +290,8 @@ export function loadConfig(env: Env): DemoConfig {
       rateLimitScale === undefined
         ? DEFAULT_CONFIG.rateLimitScale
         : parseRateLimitScale(rateLimitScale, problems),
+    metrics:
+      metrics === undefined ? DEFAULT_CONFIG.metrics : parseSwitch('METRICS', metrics, problems),
   };
   config.allowedHosts =
     allowedHosts === undefined

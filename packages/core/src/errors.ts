@@ -160,6 +160,16 @@ export const coreErrorCodes = {
     message:
       'The adapter or the rate-limit store did not connect within backend_connect_timeout when run() started (or its connect() failed); the server listens anyway and the backend keeps reconnecting.',
   },
+  // observability
+  PKG_ERR_CORE_METRICS_UNAVAILABLE: {
+    message:
+      'Metrics were turned on (metrics_path or server.metrics()) but the optional package prom-client is not installed.',
+  },
+  PKG_ERR_CORE_METRICS_FORBIDDEN: {
+    message:
+      'A request for metrics_path came from an address outside metrics_allow without the metrics_token.',
+    status: 403,
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;

@@ -26,6 +26,7 @@ const RUNTIME_EXPORTS = [
   'NullLogger',
   'OnConnect',
   'OnDisconnect',
+  'REQUEST_ID_ATTRIBUTE',
   'RateLimit',
   'RateLimiter',
   'Request',
@@ -41,6 +42,8 @@ const RUNTIME_EXPORTS = [
   'WsCloseCode',
   'WsEventErrorCode',
   'coreErrorCodes',
+  'currentLogContext',
+  'runWithLogContext',
 ];
 
 describe('@pkg/core entry', () => {

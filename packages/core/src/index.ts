@@ -4,8 +4,21 @@
 // index.test.ts pins the runtime list: a new export is a deliberate change.
 
 // @pkg/logger
-export { AbstractLogger, LogLevel, Logger, NullLogger } from '@pkg/logger';
-export type { LogContext, LoggerInterface, LoggerOptions, LogLevelName } from '@pkg/logger';
+export {
+  AbstractLogger,
+  LogLevel,
+  Logger,
+  NullLogger,
+  currentLogContext,
+  runWithLogContext,
+} from '@pkg/logger';
+export type {
+  LogContext,
+  LoggerInterface,
+  LoggerOptions,
+  LogLevelName,
+  LogScope,
+} from '@pkg/logger';
 
 // @pkg/http
 export {
@@ -112,6 +125,7 @@ export type { HealthDocument, HealthStatus } from './lifecycle/health';
 export type { ConnectOptions } from './testing/in-memory-client';
 export type { InjectRequest, InjectResponse } from './testing/inject';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle/lifecycle';
+export { REQUEST_ID_ATTRIBUTE } from './observability/request-context';
 export type { ServerState } from './lifecycle/lifecycle';
 export { Middleware } from './routing/middleware';
 export type { HttpTarget, RouteMiddlewareOptions, WsTarget } from './routing/middleware';

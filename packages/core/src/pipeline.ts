@@ -5,6 +5,7 @@ import {
   WebSocketHandler,
   createClientIdGenerator,
   guardLogger,
+  PROTOCOL_V1_SUBPROTOCOL,
   type RequestId,
 } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
@@ -28,6 +29,7 @@ import { Router } from './routing/router';
 import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
+import { Observability, eventOfText, socketBytes } from './observability/observability';
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -54,6 +56,7 @@ export interface Pipeline {
   readonly pendingHandlers: PendingHandlers;
   readonly gate: ConnectionGate;
   readonly history: RoomHistory;
+  readonly observability: Observability;
 }
 
 /**
@@ -84,6 +87,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     }
     return address;
   };
+  // Metrics call sites read `holder.metrics` (null while metrics are off).
+  const observability = new Observability(config);
+  const metered = observability.holder;
   const clients = new ClientRegistry();
   const middleware = new Middleware();
   const namespaces = new NamespaceManager({
@@ -114,6 +120,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxProtocolErrors: config.get('ws_max_protocol_errors'),
     errorReplyInterval: config.get('ws_error_reply_interval'),
     maxMessagesPerTurn: config.get('ws_max_messages_per_turn'),
+    onRefusal: (code) => metered.metrics?.refused(code),
   });
   const pendingHandlers = new PendingHandlers({
     maxPending: config.get('ws_max_pending'),
@@ -181,7 +188,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     },
     dispatch: (client, envelope) => {
       if (pendingHandlers.admit(client.id)) {
-        dispatcher().onMessage(client, envelope);
+        observability.observers.message(client.id, envelope.event, () =>
+          dispatcher().onMessage(client, envelope),
+        );
         return;
       }
       logger.debug('WebSocket message refused: too many unfinished handlers', {
@@ -225,14 +234,24 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     wsHandler,
     logger,
     // Deliveries and counts see only `open` connections (and away sessions).
-    deliver: protocol.outbound.deliver,
+    deliver: (clientIds, text) => {
+      const n = protocol.outbound.deliver(clientIds, text);
+      metered.metrics?.messageOut(eventOfText(text), n);
+      return n;
+    },
     localClientIds: () => protocol.localClientIds(),
-    sendLocal: (clientId, event, data) => protocol.outbound.send(clientId, event, data),
+    sendLocal: (clientId, event, data) => {
+      const sent = protocol.outbound.send(clientId, event, data);
+      if (sent) metered.metrics?.messageOut(event, 1);
+      return sent;
+    },
     history,
     joined: (clientId, room, namespace, since) =>
       protocol.recoverRoom(clientId, room, namespace, since),
   });
   const lifecycle = new Lifecycle({
+    // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.
+    onRefusal: (code) => metered.metrics?.refused(code.replace(/^PKG_ERR_CORE_/, '').toLowerCase()),
     config,
     logger,
     clients,
@@ -264,10 +283,14 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     debug: config.isDebug(),
     unknownEvent: config.getUnknownEventPolicy(),
     sendEventError: ((clientId, code, message, extra, id) => {
+      metered.metrics?.refused(code);
       if (id === undefined) options.sendEventError(clientId, code, message, extra);
       else protocol.outbound.sendErrorAnswer(clientId, id, code, message, extra ?? {});
     }) satisfies SendEventError,
-    answer: protocol.outbound.answer,
+    answer: (clientId: string, event: string, id: RequestId, result: unknown) => {
+      protocol.outbound.answer(clientId, event, id, result);
+      metered.metrics?.messageOut(event, 1);
+    },
     track: (work: Promise<void>, clientId?: string, id?: RequestId) =>
       clientId === undefined ? lifecycle.track(work) : pendingHandlers.track(clientId, work, id),
     refuse: protocol.outbound.refuse,
@@ -296,23 +319,80 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const router = new Router(registry, { ws, http });
   const docs = new ApiDocs(registry, config.getApiInfo(), () => history.enabled);
 
-  httpHandler.setDispatcher(
-    lifecycle.closeWhileDraining(
-      withHealthCheck(
+  observability.attach(
+    () => ({
+      connections: () => protocol.connectionStates(),
+      openSockets: () => gate.open,
+      rooms: () => {
+        let n = 0;
+        for (const byRoom of namespaces.rooms.values()) n += byRoom.size;
+        return n;
+      },
+      sessions: () => protocol.load().sessions,
+      pendingHandlers: () => pendingHandlers.size,
+      liveBytes: () => {
+        let received = 0;
+        let sent = 0;
+        for (const client of wsHandler.getClients()) {
+          const bytes = socketBytes(client);
+          received += bytes.received;
+          sent += bytes.sent;
+        }
+        return { received, sent };
+      },
+      adapterState: () => adapter.state() ?? 'local',
+      adapterStats: () => {
+        const stats = (adapter.adapter as { stats?: () => unknown }).stats;
+        const value: unknown =
+          typeof stats === 'function' ? stats.call(adapter.adapter) : undefined;
+        return typeof value === 'object' && value !== null
+          ? (value as Record<string, unknown>)
+          : undefined;
+      },
+      hasHandler: (event) => registry.wsRoutes.has(event),
+    }),
+    (request) => {
+      const match = registry.matchHttpRoute(request.getMethod().toUpperCase(), request.getPath());
+      if (match !== null) return match.route.path;
+      const path = request.getPath();
+      const fixed = [
         config.getHealthCheckPath(),
-        options.health,
-        docs.serve(
-          { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
-          withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
+        config.get('metrics_path'),
+        config.getOpenApiPath(),
+        config.getAsyncApiPath(),
+      ];
+      return fixed.includes(path) ? path : 'unmatched';
+    },
+  );
+  httpHandler.setDispatcher(
+    observability.wrapHttp(
+      lifecycle.closeWhileDraining(
+        withHealthCheck(
+          config.getHealthCheckPath(),
+          options.health,
+          docs.serve(
+            { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
+            withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
+          ),
         ),
       ),
     ),
   );
   // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
-  wsHandler.onConnect(protocol.connected);
-  wsHandler.onMessage(protocol.onMessage);
+  wsHandler.onConnect((client) => {
+    metered.metrics?.connected(client.socket.protocol === PROTOCOL_V1_SUBPROTOCOL ? '1' : '0');
+    protocol.connected(client);
+  });
+  wsHandler.onMessage((client, envelope) => {
+    metered.metrics?.messageIn(envelope.event);
+    protocol.onMessage(client, envelope);
+  });
   wsHandler.onDisconnect((client, code) => {
+    if (metered.metrics !== null) {
+      const bytes = socketBytes(client);
+      metered.metrics.disconnected(code, bytes.received, bytes.sent);
+    }
     pendingHandlers.release(client.id);
     protocol.disconnected(client, code);
   });
@@ -332,5 +412,6 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     pendingHandlers,
     gate,
     history,
+    observability,
   };
 }

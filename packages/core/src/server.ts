@@ -670,6 +670,16 @@ export class Server implements ControllerHost {
     };
   }
 
+  /**
+   * The Prometheus text of every metric (docs/observability.md lists them), as `metrics_path`
+   * serves it. Needs the optional package `prom-client`: without it the promise rejects with
+   * `PKG_ERR_CORE_METRICS_UNAVAILABLE`. Metrics are recorded from the first call on, or from
+   * the start when `metrics_path` is set.
+   */
+  metrics(): Promise<string> {
+    return this.#parts.observability.text();
+  }
+
   /** The health document as the health-check path answers it now. */
   getHealth(): HealthDocument {
     return this.#parts.lifecycle.health();

@@ -11,3 +11,5 @@ export type { ConsoleStream } from './winston-sink';
 export { logErrorCodes } from './errors';
 export type { LogError, LogErrorCode, LogErrorInfo } from './errors';
 export type { SerializedError } from './serialize';
+export { runWithLogContext, currentLogContext, withLogScope } from './log-scope';
+export type { LogScope } from './log-scope';

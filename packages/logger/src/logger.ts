@@ -5,6 +5,7 @@ import { prepareLogDirectory } from './directory';
 import { createLogError } from './errors';
 import type { LogError } from './errors';
 import { formatLine, toContext, toMessage } from './format';
+import { withLogScope } from './log-scope';
 import { LogLevel, assertLevel } from './log-level';
 import type { LogLevelName } from './log-level';
 import type { LogContext } from './logger-interface';
@@ -83,7 +84,10 @@ export class Logger extends AbstractLogger {
     const name = assertLevel(level);
     if (LogLevel.toInt(name) > LogLevel.toInt(this.options.minLogLevel)) return;
     try {
-      this.sink.write(name, formatLine(undefined, name, toMessage(message), toContext(context)));
+      this.sink.write(
+        name,
+        formatLine(undefined, name, toMessage(message), withLogScope(toContext(context))),
+      );
     } catch (err) {
       this.reportError(
         createLogError(

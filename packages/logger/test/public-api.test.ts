@@ -38,8 +38,11 @@ describe('@pkg/logger public API', () => {
       'LogLevel',
       'Logger',
       'NullLogger',
+      'currentLogContext',
       'logErrorCodes',
       'logLevelColors',
+      'runWithLogContext',
+      'withLogScope',
     ]);
   });
 

@@ -76,6 +76,7 @@ export class Inbound {
   ): boolean {
     if (conn.ending || conn.gone) return false;
     const { options, log, outbound } = this.#p;
+    options.onRefusal?.(code);
     const now = Date.now();
     if (protocolError && conn.budget.protocolError(now)) {
       log.notice('WebSocket client made too many protocol errors; closing with 1008', {

@@ -64,6 +64,8 @@ export interface WebSocketHandlerOptions {
   errorReplyInterval?: number;
   /** Messages one connection may have handled per event-loop turn before it is paused until the next turn. `0` = no bound. Default 32. */
   maxMessagesPerTurn?: number;
+  /** Called with the code of every refusal (`WebSocketHandler.refuse`, over budget, invalid messages), for metrics. */
+  onRefusal?: (code: string) => void;
 }
 
 export interface ResolvedWebSocketHandlerOptions {
@@ -88,6 +90,7 @@ export interface ResolvedWebSocketHandlerOptions {
   maxProtocolErrors: number;
   errorReplyInterval: number;
   maxMessagesPerTurn: number;
+  onRefusal: ((code: string) => void) | undefined;
 }
 
 /** The defaults, in one place (README "Options" mirrors this table). */
@@ -138,6 +141,7 @@ const KNOWN_KEYS = new Set<string>([
   'maxProtocolErrors',
   'errorReplyInterval',
   'maxMessagesPerTurn',
+  'onRefusal',
 ]);
 
 function invalid(key: string, expected: string, value: unknown): TypeError {
@@ -268,6 +272,10 @@ export function resolveWsHandlerOptions(
   if (generateId !== undefined && typeof generateId !== 'function') {
     throw invalid('generateId', 'a function () => string', generateId);
   }
+  const onRefusal = o.onRefusal;
+  if (onRefusal !== undefined && typeof onRefusal !== 'function') {
+    throw invalid('onRefusal', 'a function (code) => void', onRefusal);
+  }
 
   return {
     allowedOrigins: [...(allowedOrigins as string[])],
@@ -339,5 +347,6 @@ export function resolveWsHandlerOptions(
       0,
       Number.MAX_SAFE_INTEGER,
     ),
+    onRefusal: onRefusal as ((code: string) => void) | undefined,
   };
 }

@@ -194,6 +194,27 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   history: historyCheck,
   history_max_replay: positiveInt('a positive number of messages'),
   history_max_replay_bytes: positiveInt('a positive number of bytes'),
+  // observability
+  metrics_path: (v) =>
+    v === null || (typeof v === 'string' && v.startsWith('/'))
+      ? null
+      : 'a path starting with "/", or null to not serve metrics',
+  metrics_prefix: (v) =>
+    typeof v === 'string' && /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/.test(v)
+      ? null
+      : 'a metric name prefix of letters, digits, "_" and ":" not starting with a digit (e.g. "pkg_"), or ""',
+  metrics_allow: (v) =>
+    isStringArray(v)
+      ? null
+      : 'an array of IP addresses, CIDR ranges and "loopback" / "linklocal" / "uniquelocal" ([] = token only)',
+  metrics_token: (v) =>
+    v === null || (typeof v === 'string' && v.length >= 16 && /^[\x21-\x7e]+$/.test(v))
+      ? null
+      : 'a token of at least 16 printable characters without spaces, or null',
+  request_id_header: (v) =>
+    v === null || (typeof v === 'string' && /^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(v))
+      ? null
+      : 'a lower-case header name such as "x-request-id", or null to turn request ids off',
 };
 
 export const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;
@@ -246,6 +267,9 @@ export function checkKey(key: keyof ServerConfigOptions, value: unknown): void {
   // CORS and trust-proxy values are checked by the code that uses them (@pkg/http), here,
   // so that a bad origin or CIDR range fails at construction with the key named.
   if (key === 'cors') delegate('cors', () => new CorsConfig(value as CorsOptions));
+  if (key === 'metrics_allow') {
+    delegate('metrics_allow', () => compileTrustProxy(value as string[], 'metrics_allow'));
+  }
   // trust_proxy is compiled where it is set (see ServerConfig), which checks it too.
   if (key === 'tls' && value !== null) {
     const tls = value as Record<string, unknown>;

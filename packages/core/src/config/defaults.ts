@@ -73,4 +73,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   // A quarter of max_buffered_amount (4 MiB): a replay plus live traffic does not push a
   // client past its send buffer (close 1013) on a connection that reads at a normal pace.
   history_max_replay_bytes: 1024 * 1024,
+  // observability
+  metrics_path: null,
+  metrics_prefix: 'pkg_',
+  metrics_allow: ['loopback'],
+  metrics_token: null,
+  request_id_header: 'x-request-id',
 });

@@ -1,4 +1,4 @@
-import type { TrustPredicate, TrustProxySetting } from '@pkg/http';
+import { compileTrustProxy, type TrustPredicate, type TrustProxySetting } from '@pkg/http';
 import { createCoreError } from '../errors';
 import { CHECKS, KEYS, checkKey, compileTrust, copy, describe, isPlainObject } from './checks';
 import { SERVER_CONFIG_DEFAULTS } from './defaults';
@@ -237,6 +237,7 @@ export class ServerConfig {
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = copy({ ...this.#values, tls: null });
     out['tls'] = this.#values.tls ? '[configured]' : null;
+    out['metrics_token'] = this.#values.metrics_token === null ? null : '[configured]';
     return out;
   }
 
@@ -259,5 +260,11 @@ export class ServerConfig {
         `ServerConfig: "headers_timeout" (${headers_timeout} ms) must not be longer than "request_timeout" (${request_timeout} ms); raise request_timeout or set it to 0.`,
       );
     }
+  }
+
+  // observability
+  /** `metrics_allow` as a predicate, matched like trust_proxy (addresses, CIDR ranges, names). */
+  getMetricsAllow(): TrustPredicate {
+    return compileTrustProxy(this.#values.metrics_allow, 'metrics_allow');
   }
 }

@@ -27,6 +27,8 @@ export interface AdmissionOptions {
   readonly trust?: TrustPredicate;
   /** The client address of an upgrade request (trust_proxy applied). */
   readonly clientAddress?: (req: IncomingMessage) => string;
+  /** Told the code of every refusal (`PKG_ERR_CORE_TOO_MANY_CONNECTIONS`...), for metrics. */
+  readonly onRefusal?: (code: string) => void;
 }
 
 const DRAINING: Refusal = Object.freeze({
@@ -87,6 +89,7 @@ export class Admission {
   refuseRequest(req: IncomingMessage, res: ServerResponse): boolean {
     const refusal = this.check(req);
     if (refusal === undefined) return false;
+    this.#o.onRefusal?.(refusal.code);
     this.#o.logger.debug('HTTP request refused', {
       code: refusal.code,
       status: refusal.status,
@@ -108,6 +111,7 @@ export class Admission {
   admitUpgrade(req: IncomingMessage, socket: Duplex, clientId: string, draining: boolean): boolean {
     const refusal = draining ? DRAINING : this.check(req);
     if (refusal !== undefined) {
+      this.#o.onRefusal?.(refusal.code);
       this.#o.logger.debug('WebSocket upgrade refused', {
         code: refusal.code,
         status: refusal.status,
@@ -125,6 +129,7 @@ export class Admission {
     if (gate === undefined || clientAddress === undefined) return true;
     const ip = clientAddress(req);
     if (gate.takeAddress(ip, socket)) return true;
+    this.#o.onRefusal?.('PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP');
     this.#o.logger.notice('WebSocket upgrade refused: too many connections from the address', {
       code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS_PER_IP',
       ip,

@@ -31,6 +31,8 @@ const GOING_AWAY = 1001;
 
 /** What the lifecycle needs, handed over once. */
 export interface LifecycleOptions {
+  /** Told the code of every request or upgrade refused before a handler (metrics). */
+  readonly onRefusal?: (code: string) => void;
   readonly config: ServerConfig;
   readonly logger: LoggerInterface;
   readonly clients: ClientRegistry;
@@ -95,6 +97,7 @@ export class Lifecycle {
       hostCheck: options.hostCheck ?? null,
       ...(options.trust ? { trust: options.trust } : {}),
       ...(options.clientAddress ? { clientAddress: options.clientAddress } : {}),
+      ...(options.onRefusal ? { onRefusal: options.onRefusal } : {}),
     });
     this.#handlers = {
       onConnection: this.#onConnection,

@@ -407,6 +407,19 @@ export class ProtocolV1 {
     for (const [id, conn] of this.#conns) if (conn.state === S.OPEN) yield id;
   }
 
+  /** Connections by state and protocol version, and away sessions (read by the metrics). */
+  connectionStates(): Array<readonly [string, string, number]> {
+    const counts = new Map<string, number>();
+    for (const conn of this.#conns.values()) {
+      const v1 = conn.hello || conn.state === S.AWAITING_HELLO;
+      const key = `${conn.state}:${v1 ? '1' : '0'}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const rows = [...counts].map(([key, n]) => [...key.split(':'), n] as [string, string, number]);
+    rows.push([S.AWAY, '1', this.#sessions?.awayCount ?? 0]);
+    return rows;
+  }
+
   load(): ProtocolLoad {
     return {
       openClients: this.#openCount,

@@ -193,23 +193,24 @@ export class WsDispatcher {
     );
   }
 
-  /** The `message` listener of the WebSocketHandler. */
-  readonly onMessage = (client: WsClient, envelope: Envelope): void => {
+  /**
+   * The `message` listener of the WebSocketHandler. Returns the message's work when it did
+   * not finish synchronously (the metrics time it).
+   */
+  readonly onMessage = (client: WsClient, envelope: Envelope): Promise<void> | undefined => {
     const id = client.id;
     const phase = this.#connectPhase.get(id);
     if (phase !== undefined) {
       // Not dispatched when OnConnect ran out of time: the client is being closed.
-      this.#track(
-        phase.then((ok) =>
-          ok === false ? undefined : this.dispatch(id, envelope.event, envelope.data, envelope.id),
-        ),
-        id,
-        envelope.id,
+      const waiting = phase.then((ok) =>
+        ok === false ? undefined : this.dispatch(id, envelope.event, envelope.data, envelope.id),
       );
-      return;
+      this.#track(waiting, id, envelope.id);
+      return waiting;
     }
     const work = this.dispatch(id, envelope.event, envelope.data, envelope.id);
     if (work !== undefined) this.#track(work, id, envelope.id);
+    return work;
   };
 
   /** Runs the client's `OnConnect` handlers; its messages wait until they are done. */

@@ -1,0 +1,130 @@
+/**
+ * Request ids and the log context of each unit of work: every HTTP request and every
+ * WebSocket message handled gets an id, and everything logged while it is handled (by the
+ * server or by the handler, through a `Logger` of @pkg/logger) carries `requestId` and
+ * `clientId` (plus `traceId` when tracing adds one). The same wrappers time the work for the
+ * metrics. With `request_id_header: null` and metrics off they call straight through.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Request, Response, TrustPredicate } from '@pkg/http';
+import { runWithLogContext, type LogScope } from '@pkg/logger';
+import type { MetricsRecorder } from './metrics';
+
+/** The request attribute that holds a request's id (`request.getAttribute('requestId')`). */
+export const REQUEST_ID_ATTRIBUTE = 'requestId';
+
+/** Longest request id taken from a request; a longer one is replaced by a generated id. */
+export const MAX_REQUEST_ID_LENGTH = 128;
+
+/** What a request id taken from a proxy may contain: printable ASCII without spaces, quotes or `\`. */
+const REQUEST_ID_CHARS = /^[A-Za-z0-9._~:/+=@-]+$/;
+
+/** True when `value` may be used as a request id as it is. */
+export function isAcceptableRequestId(value: string): boolean {
+  return value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH && REQUEST_ID_CHARS.test(value);
+}
+
+/**
+ * Generates ids unique across processes: a random per-process prefix and a counter,
+ * `3f9c1a7b2e40-1`, `3f9c1a7b2e40-2`... (cheaper than a random id per request).
+ */
+export function createRequestIdGenerator(): () => string {
+  const prefix = randomBytes(6).toString('hex');
+  let counter = 0;
+  return () => {
+    counter += 1;
+    return `${prefix}-${counter.toString(36)}`;
+  };
+}
+
+/** The holder the call sites read: `metrics` is null while metrics are off. */
+export interface MetricsHolder {
+  metrics: MetricsRecorder | null;
+}
+
+/** What the observers need. */
+export interface ObserverOptions {
+  readonly holder: MetricsHolder;
+  /** Lower-case header name of request ids; null: no ids, no log scope. */
+  readonly header: string | null;
+  /** Which peers may hand over a request id (trust_proxy). */
+  readonly trust: TrustPredicate;
+  /** The route pattern of a request (`/api/users/{id}`), or a fixed label when it has none. */
+  readonly routeOf: (request: Request) => string;
+  readonly nextId?: () => string;
+}
+
+/** The work of one message: undefined when it finished synchronously. */
+type Work = Promise<unknown> | undefined;
+
+/** Wraps the request and message paths with ids, log scope and timing. */
+export class Observers {
+  readonly #o: ObserverOptions;
+  readonly #nextId: () => string;
+
+  constructor(options: ObserverOptions) {
+    this.#o = options;
+    this.#nextId = options.nextId ?? createRequestIdGenerator();
+  }
+
+  /** The id of an HTTP request: a trusted proxy's (when acceptable), else a new one. */
+  requestId(request: Request, header: string): string {
+    const given = request.getHeader(header);
+    if (
+      given !== undefined &&
+      isAcceptableRequestId(given) &&
+      this.#o.trust(request.getRemoteAddress())
+    ) {
+      return given;
+    }
+    return this.#nextId();
+  }
+
+  /** Wraps an HTTP dispatch function: id on the request and the answer, log scope, timing. */
+  http<R>(dispatch: (request: Request) => R): (request: Request) => R {
+    const { holder, header, routeOf } = this.#o;
+    return (request) => {
+      const metrics = holder.metrics;
+      if (header === null && metrics === null) return dispatch(request);
+      const started = metrics === null ? 0 : performance.now();
+      const id = header === null ? undefined : this.requestId(request, header);
+      if (id !== undefined) request.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+      request.onResponse((response: Response) => {
+        if (id !== undefined) response.setHeader(header!, id);
+        metrics?.httpHandled(
+          request.getMethod().toUpperCase(),
+          routeOf(request),
+          response.getStatusCode(),
+          started,
+        );
+      });
+      if (id === undefined) return dispatch(request);
+      const clientId = request.getAttribute<string>('clientId');
+      return runWithLogContext({ requestId: id, clientId } satisfies LogScope, () =>
+        dispatch(request),
+      );
+    };
+  }
+
+  /** Runs one WebSocket message's dispatch with an id in the log scope, timed for metrics. */
+  message(clientId: string, event: string, run: () => Work): void {
+    const metrics = this.#o.holder.metrics;
+    if (this.#o.header === null && metrics === null) {
+      run();
+      return;
+    }
+    const started = metrics === null ? 0 : performance.now();
+    const work =
+      this.#o.header === null
+        ? run()
+        : runWithLogContext({ requestId: this.#nextId(), clientId } satisfies LogScope, run);
+    if (metrics === null) return;
+    if (work === undefined) metrics.wsHandled(event, started);
+    else
+      void work.then(
+        () => metrics.wsHandled(event, started),
+        () => metrics.wsHandled(event, started),
+      );
+  }
+}
