@@ -43,7 +43,13 @@ async function start(
   const logger = new Logger({ minLogLevel: 'info', logToConsole: true, logToFile: false });
   logger.setConsoleStream(out);
   const server = new Server(
-    new ServerConfig({ host: '127.0.0.1', port: 0, heartbeat_interval: 0, ...config }),
+    new ServerConfig({
+      host: '127.0.0.1',
+      port: 0,
+      heartbeat_interval: 0,
+      log_context: true,
+      ...config,
+    }),
     undefined,
     undefined,
     undefined,
@@ -137,6 +143,20 @@ describe('HTTP request ids', () => {
     expect(plain.id).toBeUndefined();
     expect(plain.body['requestId']).toBeNull();
     expect(off.out.lines().some((l) => 'requestId' in l.context)).toBe(false);
+  });
+
+  it('keeps log lines free of ids without log_context (the default), but still answers the id', async () => {
+    const { out, base, wsUrl } = await start({ log_context: false });
+    const res = await get(`${base}/work/1`);
+    expect(res.id).toMatch(/^[0-9a-f]{12}-/);
+    expect(res.body['requestId']).toBe(res.id);
+    const client = await TestClient.connect(wsUrl);
+    clients.push(client);
+    client.send('ask', { n: 1 });
+    await client.next('answer');
+    const lines = out.lines().filter((l) => ['handling 1', 'done', 'asked'].includes(l.message));
+    expect(lines).toHaveLength(3);
+    expect(lines.some((l) => 'requestId' in l.context || 'clientId' in l.context)).toBe(false);
   });
 
   it('gives an in-memory request (inject) an id too', async () => {

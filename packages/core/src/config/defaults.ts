@@ -79,4 +79,5 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   metrics_allow: ['loopback'],
   metrics_token: null,
   request_id_header: 'x-request-id',
+  log_context: false,
 });

@@ -52,6 +52,7 @@ export class Observability {
     this.#observers = new Observers({
       holder: this.holder,
       header: this.#config.get('request_id_header'),
+      scope: this.#config.get('log_context'),
       trust: this.#config.getTrustPredicate(),
       routeOf,
     });

@@ -2,8 +2,9 @@
  * Request ids and the log context of each unit of work: every HTTP request and every
  * WebSocket message handled gets an id, and everything logged while it is handled (by the
  * server or by the handler, through a `Logger` of @pkg/logger) carries `requestId` and
- * `clientId` (plus `traceId` when tracing adds one). The same wrappers time the work for the
- * metrics. With `request_id_header: null` and metrics off they call straight through.
+ * `clientId` (plus `traceId` when tracing adds one) when `log_context` is on. The same
+ * wrappers time the work for the metrics. With metrics off and neither an HTTP request id nor
+ * a log scope to set, they call straight through.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -48,6 +49,8 @@ export interface ObserverOptions {
   readonly holder: MetricsHolder;
   /** Lower-case header name of request ids; null: no ids, no log scope. */
   readonly header: string | null;
+  /** Whether handling runs in a log scope (`log_context`): AsyncLocalStorage, off by default. */
+  readonly scope: boolean;
   /** Which peers may hand over a request id (trust_proxy). */
   readonly trust: TrustPredicate;
   /** The route pattern of a request (`/api/users/{id}`), or a fixed label when it has none. */
@@ -99,7 +102,7 @@ export class Observers {
           started,
         );
       });
-      if (id === undefined) return dispatch(request);
+      if (id === undefined || !this.#o.scope) return dispatch(request);
       const clientId = request.getAttribute<string>('clientId');
       return runWithLogContext({ requestId: id, clientId } satisfies LogScope, () =>
         dispatch(request),
@@ -110,15 +113,15 @@ export class Observers {
   /** Runs one WebSocket message's dispatch with an id in the log scope, timed for metrics. */
   message(clientId: string, event: string, run: () => Work): void {
     const metrics = this.#o.holder.metrics;
-    if (this.#o.header === null && metrics === null) {
+    const scoped = this.#o.scope && this.#o.header !== null;
+    if (!scoped && metrics === null) {
       run();
       return;
     }
     const started = metrics === null ? 0 : performance.now();
-    const work =
-      this.#o.header === null
-        ? run()
-        : runWithLogContext({ requestId: this.#nextId(), clientId } satisfies LogScope, run);
+    const work = scoped
+      ? runWithLogContext({ requestId: this.#nextId(), clientId } satisfies LogScope, run)
+      : run();
     if (metrics === null) return;
     if (work === undefined) metrics.wsHandled(event, started);
     else
