@@ -30,6 +30,7 @@ describe('@pkg/wire entry', () => {
       'isWellFormedName',
       'readErrorData',
       'readHello',
+      'readStreamPosition',
       'readWelcome',
       'reconnectsAfter',
       'utf8Length',

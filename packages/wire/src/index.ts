@@ -16,6 +16,7 @@ export {
   MAX_AUTH_LENGTH,
   MAX_SESSION_LENGTH,
   readHello,
+  readStreamPosition,
   readWelcome,
 } from './control';
 export type {
@@ -24,6 +25,7 @@ export type {
   HelloData,
   NackCode,
   NackData,
+  ReadHelloOptions,
   ReceivedWelcome,
   ResumeRefusalReason,
   WelcomeData,
