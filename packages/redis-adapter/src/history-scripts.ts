@@ -2,7 +2,7 @@
  * The two Lua scripts of the Redis history store and the parsing of their replies.
  *
  * A room keeps two keys in the same hash slot (one `{namespace:room}` tag): a hash with the
- * room's epoch (`e`) and last offset (`o`), and a stream whose entry ids are `0-<offset>`,
+ * room's epoch (`e`), last offset (`o`) and the time of its last message (`t`), and a stream whose entry ids are `0-<offset>`,
  * each with the time it was kept (`t`, ms, Redis clock) and the delivered text (`d`).
  */
 import { createHash } from 'node:crypto';
@@ -34,6 +34,7 @@ local now = redis.call('TIME')
 local ms = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
 local text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
 redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', ms, 'd', text)
+redis.call('HSET', meta, 't', ms)
 redis.call('PEXPIRE', stream, ARGV[2])
 redis.call('PEXPIRE', meta, ARGV[9])
 redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)
@@ -43,7 +44,9 @@ return {offset, epoch, fresh}
 /**
  * Reads a room: the messages after a position (all of them or none, with a reason), or the
  * last ones. Only the last `size` offsets and entries younger than `ttl` count as kept,
- * whatever approximate trimming left in the stream.
+ * whatever approximate trimming left in the stream. A stream that is gone although its last
+ * message is younger than `ttl` was lost (deleted, evicted): `epoch_changed`, as the next
+ * message will start a new epoch; one gone because it expired: `too_far_behind`.
  *
  * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms.
  * Reply: { epoch ('' when nothing was kept), offset, reason ('' = complete),
@@ -58,6 +61,8 @@ local now = redis.call('TIME')
 local oldest = now[1] * 1000 + math.floor(now[2] / 1000) - tonumber(ARGV[5])
 local first = math.max(1, last - size + 1)
 local out = {epoch, last, ''}
+local lost = last > 0 and redis.call('EXISTS', stream) == 0
+  and tonumber(redis.call('HGET', meta, 't') or '0') >= oldest
 local function offsetOf(id) return tonumber(string.match(id, '%-(%d+)$')) end
 local function fieldOf(fields, name)
   for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
@@ -68,6 +73,7 @@ if ARGV[1] ~= '' then
   if epoch == '' or epoch ~= ARGV[2] then out[3] = 'epoch_changed' return out end
   if since > last then out[3] = 'invalid_position' return out end
   if since == last then return out end
+  if lost then out[3] = 'epoch_changed' return out end
   if since + 1 < first or last - since > limit then out[3] = 'too_far_behind' return out end
   local entries = redis.call('XRANGE', stream, '(0-' .. since, '+', 'COUNT', limit)
   if #entries ~= last - since then out[3] = 'too_far_behind' return out end
@@ -83,6 +89,7 @@ if ARGV[1] ~= '' then
   return out
 end
 if last == 0 then return out end
+if lost then out[3] = 'epoch_changed' return out end
 local entries = redis.call('XREVRANGE', stream, '+', '0-' .. first, 'COUNT', limit)
 local kept = {}
 for _, entry in ipairs(entries) do

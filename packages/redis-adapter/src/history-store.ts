@@ -32,7 +32,7 @@ import type {
   KeptTarget,
   PositionTemplate,
   PublishedMessage,
-} from './history-types';
+} from '@pkg/core';
 import { encodeBroadcast, type Channels } from './wire';
 
 /** How long a room's epoch and last offset outlive its last message, ms (1 day). */

@@ -288,6 +288,15 @@ describeRedis('RedisHistoryStore', () => {
         .position.epoch;
     }
     await admin.del(`${keyPrefix}:hist:{%2F:d}:s`);
+    // Lost within ttl (not expired): a client behind is told at once, before any new message.
+    expect(
+      await history.read('/', 'd', { since: { offset: 2, epoch: old }, limit: 10, policy: POLICY }),
+    ).toMatchObject({ messages: [], complete: false, reason: 'epoch_changed' });
+    expect(await history.read('/', 'd', { limit: 10, policy: POLICY })).toMatchObject({
+      messages: [],
+      complete: false,
+      reason: 'epoch_changed',
+    });
     const next = await history.publish({ namespace: '/', room: 'd' }, template('d', 4), POLICY);
     expect(next.position.offset).toBe(1);
     expect(next.position.epoch).not.toBe(old);
