@@ -460,11 +460,21 @@ describeRedis('RedisHistoryStore while Redis is down', () => {
       limit: 10,
       policy: POLICY,
     });
-    expect(read).toMatchObject({ messages: [], complete: false });
-    expect(typeof read.reason).toBe('string');
-    await expect(history.read('/', 'o', { limit: 10, policy: POLICY })).resolves.toMatchObject({
+    // Not readable: the client is told to reload, never an error.
+    expect(read).toEqual({
+      position: null,
+      messages: [],
       complete: false,
+      reason: 'epoch_changed',
     });
+    // A read that needs Redis fails the same way, counted.
+    expect(await history.read('/', 'o', { limit: 10, policy: POLICY })).toEqual({
+      position: null,
+      messages: [],
+      complete: false,
+      reason: 'epoch_changed',
+    });
+    expect(adapter.stats().historyReadFailures).toBe(1);
 
     await redis.start(); // comes back empty
     await waitFor(() => adapter.getState() === 'connected', 'the adapter to reconnect');
