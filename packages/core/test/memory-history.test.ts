@@ -206,7 +206,7 @@ describe('MemoryHistoryStore', () => {
   it('forgets rooms nobody published to for their ttl, also without traffic (no leak)', async () => {
     const store = new MemoryHistoryStore({ deliver: () => 0, sweepInterval: 20 });
     stores.push(store);
-    const short: HistoryPolicy = { size: 3, ttl: 500 };
+    const short: HistoryPolicy = { size: 3, ttl: 1000 };
     for (let i = 0; i < 1000; i += 1) {
       store.publish({ namespace: '/', room: `r${i}` }, template(`r${i}`, i), short);
     }
