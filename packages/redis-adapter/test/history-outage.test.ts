@@ -86,6 +86,8 @@ describeRedis('RedisHistoryStore while Redis is down', () => {
     await adapter.synced();
 
     const before = await history.publish({ namespace: '/', room: 'o' }, template('o', 1), POLICY);
+    // Delivered when Redis hands it back: wait for it before Redis goes.
+    await waitFor(() => received.length === 1, 'the first delivery');
     await redis.stop();
     await waitFor(() => adapter.getState() === 'degraded', 'the adapter to see the outage');
     const during = [];
