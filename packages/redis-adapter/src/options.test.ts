@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { REDIS_ADAPTER_DEFAULTS, reconnectDelay, resolveAdapterOptions } from './options';
 import { RedisRateLimitStore } from './rate-limit-store';
+import { RedisAdapter } from './redis-adapter';
 import { redisErrorCodes } from './errors';
 
 describe('options', () => {
@@ -19,12 +20,27 @@ describe('options', () => {
       /"maxSubscribesPerSecond" must be a whole number/,
     );
     expect(resolveAdapterOptions({ unsubscribeGrace: 0 }).unsubscribeGrace).toBe(0);
+    expect(resolveAdapterOptions({}).history).toBe(true);
+    expect(resolveAdapterOptions({ history: false }).history).toBe(false);
+    expect(() => resolveAdapterOptions({ history: 'yes' })).toThrow(
+      /"history" must be true or false/,
+    );
     expect(() => resolveAdapterOptions({ logger: {} })).toThrow(
       expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
     );
     expect(() => new RedisRateLimitStore({ onError: 'maybe' as 'open' })).toThrow(
       /"open" or "closed"/,
     );
+  });
+
+  it('has a Redis history store unless history is false', () => {
+    expect(new RedisAdapter().history).toBeDefined();
+    expect(new RedisAdapter({ history: false }).history).toBeUndefined();
+    expect(new RedisAdapter({ history: false }).stats()).toMatchObject({
+      historyWrites: 0,
+      historyWriteFailures: 0,
+      historyReadFailures: 0,
+    });
   });
 
   it('backs off up to the maximum delay', () => {
