@@ -160,6 +160,11 @@ export const coreErrorCodes = {
     message:
       'The adapter or the rate-limit store did not connect within backend_connect_timeout when run() started (or its connect() failed); the server listens anyway and the backend keeps reconnecting.',
   },
+  // observability
+  PKG_ERR_CORE_TRACING_UNAVAILABLE: {
+    message:
+      'tracing is on but @opentelemetry/api could not be loaded: install it (npm install @opentelemetry/api) or set tracing: false.',
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;

@@ -1,5 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpHandler, MemoryRateLimitStore, RateLimiter, resolveClientAddress } from '@pkg/http';
+import {
+  HttpHandler,
+  MemoryRateLimitStore,
+  RateLimiter,
+  resolveClientAddress,
+  type Request,
+  type Response,
+} from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import {
   WebSocketHandler,
@@ -26,6 +33,7 @@ import { Router } from './routing/router';
 import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
+import { TracingSlot } from './observability/tracing-load';
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -51,6 +59,8 @@ export interface Pipeline {
   readonly docs: ApiDocs;
   readonly pendingHandlers: PendingHandlers;
   readonly gate: ConnectionGate;
+  /** With `tracing` on: the spans' maker, filled by run(); null with tracing off. */
+  readonly tracing: TracingSlot | null;
 }
 
 /**
@@ -83,6 +93,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   };
   const clients = new ClientRegistry();
   const middleware = new Middleware();
+  // tracing off: null, and nothing below wraps or consults it.
+  const tracing = config.isTracing() ? new TracingSlot() : null;
   const namespaces = new NamespaceManager({
     maxRoomsPerClient: config.get('max_rooms_per_client'),
     maxNameLength: config.get('max_room_name_length'),
@@ -167,7 +179,10 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     },
     dispatch: (client, envelope) => {
       if (pendingHandlers.admit(client.id)) {
-        dispatcher().onMessage(client, envelope);
+        const traced = tracing?.current;
+        if (traced)
+          traced.message(client, envelope, () => dispatcher().onMessage(client, envelope));
+        else dispatcher().onMessage(client, envelope);
         return;
       }
       logger.debug('WebSocket message refused: too many unfinished handlers', {
@@ -214,6 +229,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     deliver: protocol.outbound.deliver,
     localClientIds: () => protocol.localClientIds(),
     sendLocal: (clientId, event, data) => protocol.outbound.send(clientId, event, data),
+    ...(tracing === null ? {} : { traceContext: tracing.publish, runTraced: tracing.deliver }),
   });
   const lifecycle = new Lifecycle({
     config,
@@ -234,6 +250,14 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       { name: 'adapter', target: adapter.adapter },
       { name: 'rate-limit store', target: rateLimitStore.store },
     ],
+    ...(tracing === null
+      ? {}
+      : {
+          prepare: () =>
+            tracing.load(
+              (method, path) => registry.matchHttpRoute(method, path)?.route.path ?? null,
+            ),
+        }),
   });
 
   const dependencies = {
@@ -256,6 +280,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       config.get('ipv6_subnet'),
     ),
     ipv6Subnet: config.get('ipv6_subnet'),
+    ...(tracing === null ? {} : { handlerFailed: (err: unknown) => tracing.current?.failed(err) }),
     // Covers OnConnect itself (protocol version 1 runs it after $hello, not during hello_wait).
     connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
       logger.warning('OnConnect handlers did not finish in time; closing the client', {
@@ -275,18 +300,17 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const router = new Router(registry, { ws, http });
   const docs = new ApiDocs(registry, config.getApiInfo());
 
-  httpHandler.setDispatcher(
-    lifecycle.closeWhileDraining(
-      withHealthCheck(
-        config.getHealthCheckPath(),
-        options.health,
-        docs.serve(
-          { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
-          withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
-        ),
+  const httpDispatch = lifecycle.closeWhileDraining(
+    withHealthCheck(
+      config.getHealthCheckPath(),
+      options.health,
+      docs.serve(
+        { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
+        withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
       ),
     ),
   );
+  httpHandler.setDispatcher(tracing === null ? httpDispatch : traceHttp(tracing, httpDispatch));
   // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
   wsHandler.onConnect(protocol.connected);
@@ -310,5 +334,21 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     docs,
     pendingHandlers,
     gate,
+    tracing,
+  };
+}
+
+/** The HTTP dispatch in a span per request, once run() has loaded the API (before: plain). */
+function traceHttp(
+  slot: TracingSlot,
+  next: (request: Request) => Response | Promise<Response>,
+): (request: Request) => Response | Promise<Response> {
+  let traced: ((request: Request) => Response | Promise<Response>) | null = null;
+  return (request) => {
+    if (traced === null) {
+      if (slot.current === null) return next(request);
+      traced = slot.current.http(next);
+    }
+    return traced(request);
   };
 }

@@ -2,12 +2,14 @@
  * The messages instances exchange over Redis, and the channel names.
  *
  * A broadcast is `<header JSON>\n<envelope>`: the header says the format version (`v`), the
- * origin node (`o`) and the ids left out (`x`); the envelope is the text the server
+ * origin node (`o`), the ids left out (`x`) and, when the broadcast was made inside a trace,
+ * its W3C trace context (`t`: `{traceparent, tracestate?}`; optional, so instances without
+ * it read the same format version and ignore it); the envelope is the text the server
  * serialised once, passed on untouched (never parsed or re-escaped). Requests and replies
  * between instances are one JSON object each. Anything else is rejected by the decoders with
  * a reason, for a log line.
  */
-import { isWellFormedName } from '@pkg/wire';
+import { isWellFormedName, readEnvelopeMeta, type EnvelopeMeta } from '@pkg/wire';
 
 export const WIRE_VERSION = 1;
 
@@ -16,6 +18,8 @@ export interface BroadcastMessage {
   readonly origin: string;
   readonly except: readonly string[];
   readonly text: string;
+  /** The trace the broadcast belongs to (absent, or malformed and then ignored: undefined). */
+  readonly trace?: EnvelopeMeta;
 }
 
 /** Which clients a request is about: all, a namespace, or a room. */
@@ -99,8 +103,17 @@ export class Channels {
   }
 }
 
-export function encodeBroadcast(origin: string, except: readonly string[], text: string): string {
-  return `${JSON.stringify({ v: WIRE_VERSION, o: origin, x: except })}\n${text}`;
+export function encodeBroadcast(
+  origin: string,
+  except: readonly string[],
+  text: string,
+  trace?: EnvelopeMeta,
+): string {
+  const header =
+    trace === undefined
+      ? { v: WIRE_VERSION, o: origin, x: except }
+      : { v: WIRE_VERSION, o: origin, x: except, t: trace };
+  return `${JSON.stringify(header)}\n${text}`;
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -134,9 +147,13 @@ export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
   if (!header.ok) return header;
   const except = header.value['x'];
   if (!isStringArray(except)) return { ok: false, reason: '"x" is not a list of client ids' };
+  const origin = header.value['o'] as string;
+  const text = raw.slice(newline + 1);
+  // Lenient: a malformed trace context loses the trace, never the message.
+  const trace = readEnvelopeMeta(header.value['t']);
   return {
     ok: true,
-    value: { origin: header.value['o'] as string, except, text: raw.slice(newline + 1) },
+    value: trace === undefined ? { origin, except, text } : { origin, except, text, trace },
   };
 }
 

@@ -13,7 +13,9 @@ describe('@pkg/wire entry', () => {
       'MAX_AUTH_LENGTH',
       'MAX_CLOSE_REASON_BYTES',
       'MAX_ID_LENGTH',
+      'MAX_RESTART_DELAY_MS',
       'MAX_SESSION_LENGTH',
+      'META_LIMITS',
       'PROTOCOL_VERSION',
       'SUBPROTOCOL',
       'WireErrorCode',
@@ -28,10 +30,13 @@ describe('@pkg/wire entry', () => {
       'isValidSeq',
       'isValidServerRequestId',
       'isWellFormedName',
+      'readEnvelopeMeta',
       'readErrorData',
       'readHello',
       'readWelcome',
       'reconnectsAfter',
+      'restartDelay',
+      'restartReason',
       'utf8Length',
     ]);
   });

@@ -66,4 +66,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
+  // observability
+  tracing: false,
+  restart_spread: 5_000,
 });

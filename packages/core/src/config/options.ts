@@ -163,6 +163,20 @@ export interface ServerConfigOptions {
    * client's data). Default `'address'`.
    */
   ws_rate_limit_key?: WsRateLimitKey;
+  // observability
+  /**
+   * OpenTelemetry spans for HTTP requests, WebSocket messages and cross-instance
+   * deliveries, through `@opentelemetry/api` (an optional peer: install it and register a
+   * tracer provider). `run()` fails with PKG_ERR_CORE_TRACING_UNAVAILABLE when it is not
+   * installed. Default false (no hook runs at all).
+   */
+  tracing?: boolean;
+  /**
+   * On `close()`, WebSocket clients get close 1012 (service restart) with a suggested
+   * reconnect delay spread evenly over this many ms, so a restarted instance's clients do
+   * not all reconnect at once. 0 = close with 1001 (going away) and no hint. Default 5000.
+   */
+  restart_spread?: number;
 }
 
 /** See `ws_rate_limit_key`. */

@@ -10,6 +10,7 @@ import type { ClientRegistry } from '../ws/client-registry';
 export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
   CloseCode.NORMAL,
   CloseCode.GOING_AWAY,
+  CloseCode.SERVICE_RESTART,
   CloseCode.POLICY_VIOLATION,
   CloseCode.UNAUTHORIZED,
   CloseCode.FORBIDDEN,
