@@ -313,6 +313,11 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   httpHandler.setDispatcher(tracing === null ? httpDispatch : traceHttp(tracing, httpDispatch));
   // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
+  if (tracing !== null) {
+    // The trace context of each upgrade request, parent of its messages' spans.
+    wsHandler.onConnect((client, request) => tracing.current?.upgraded(client.id, request));
+    wsHandler.onDisconnect((client) => tracing.current?.closed(client.id));
+  }
   wsHandler.onConnect(protocol.connected);
   wsHandler.onMessage(protocol.onMessage);
   wsHandler.onDisconnect((client, code) => {

@@ -56,8 +56,8 @@ export class Tracing {
   readonly #api: OtelApi;
   readonly #tracer: Tracer;
   readonly #routeOf: RouteOf;
-  /** The context of each connection's upgrade request (its trace headers), read once. */
-  readonly #upgradeContexts = new WeakMap<IncomingMessage, Context>();
+  /** The trace context of each connection whose upgrade request carried one, by client id. */
+  readonly #upgradeContexts = new Map<string, Context>();
 
   constructor(api: OtelApi, routeOf: RouteOf) {
     this.#api = api;
@@ -114,7 +114,8 @@ export class Tracing {
 
   /**
    * Runs the handling of one WebSocket message in a CONSUMER span `<event> receive`, whose
-   * parent is the envelope's `meta` trace context, else the upgrade request's headers.
+   * parent is the envelope's `meta` trace context, else the upgrade request's headers
+   * (kept by `upgraded`).
    * `run` returns the handling's promise (it never rejects) or undefined when it is done.
    */
   message(client: WsClient, envelope: Envelope, run: () => Promise<void> | undefined): void {
@@ -122,7 +123,7 @@ export class Tracing {
     const parent =
       envelope.meta !== undefined
         ? api.propagation.extract(api.ROOT_CONTEXT, envelope.meta, metaGetter)
-        : this.#upgradeContext(client.request);
+        : (this.#upgradeContexts.get(client.id) ?? api.ROOT_CONTEXT);
     const attributes: Attributes = {
       'messaging.system': 'pkg',
       'messaging.operation.type': 'receive',
@@ -216,16 +217,19 @@ export class Tracing {
     }
   }
 
-  #upgradeContext(request: IncomingMessage | undefined): Context {
+  /** A connection opened: keeps its upgrade request's trace context, when it had one. */
+  readonly upgraded = (clientId: string, request: IncomingMessage): void => {
+    const headers = request.headers;
+    if (headers['traceparent'] === undefined) return;
     const api = this.#api;
-    if (request === undefined) return api.ROOT_CONTEXT;
-    let ctx = this.#upgradeContexts.get(request);
-    if (ctx === undefined) {
-      ctx = api.propagation.extract(api.ROOT_CONTEXT, request.headers, headerGetter);
-      this.#upgradeContexts.set(request, ctx);
-    }
-    return ctx;
-  }
+    const ctx = api.propagation.extract(api.ROOT_CONTEXT, headers, headerGetter);
+    if (api.trace.getSpanContext(ctx) !== undefined) this.#upgradeContexts.set(clientId, ctx);
+  };
+
+  /** A connection closed: forgets its upgrade context. */
+  readonly closed = (clientId: string): void => {
+    this.#upgradeContexts.delete(clientId);
+  };
 
   #fail(span: Span, err: unknown): void {
     if (err instanceof Error) span.recordException(err);
