@@ -40,6 +40,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_INVALID_ROOM_NAME',
       'PKG_ERR_CORE_TOO_MANY_ROOMS',
       'PKG_ERR_CORE_BACKEND_UNAVAILABLE',
+      'PKG_ERR_CORE_TRACING_UNAVAILABLE',
     ]);
   });
 
