@@ -94,7 +94,9 @@ async function member(
   const ws = new WebSocket(`ws://127.0.0.1:${server.getPort()}`);
   sockets.push(ws);
   const inbox: Array<{ event: string; data: unknown }> = [];
-  ws.on('message', (raw) => inbox.push(JSON.parse(String(raw)) as { event: string; data: unknown }));
+  ws.on('message', (raw) =>
+    inbox.push(JSON.parse(String(raw)) as { event: string; data: unknown }),
+  );
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   ws.send(JSON.stringify({ event: 'join', data: { room } }));
   await waitFor(() => inbox.some((m) => m.event === 'joined'), 'the join');
