@@ -64,6 +64,7 @@ export function createApp(
       asyncapi_path: '/asyncapi.json',
       api_title: 'pkg demo',
       allowed_hosts: settings.allowedHosts,
+      restart_spread: settings.restartSpread,
     }),
     undefined,
     undefined,

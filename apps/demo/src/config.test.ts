@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       allowedHosts: ['localhost', '127.0.0.1', '[::1]'],
       maxConnectionsPerIp: 20,
       rateLimitScale: 1,
+      restartSpread: 5000,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -41,6 +42,7 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://10.0.0.5:6380',
         MAX_CONNECTIONS_PER_IP: '0',
         RATE_LIMIT_SCALE: '2.5',
+        RESTART_SPREAD: '2500',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -53,6 +55,7 @@ describe('loadConfig', () => {
       allowedHosts: null,
       maxConnectionsPerIp: 0,
       rateLimitScale: 2.5,
+      restartSpread: 2500,
     });
   });
 
@@ -81,6 +84,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS_PER_IP: '5000' }).maxConnectionsPerIp).toBe(5000);
     expect(loadConfig({ RATE_LIMIT_SCALE: '100' }).rateLimitScale).toBe(100);
     expect(loadConfig({ RATE_LIMIT_SCALE: '0.5' }).rateLimitScale).toBe(0.5);
+    expect(loadConfig({ RESTART_SPREAD: '0' }).restartSpread).toBe(0);
+    expect(loadConfig({ RESTART_SPREAD: '2500' }).restartSpread).toBe(2500);
   });
 
   it('reads TRUST_PROXY true / false and PORT 0', () => {
@@ -109,6 +114,9 @@ describe('loadConfig', () => {
     [{ MAX_CONNECTIONS_PER_IP: '2.5' }, /MAX_CONNECTIONS_PER_IP/],
     [{ MAX_CONNECTIONS_PER_IP: 'many' }, /MAX_CONNECTIONS_PER_IP/],
     [{ RATE_LIMIT_SCALE: '0' }, /RATE_LIMIT_SCALE must be a number above 0 .*\(got "0"\)/],
+    [{ RESTART_SPREAD: '-1' }, /RESTART_SPREAD must be a whole number of milliseconds/],
+    [{ RESTART_SPREAD: '600001' }, /RESTART_SPREAD/],
+    [{ RESTART_SPREAD: '1.5' }, /RESTART_SPREAD/],
     [{ RATE_LIMIT_SCALE: '-2' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: 'Infinity' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: '1e3' }, /RATE_LIMIT_SCALE/],

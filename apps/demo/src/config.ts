@@ -42,6 +42,12 @@ export interface DemoConfig {
    * 5 per 60 s. `RATE_LIMIT_SCALE`, a positive number.
    */
   rateLimitScale: number;
+  /**
+   * ms over which a shutdown spreads the reconnect hints of its 1012 closes (the server's
+   * `restart_spread`), so a rolling deploy does not bring every client back at once.
+   * `RESTART_SPREAD`, default 5000, `0` = close with 1001 and no hint.
+   */
+  restartSpread: number;
 }
 
 const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
@@ -57,6 +63,7 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   allowedHosts: [...LOOPBACK_NAMES],
   maxConnectionsPerIp: 20,
   rateLimitScale: 1,
+  restartSpread: 5000,
 });
 
 /** Largest RATE_LIMIT_SCALE accepted: budgets stay safe integers and windows stay meaningful. */
@@ -171,6 +178,17 @@ function parseRateLimitScale(value: string, problems: string[]): number {
   return scale;
 }
 
+function parseRestartSpread(value: string, problems: string[]): number {
+  const ms = /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(ms >= 0 && ms <= 600_000)) {
+    problems.push(
+      `RESTART_SPREAD must be a whole number of milliseconds from 0 to 600000 (got "${value}").`,
+    );
+    return DEFAULT_CONFIG.restartSpread;
+  }
+  return ms;
+}
+
 function parseHealthPath(value: string, problems: string[]): string {
   if (!/^\/[^\s?#]*$/.test(value)) {
     problems.push(
@@ -253,6 +271,7 @@ export function loadConfig(env: Env): DemoConfig {
   const publicUrl = read(env, 'PUBLIC_URL');
   const maxConnectionsPerIp = read(env, 'MAX_CONNECTIONS_PER_IP');
   const rateLimitScale = read(env, 'RATE_LIMIT_SCALE');
+  const restartSpread = read(env, 'RESTART_SPREAD');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -277,6 +296,10 @@ export function loadConfig(env: Env): DemoConfig {
       rateLimitScale === undefined
         ? DEFAULT_CONFIG.rateLimitScale
         : parseRateLimitScale(rateLimitScale, problems),
+    restartSpread:
+      restartSpread === undefined
+        ? DEFAULT_CONFIG.restartSpread
+        : parseRestartSpread(restartSpread, problems),
   };
   config.allowedHosts =
     allowedHosts === undefined
