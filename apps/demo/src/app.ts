@@ -12,6 +12,7 @@ import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
 import { createOriginCheck } from './origin-check';
 import { decideRoomJoin } from './room-policy';
+import { startTracing, type DemoTracing } from './tracing';
 
 export interface CreateAppOptions {
   /** Where the server logs; default a console Logger at `config.logLevel` (no log files). */
@@ -65,6 +66,7 @@ export function createApp(
       api_title: 'pkg demo',
       allowed_hosts: settings.allowedHosts,
       restart_spread: settings.restartSpread,
+      tracing: settings.otlpEndpoint !== null,
     }),
     undefined,
     undefined,
@@ -106,18 +108,24 @@ export function createApp(
 
   let listening = false;
   let closing: Promise<void> | undefined;
+  let tracing: DemoTracing | null = null;
   return {
     server,
     config: settings,
     logger,
     async listen() {
+      // OTEL_EXPORTER_OTLP_ENDPOINT: the provider is registered before run() loads the API.
+      if (settings.otlpEndpoint !== null) tracing = await startTracing(settings.otlpEndpoint);
       await server.run();
       listening = true;
       return baseUrl(settings.host, server.getPort());
     },
     url: () => (listening ? baseUrl(settings.host, server.getPort()) : undefined),
     close() {
-      closing ??= server.close().then(() => store?.close());
+      closing ??= server
+        .close()
+        .then(() => store?.close())
+        .then(() => tracing?.shutdown());
       return closing;
     },
   };

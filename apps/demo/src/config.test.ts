@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       maxConnectionsPerIp: 20,
       rateLimitScale: 1,
       restartSpread: 5000,
+      otlpEndpoint: null,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
         MAX_CONNECTIONS_PER_IP: '0',
         RATE_LIMIT_SCALE: '2.5',
         RESTART_SPREAD: '2500',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -56,6 +58,7 @@ describe('loadConfig', () => {
       maxConnectionsPerIp: 0,
       rateLimitScale: 2.5,
       restartSpread: 2500,
+      otlpEndpoint: 'http://collector:4318',
     });
   });
 
@@ -117,6 +120,7 @@ describe('loadConfig', () => {
     [{ RESTART_SPREAD: '-1' }, /RESTART_SPREAD must be a whole number of milliseconds/],
     [{ RESTART_SPREAD: '600001' }, /RESTART_SPREAD/],
     [{ RESTART_SPREAD: '1.5' }, /RESTART_SPREAD/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT must be/],
     [{ RATE_LIMIT_SCALE: '-2' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: 'Infinity' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: '1e3' }, /RATE_LIMIT_SCALE/],

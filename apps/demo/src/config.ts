@@ -48,6 +48,12 @@ export interface DemoConfig {
    * `RESTART_SPREAD`, default 5000, `0` = close with 1001 and no hint.
    */
   restartSpread: number;
+  /**
+   * OTLP/HTTP collector the server's spans go to (`<endpoint>/v1/traces`); set, the demo
+   * turns `tracing` on. `OTEL_EXPORTER_OTLP_ENDPOINT` (the OpenTelemetry variable), e.g.
+   * `http://127.0.0.1:4318`, default unset (no tracing).
+   */
+  otlpEndpoint: string | null;
 }
 
 const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
@@ -64,6 +70,7 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   maxConnectionsPerIp: 20,
   rateLimitScale: 1,
   restartSpread: 5000,
+  otlpEndpoint: null,
 });
 
 /** Largest RATE_LIMIT_SCALE accepted: budgets stay safe integers and windows stay meaningful. */
@@ -189,6 +196,19 @@ function parseRestartSpread(value: string, problems: string[]): number {
   return ms;
 }
 
+function parseOtlp(value: string, problems: string[]): string | null {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  problems.push(
+    `OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL of an OTLP collector such as http://127.0.0.1:4318 (got "${value}").`,
+  );
+  return null;
+}
+
 function parseHealthPath(value: string, problems: string[]): string {
   if (!/^\/[^\s?#]*$/.test(value)) {
     problems.push(
@@ -272,6 +292,7 @@ export function loadConfig(env: Env): DemoConfig {
   const maxConnectionsPerIp = read(env, 'MAX_CONNECTIONS_PER_IP');
   const rateLimitScale = read(env, 'RATE_LIMIT_SCALE');
   const restartSpread = read(env, 'RESTART_SPREAD');
+  const otlpEndpoint = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -300,6 +321,8 @@ export function loadConfig(env: Env): DemoConfig {
       restartSpread === undefined
         ? DEFAULT_CONFIG.restartSpread
         : parseRestartSpread(restartSpread, problems),
+    otlpEndpoint:
+      otlpEndpoint === undefined ? DEFAULT_CONFIG.otlpEndpoint : parseOtlp(otlpEndpoint, problems),
   };
   config.allowedHosts =
     allowedHosts === undefined
