@@ -52,7 +52,8 @@ async function httpGet(server) {
     duration: seconds,
   });
   const after = await server.cpu();
-  if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx || result.errors)
+    throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rate: result.requests.average, cpu: (after - before) / result.requests.total };
 }
 
@@ -67,7 +68,9 @@ for (const [name, run] of Object.entries(workloads)) {
   results[name] = { off: [], on: [] };
   for (let r = 0; r < rounds; r++) {
     for (const [setting, config] of Object.entries(settings)) {
-      const server = await startServer('pkg', { pkgConfig: { ...THROUGHPUT_PKG_CONFIG, ...config } });
+      const server = await startServer('pkg', {
+        pkgConfig: { ...THROUGHPUT_PKG_CONFIG, ...config },
+      });
       try {
         // A short warm-up so that both settings are measured with optimised code.
         await run(server).catch(() => undefined);
