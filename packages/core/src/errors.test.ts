@@ -60,7 +60,7 @@ describe('coreErrorCodes', () => {
     expect(coreErrorCodes.PKG_ERR_CORE_RATE_LIMITED.status).toBe(429);
     expect(coreErrorCodes.PKG_ERR_CORE_HANDLER_FAILED.status).toBe(500);
     expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.status).toBe(503);
-    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.closeCode).toBe(1001);
+    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.closeCode).toBe(1012);
   });
 });
 

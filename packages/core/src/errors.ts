@@ -74,7 +74,7 @@ export const coreErrorCodes = {
   PKG_ERR_CORE_DRAINING: {
     message: 'The server is shutting down and no longer accepts new work.',
     status: 503,
-    closeCode: CloseCode.GOING_AWAY,
+    closeCode: CloseCode.SERVICE_RESTART,
   },
   PKG_ERR_CORE_TOO_MANY_PENDING: {
     message:
