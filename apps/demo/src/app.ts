@@ -12,6 +12,7 @@ import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
 import { createOriginCheck } from './origin-check';
 import { decideRoomJoin } from './room-policy';
+import { startTracing, type DemoTracing } from './tracing';
 
 export interface CreateAppOptions {
   /** Where the server logs; default a console Logger at `config.logLevel` (no log files). */
@@ -66,6 +67,8 @@ export function createApp(
       allowed_hosts: settings.allowedHosts,
       // METRICS=1: Prometheus metrics, readable from loopback only (metrics_allow default).
       metrics_path: settings.metrics ? '/metrics' : null,
+      restart_spread: settings.restartSpread,
+      tracing: settings.otlpEndpoint !== null,
     }),
     undefined,
     undefined,
@@ -107,18 +110,24 @@ export function createApp(
 
   let listening = false;
   let closing: Promise<void> | undefined;
+  let tracing: DemoTracing | null = null;
   return {
     server,
     config: settings,
     logger,
     async listen() {
+      // OTEL_EXPORTER_OTLP_ENDPOINT: the provider is registered before run() loads the API.
+      if (settings.otlpEndpoint !== null) tracing = await startTracing(settings.otlpEndpoint);
       await server.run();
       listening = true;
       return baseUrl(settings.host, server.getPort());
     },
     url: () => (listening ? baseUrl(settings.host, server.getPort()) : undefined),
     close() {
-      closing ??= server.close().then(() => store?.close());
+      closing ??= server
+        .close()
+        .then(() => store?.close())
+        .then(() => tracing?.shutdown());
       return closing;
     },
   };

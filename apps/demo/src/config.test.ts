@@ -25,6 +25,8 @@ describe('loadConfig', () => {
       maxConnectionsPerIp: 20,
       rateLimitScale: 1,
       metrics: false,
+      restartSpread: 5000,
+      otlpEndpoint: null,
     });
     expect(loadConfig({ PORT: '', HOST: '  ' })).toEqual(loadConfig({}));
     expect(DEFAULT_CONFIG.port).toBe(6001);
@@ -42,6 +44,8 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://10.0.0.5:6380',
         MAX_CONNECTIONS_PER_IP: '0',
         RATE_LIMIT_SCALE: '2.5',
+        RESTART_SPREAD: '2500',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
       }),
     ).toEqual({
       host: '0.0.0.0',
@@ -55,6 +59,8 @@ describe('loadConfig', () => {
       maxConnectionsPerIp: 0,
       rateLimitScale: 2.5,
       metrics: false,
+      restartSpread: 2500,
+      otlpEndpoint: 'http://collector:4318',
     });
   });
 
@@ -83,6 +89,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ MAX_CONNECTIONS_PER_IP: '5000' }).maxConnectionsPerIp).toBe(5000);
     expect(loadConfig({ RATE_LIMIT_SCALE: '100' }).rateLimitScale).toBe(100);
     expect(loadConfig({ RATE_LIMIT_SCALE: '0.5' }).rateLimitScale).toBe(0.5);
+    expect(loadConfig({ RESTART_SPREAD: '0' }).restartSpread).toBe(0);
+    expect(loadConfig({ RESTART_SPREAD: '2500' }).restartSpread).toBe(2500);
   });
 
   it('turns metrics on with METRICS=1 and refuses anything but a switch', () => {
@@ -117,6 +125,10 @@ describe('loadConfig', () => {
     [{ MAX_CONNECTIONS_PER_IP: '2.5' }, /MAX_CONNECTIONS_PER_IP/],
     [{ MAX_CONNECTIONS_PER_IP: 'many' }, /MAX_CONNECTIONS_PER_IP/],
     [{ RATE_LIMIT_SCALE: '0' }, /RATE_LIMIT_SCALE must be a number above 0 .*\(got "0"\)/],
+    [{ RESTART_SPREAD: '-1' }, /RESTART_SPREAD must be a whole number of milliseconds/],
+    [{ RESTART_SPREAD: '600001' }, /RESTART_SPREAD/],
+    [{ RESTART_SPREAD: '1.5' }, /RESTART_SPREAD/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT must be/],
     [{ RATE_LIMIT_SCALE: '-2' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: 'Infinity' }, /RATE_LIMIT_SCALE/],
     [{ RATE_LIMIT_SCALE: '1e3' }, /RATE_LIMIT_SCALE/],

@@ -44,6 +44,18 @@ export interface DemoConfig {
   rateLimitScale: number;
   /** Prometheus metrics at `/metrics`, readable from loopback only. `METRICS=1`, default off. */
   metrics: boolean;
+  /**
+   * ms over which a shutdown spreads the reconnect hints of its 1012 closes (the server's
+   * `restart_spread`), so a rolling deploy does not bring every client back at once.
+   * `RESTART_SPREAD`, default 5000, `0` = close with 1001 and no hint.
+   */
+  restartSpread: number;
+  /**
+   * OTLP/HTTP collector the server's spans go to (`<endpoint>/v1/traces`); set, the demo
+   * turns `tracing` on. `OTEL_EXPORTER_OTLP_ENDPOINT` (the OpenTelemetry variable), e.g.
+   * `http://127.0.0.1:4318`, default unset (no tracing).
+   */
+  otlpEndpoint: string | null;
 }
 
 const LOOPBACK_NAMES = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
@@ -60,6 +72,8 @@ export const DEFAULT_CONFIG: Readonly<DemoConfig> = Object.freeze({
   maxConnectionsPerIp: 20,
   rateLimitScale: 1,
   metrics: false,
+  restartSpread: 5000,
+  otlpEndpoint: null,
 });
 
 /** Largest RATE_LIMIT_SCALE accepted: budgets stay safe integers and windows stay meaningful. */
@@ -183,6 +197,30 @@ function parseRateLimitScale(value: string, problems: string[]): number {
   return scale;
 }
 
+function parseRestartSpread(value: string, problems: string[]): number {
+  const ms = /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(ms >= 0 && ms <= 600_000)) {
+    problems.push(
+      `RESTART_SPREAD must be a whole number of milliseconds from 0 to 600000 (got "${value}").`,
+    );
+    return DEFAULT_CONFIG.restartSpread;
+  }
+  return ms;
+}
+
+function parseOtlp(value: string, problems: string[]): string | null {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  problems.push(
+    `OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL of an OTLP collector such as http://127.0.0.1:4318 (got "${value}").`,
+  );
+  return null;
+}
+
 function parseHealthPath(value: string, problems: string[]): string {
   if (!/^\/[^\s?#]*$/.test(value)) {
     problems.push(
@@ -266,6 +304,8 @@ export function loadConfig(env: Env): DemoConfig {
   const maxConnectionsPerIp = read(env, 'MAX_CONNECTIONS_PER_IP');
   const rateLimitScale = read(env, 'RATE_LIMIT_SCALE');
   const metrics = read(env, 'METRICS');
+  const restartSpread = read(env, 'RESTART_SPREAD');
+  const otlpEndpoint = read(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   const config: DemoConfig = {
     host: host === undefined ? DEFAULT_CONFIG.host : parseHost(host, problems),
     port: port === undefined ? DEFAULT_CONFIG.port : parsePort(port, problems),
@@ -292,6 +332,12 @@ export function loadConfig(env: Env): DemoConfig {
         : parseRateLimitScale(rateLimitScale, problems),
     metrics:
       metrics === undefined ? DEFAULT_CONFIG.metrics : parseSwitch('METRICS', metrics, problems),
+    restartSpread:
+      restartSpread === undefined
+        ? DEFAULT_CONFIG.restartSpread
+        : parseRestartSpread(restartSpread, problems),
+    otlpEndpoint:
+      otlpEndpoint === undefined ? DEFAULT_CONFIG.otlpEndpoint : parseOtlp(otlpEndpoint, problems),
   };
   config.allowedHosts =
     allowedHosts === undefined

@@ -75,7 +75,7 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
     const closed = client.whenClosed();
     started.child.kill('SIGTERM');
     expect(await started.exit).toBe(0);
-    expect((await closed).code).toBe(1001);
+    expect((await closed).code).toBe(1012);
     expect(started.stdout()).toContain('SIGTERM received; closing connections...');
     expect(started.stdout()).toContain('Demo stopped.');
   }, 60_000);

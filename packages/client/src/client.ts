@@ -22,7 +22,7 @@ import type {
 import { Listeners, type AnyListener } from './listeners';
 import { Manager, type ClientStatus } from './manager';
 import { resolveOptions, type ClientOptions, type ResolvedClientOptions } from './options';
-import { encodeMessage } from './protocol';
+import { encodeMessage, traceMeta } from './protocol';
 import { checkRoom } from './rooms';
 import { ProtocolSocket, unsupported } from './socket';
 import { buildUrl } from './url';
@@ -129,7 +129,7 @@ export class Client<
    * after reconnecting) or, with `whenDisconnected: 'reject'`, throws PKG_ERR_CLIENT_NOT_CONNECTED.
    */
   emit<E extends EventName<Emit>>(event: E, data: EventData<Emit, E>): void {
-    const text = encodeMessage(event, data);
+    const text = encodeMessage(event, data, undefined, traceMeta(this.#options.traceContext));
     const connection = this.#manager.connection;
     if (connection?.isOpen && this.connected) {
       connection.send(text);
@@ -182,9 +182,10 @@ export class Client<
         );
       }
       const requests = this.#socket.requests;
+      const meta = traceMeta(this.#options.traceContext);
       const { id, promise } = requests.add(
         event,
-        (id) => encodeMessage(event, data, id),
+        (id) => encodeMessage(event, data, id, meta),
         timeout,
         this.#options.maxPendingAcks,
       );

@@ -1,7 +1,7 @@
 export { Client, CLOSE_LOST } from './client';
 export type { ClientStatus } from './client';
 export { CLIENT_DEFAULTS } from './options';
-export type { ClientOptions, CredentialSource, NetworkEvents } from './options';
+export type { ClientOptions, CredentialSource, NetworkEvents, TraceContext } from './options';
 export { ClientError, clientErrorCodes } from './errors';
 export type { ClientErrorCode, ClientErrorDetails, ClientErrorInfo } from './errors';
 export type {

@@ -6,7 +6,7 @@
  * server that closes every connection at once sees growing delays, never a tight loop.
  * What travels on an open connection is the protocol socket's (socket.ts).
  */
-import { CloseCode, SUBPROTOCOL, reconnectsAfter } from '@pkg/wire';
+import { CloseCode, SUBPROTOCOL, reconnectsAfter, restartDelay } from '@pkg/wire';
 import { backoffDelay } from './backoff';
 import { ClientError } from './errors';
 import type { LifecycleEventName, LifecycleEvents, StopCause } from './events';
@@ -213,7 +213,7 @@ export class Manager {
       );
       return;
     }
-    this.#scheduleRetry();
+    this.#scheduleRetry(restartDelay(code, reason));
   }
 
   /** Stops reconnecting because of what the server said; reports why. */
@@ -237,7 +237,12 @@ export class Manager {
     this.settle(error);
   }
 
-  #scheduleRetry(): void {
+  /**
+   * Waits, then opens the next attempt: the backoff's delay, or after a 1012 (service
+   * restart) the server's hint plus a jitter of up to `reconnectionDelay`, so that the
+   * clients of a restarted instance arrive spread over its window.
+   */
+  #scheduleRetry(hint?: number): void {
     this.#status = 'waiting';
     this.#reconnecting = true;
     if (this.#offline) return; // `online` starts the next attempt
@@ -258,7 +263,10 @@ export class Manager {
     }
     this.#attempt = attempt;
     const o = this.#options;
-    const delay = backoffDelay(attempt, o.reconnectionDelay, o.reconnectionDelayMax, o.random);
+    const delay =
+      hint === undefined
+        ? backoffDelay(attempt, o.reconnectionDelay, o.reconnectionDelayMax, o.random)
+        : hint + Math.floor(o.random() * o.reconnectionDelay);
     this.#emit('reconnecting', { attempt, delay });
     const generation = this.#generation;
     this.#retryTimer = setTimeout(() => {

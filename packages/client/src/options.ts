@@ -4,6 +4,7 @@
  */
 import { createClientError } from './errors';
 import type { WebSocketConstructor } from './transport';
+import type { EnvelopeMeta } from '@pkg/wire';
 
 /** Credentials, or a function that returns fresh ones for each connection. */
 export type CredentialSource<T> = T | (() => T | Promise<T>);
@@ -72,7 +73,16 @@ export interface ClientOptions {
    * global object when it has `addEventListener` (browsers), else none.
    */
   network?: NetworkEvents | null;
+  /**
+   * Called for every `emit` / `emitWithAck`: the W3C trace context to send in the message's
+   * `meta`, so the server's span for it joins the caller's trace (see docs/tracing.md for
+   * one with `@opentelemetry/api`). Return undefined to send none. Default: none.
+   */
+  traceContext?: () => TraceContext | undefined;
 }
+
+/** A W3C trace context as `traceContext` returns it (the envelope's `meta`). */
+export type TraceContext = EnvelopeMeta;
 
 export interface ResolvedClientOptions {
   WebSocket: WebSocketConstructor | undefined;
@@ -94,6 +104,7 @@ export interface ResolvedClientOptions {
   ackWhenDisconnected: 'wait' | 'reject';
   maxPendingAcks: number;
   network: NetworkEvents | null;
+  traceContext: (() => TraceContext | undefined) | undefined;
 }
 
 export const CLIENT_DEFAULTS = {
@@ -119,6 +130,7 @@ const KNOWN = new Set<string>([
   'query',
   'random',
   'network',
+  'traceContext',
   ...Object.keys(CLIENT_DEFAULTS),
 ]);
 
@@ -188,6 +200,8 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
   }
   if (typeof o.reconnection !== 'boolean') fail('reconnection must be true or false.');
   if (typeof o.recovery !== 'boolean') fail('recovery must be true or false.');
+  if (o.traceContext !== undefined && typeof o.traceContext !== 'function')
+    fail('traceContext must be a function returning { traceparent, tracestate? } or undefined.');
   if (o.random !== undefined && typeof o.random !== 'function')
     fail('random must be a function returning a number in [0, 1).');
   const base = checkDuration('reconnectionDelay', o.reconnectionDelay, true);
@@ -235,5 +249,6 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     ]),
     maxPendingAcks: checkCount('maxPendingAcks', o.maxPendingAcks),
     network,
+    traceContext: o.traceContext,
   };
 }

@@ -9,15 +9,38 @@ import {
   isValidRequestId,
   isValidSeq,
   isValidServerRequestId,
+  readEnvelopeMeta,
+  type EnvelopeMeta,
   type RequestId,
 } from '@pkg/wire';
 import { createClientError } from './errors';
 
 /**
- * Serialises `{event, data}` (plus `id` for a request). Throws a TypeError for a bad event
- * name, data that is not an object or array, or data JSON cannot represent.
+ * The trace context to send with a message: what the `traceContext` option returns, kept
+ * when it is a usable `{traceparent, tracestate?}` (within @pkg/wire's META_LIMITS). A
+ * function that throws or returns anything else sends no context: tracing never stops a
+ * message.
  */
-export function encodeMessage(event: string, data: unknown, id?: RequestId): string {
+export function traceMeta(source: (() => unknown) | undefined): EnvelopeMeta | undefined {
+  if (source === undefined) return undefined;
+  try {
+    return readEnvelopeMeta(source());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Serialises `{event, data}` (plus `id` for a request, `meta` for a trace context). Throws a
+ * TypeError for a bad event name, data that is not an object or array, or data JSON cannot
+ * represent.
+ */
+export function encodeMessage(
+  event: string,
+  data: unknown,
+  id?: RequestId,
+  meta?: EnvelopeMeta,
+): string {
   if (!isValidEventName(event)) {
     throw createClientError(
       TypeError,
@@ -33,7 +56,10 @@ export function encodeMessage(event: string, data: unknown, id?: RequestId): str
     );
   }
   try {
-    return JSON.stringify(id === undefined ? { event, data } : { event, data, id });
+    const envelope: Record<string, unknown> =
+      id === undefined ? { event, data } : { event, data, id };
+    if (meta !== undefined) envelope['meta'] = meta;
+    return JSON.stringify(envelope);
   } catch (cause) {
     throw createClientError(
       TypeError,

@@ -21,7 +21,10 @@ export interface CoreServer {
   server: Server;
   port: number;
   url: string;
-  /** Closes the server (clients see 1001) and starts a new one on the same port. */
+  /**
+   * Closes the server (clients see 1001: these servers turn the 1012 restart hint off
+   * unless `config` sets restart_spread) and starts a new one on the same port.
+   */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -39,6 +42,7 @@ export async function startCoreServer(
         port,
         heartbeat_interval: 0,
         shutdown_delay: 0,
+        restart_spread: 0,
         ...config,
       }),
       undefined,

@@ -212,6 +212,59 @@ describe('the backoff starts over only after a stable connection', () => {
   });
 });
 
+describe('the 1012 restart hint', () => {
+  /** Connects, lets the server close with 1012 and `reason`; returns the next retry delay. */
+  async function delayAfter(c: Client, reason: string, code = 1012): Promise<number> {
+    const delays: number[] = [];
+    c.on('reconnecting', ({ delay }) => delays.push(delay));
+    const first = c.connect();
+    await settle();
+    last().open();
+    await first;
+    last().serverClose(code, reason);
+    return delays[0]!;
+  }
+
+  it('waits the hinted delay plus a jitter of up to reconnectionDelay, then reconnects', async () => {
+    const c = client({ random: () => 0.5 });
+    expect(await delayAfter(c, 'restart; retry after 1234 ms')).toBe(1234 + 50);
+    const opened = ScriptedSocket.made.length;
+    await jest.advanceTimersByTimeAsync(1283);
+    expect(ScriptedSocket.made).toHaveLength(opened);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(ScriptedSocket.made).toHaveLength(opened + 1);
+    c.disconnect();
+  });
+
+  it('the jitter spans [0, reconnectionDelay) whatever the random source gives', async () => {
+    const low = client({ random: () => 0 });
+    expect(await delayAfter(low, 'restart; retry after 0 ms')).toBe(0);
+    low.disconnect();
+    const high = client({ random: () => 0.999 });
+    expect(await delayAfter(high, 'restart; retry after 5000 ms')).toBe(5000 + 99);
+    high.disconnect();
+  });
+
+  it('a 1012 without a readable hint, or a hint on another code, uses the ordinary backoff', async () => {
+    for (const [code, reason] of [
+      [1012, 'Service Restart'],
+      [1012, 'restart; retry after -5 ms'],
+      [1012, 'restart; retry after 99999999999 ms'],
+      [1001, 'restart; retry after 3000 ms'],
+    ] as const) {
+      const c = client();
+      expect(await delayAfter(c, reason, code)).toBe(99);
+      c.disconnect();
+    }
+  });
+
+  it('caps a hint at 10 minutes', async () => {
+    const c = client({ random: () => 0 });
+    expect(await delayAfter(c, 'restart; retry after 999999999 ms')).toBe(600_000);
+    c.disconnect();
+  });
+});
+
 describe('the README', () => {
   it('states the rule of every close code exactly as the client applies it', async () => {
     const { readFileSync } = await import('node:fs');

@@ -42,6 +42,7 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_BACKEND_UNAVAILABLE',
       'PKG_ERR_CORE_METRICS_UNAVAILABLE',
       'PKG_ERR_CORE_METRICS_FORBIDDEN',
+      'PKG_ERR_CORE_TRACING_UNAVAILABLE',
     ]);
   });
 
@@ -61,7 +62,7 @@ describe('coreErrorCodes', () => {
     expect(coreErrorCodes.PKG_ERR_CORE_RATE_LIMITED.status).toBe(429);
     expect(coreErrorCodes.PKG_ERR_CORE_HANDLER_FAILED.status).toBe(500);
     expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.status).toBe(503);
-    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.closeCode).toBe(1001);
+    expect(coreErrorCodes.PKG_ERR_CORE_DRAINING.closeCode).toBe(1012);
   });
 });
 

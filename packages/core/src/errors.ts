@@ -74,7 +74,7 @@ export const coreErrorCodes = {
   PKG_ERR_CORE_DRAINING: {
     message: 'The server is shutting down and no longer accepts new work.',
     status: 503,
-    closeCode: CloseCode.GOING_AWAY,
+    closeCode: CloseCode.SERVICE_RESTART,
   },
   PKG_ERR_CORE_TOO_MANY_PENDING: {
     message:
@@ -169,6 +169,10 @@ export const coreErrorCodes = {
     message:
       'A request for metrics_path came from an address outside metrics_allow without the metrics_token.',
     status: 403,
+  },
+  PKG_ERR_CORE_TRACING_UNAVAILABLE: {
+    message:
+      'tracing is on but @opentelemetry/api could not be loaded: install it (npm install @opentelemetry/api) or set tracing: false.',
   },
 } as const satisfies Record<string, CoreErrorInfo>;
 

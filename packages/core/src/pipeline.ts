@@ -1,5 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpHandler, MemoryRateLimitStore, RateLimiter, resolveClientAddress } from '@pkg/http';
+import {
+  HttpHandler,
+  MemoryRateLimitStore,
+  RateLimiter,
+  resolveClientAddress,
+  type Request,
+  type Response,
+} from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import {
   WebSocketHandler,
@@ -30,6 +37,7 @@ import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
 import { Observability, eventOfText, socketBytes } from './observability/observability';
+import { TracingSlot } from './observability/tracing-load';
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -57,6 +65,8 @@ export interface Pipeline {
   readonly gate: ConnectionGate;
   readonly history: RoomHistory;
   readonly observability: Observability;
+  /** With `tracing` on: the spans' maker, filled by run(); null with tracing off. */
+  readonly tracing: TracingSlot | null;
 }
 
 /**
@@ -92,6 +102,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const metered = observability.holder;
   const clients = new ClientRegistry();
   const middleware = new Middleware();
+  // tracing off: null, and nothing below wraps or consults it.
+  const tracing = config.isTracing() ? new TracingSlot() : null;
   const namespaces = new NamespaceManager({
     maxRoomsPerClient: config.get('max_rooms_per_client'),
     maxNameLength: config.get('max_room_name_length'),
@@ -188,8 +200,20 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     },
     dispatch: (client, envelope) => {
       if (pendingHandlers.admit(client.id)) {
-        observability.observers.message(client.id, envelope.event, () =>
-          dispatcher().onMessage(client, envelope),
+        const traced = tracing?.current;
+        observability.observers.message(
+          client.id,
+          envelope.event,
+          traced
+            ? () => {
+                let work: Promise<unknown> | undefined;
+                traced.message(client, envelope, () => {
+                  work = dispatcher().onMessage(client, envelope);
+                  return work as Promise<void> | undefined;
+                });
+                return work;
+              }
+            : () => dispatcher().onMessage(client, envelope),
         );
         return;
       }
@@ -248,6 +272,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     history,
     joined: (clientId, room, namespace, since) =>
       protocol.recoverRoom(clientId, room, namespace, since),
+    ...(tracing === null ? {} : { traceContext: tracing.publish, runTraced: tracing.deliver }),
   });
   const lifecycle = new Lifecycle({
     // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.
@@ -274,6 +299,14 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       { name: 'adapter', target: adapter.adapter },
       { name: 'rate-limit store', target: rateLimitStore.store },
     ],
+    ...(tracing === null
+      ? {}
+      : {
+          prepare: () =>
+            tracing.load(
+              (method, path) => registry.matchHttpRoute(method, path)?.route.path ?? null,
+            ),
+        }),
   });
 
   const dependencies = {
@@ -300,6 +333,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       config.get('ipv6_subnet'),
     ),
     ipv6Subnet: config.get('ipv6_subnet'),
+    ...(tracing === null ? {} : { handlerFailed: (err: unknown) => tracing.current?.failed(err) }),
     // Covers OnConnect itself (protocol version 1 runs it after $hello, not during hello_wait).
     connectDeadline: connectDeadline(config.get('connect_timeout'), (id) => {
       logger.warning('OnConnect handlers did not finish in time; closing the client', {
@@ -364,22 +398,26 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       return fixed.includes(path) ? path : 'unmatched';
     },
   );
-  httpHandler.setDispatcher(
-    observability.wrapHttp(
-      lifecycle.closeWhileDraining(
-        withHealthCheck(
-          config.getHealthCheckPath(),
-          options.health,
-          docs.serve(
-            { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
-            withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
-          ),
-        ),
+  const httpDispatch = lifecycle.closeWhileDraining(
+    withHealthCheck(
+      config.getHealthCheckPath(),
+      options.health,
+      docs.serve(
+        { openapi: config.getOpenApiPath(), asyncapi: config.getAsyncApiPath() },
+        withHttpTimeout(config.get('http_handler_timeout'), logger, http.dispatch),
       ),
     ),
   );
+  httpHandler.setDispatcher(
+    observability.wrapHttp(tracing === null ? httpDispatch : traceHttp(tracing, httpDispatch)),
+  );
   // Protocol version 1 (protocol-v1.ts) stands between the handler and the dispatcher:
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
+  if (tracing !== null) {
+    // The trace context of each upgrade request, parent of its messages' spans.
+    wsHandler.onConnect((client, request) => tracing.current?.upgraded(client.id, request));
+    wsHandler.onDisconnect((client) => tracing.current?.closed(client.id));
+  }
   wsHandler.onConnect((client) => {
     metered.metrics?.connected(client.socket.protocol === PROTOCOL_V1_SUBPROTOCOL ? '1' : '0');
     protocol.connected(client);
@@ -413,5 +451,21 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     gate,
     history,
     observability,
+    tracing,
+  };
+}
+
+/** The HTTP dispatch in a span per request, once run() has loaded the API (before: plain). */
+function traceHttp(
+  slot: TracingSlot,
+  next: (request: Request) => Response | Promise<Response>,
+): (request: Request) => Response | Promise<Response> {
+  let traced: ((request: Request) => Response | Promise<Response>) | null = null;
+  return (request) => {
+    if (traced === null) {
+      if (slot.current === null) return next(request);
+      traced = slot.current.http(next);
+    }
+    return traced(request);
   };
 }

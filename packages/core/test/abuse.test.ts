@@ -496,7 +496,7 @@ describe('shutdown', () => {
     await closing;
     expect(ts.server.getLoad().pendingHandlers).toBe(0);
     expect(late.data).toMatch(/^HTTP\/1\.1 503[\s\S]*PKG_ERR_CORE_DRAINING/);
-    expect((await client.closed).code).toBe(1001);
+    expect((await client.closed).code).toBe(1012);
     expect(controller.disconnects).toHaveLength(1);
   });
 

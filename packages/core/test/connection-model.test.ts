@@ -67,8 +67,8 @@ async function finish(model: Model, real: Real): Promise<void> {
     const closed = await c.conn
       .whenClosed(WAIT, `${c.tag}: still open after close()`)
       .catch((err: Error) => fail(err.message));
-    if (c.phase === 'open' && closed.code !== 1001) {
-      fail(`${c.tag}: close() closed it with ${closed.code}, not 1001`);
+    if (c.phase === 'open' && closed.code !== 1012) {
+      fail(`${c.tag}: close() closed it with ${closed.code}, not 1012`);
     }
     c.phase = 'closed';
   }

@@ -683,13 +683,13 @@ describe('§ Inbound limits', () => {
     await expectClose(client, 1008, 15_000);
   });
 
-  it('handles messages during shutdown_delay, then closes with 1001', async () => {
+  it('handles messages during shutdown_delay, then closes with 1012', async () => {
     const { url, server } = await setup({ shutdown_delay: 300 });
     const { client } = await connectV0(url);
     const closing = server.close();
     client.send('echo', { during: 'delay' });
     expect((await next(client, 'echoed')).data).toEqual({ during: 'delay' });
-    await expectClose(client, 1001);
+    await expectClose(client, 1012);
     await closing;
   });
 });
@@ -766,11 +766,32 @@ describe('§ Close codes', () => {
     await expectClose(client, 1000);
   });
 
-  it('1001: the server is shutting down (close())', async () => {
-    const { url, server } = await setup();
+  it('1001: the server is shutting down (close() with restart_spread 0)', async () => {
+    const { url, server } = await setup({ restart_spread: 0 });
     const { client } = await connectV0(url);
     void server.close();
-    await expectClose(client, 1001);
+    expect((await expectClose(client, 1001)).reason).toBe('Server shutting down');
+  });
+
+  it('1012: a restart (close()): each client gets its own delay hint within restart_spread', async () => {
+    const { url, server } = await setup({ restart_spread: 2000 });
+    const clients = await Promise.all(
+      Array.from({ length: 8 }, async () => (await connectV0(url)).client),
+    );
+    void server.close();
+    const closes = await Promise.all(clients.map((client) => expectClose(client, 1012)));
+    const delays = closes.map(({ reason }) => {
+      const match = /^restart; retry after (\d+) ms$/.exec(reason);
+      expect(match).not.toBeNull();
+      return Number(match![1]);
+    });
+    for (const delay of delays) {
+      expect(delay).toBeGreaterThanOrEqual(0);
+      expect(delay).toBeLessThanOrEqual(2000);
+    }
+    // Spread evenly: one hint in each eighth of the window, never all the same.
+    const slices = new Set(delays.map((d) => Math.min(7, Math.floor(d / 250))));
+    expect(slices.size).toBe(8);
   });
 
   it('1002: the client broke RFC 6455 (a close frame with a reserved code)', async () => {
@@ -1695,13 +1716,13 @@ describe('§ Connection state recovery', () => {
     expect(back.welcome).toMatchObject({ resumed: true, clientId: id });
   });
 
-  it('ends every session on close() (1001), away ones too, running their OnDisconnect', async () => {
+  it('ends every session on close() (1012, as 1001 did), away ones too, running their OnDisconnect', async () => {
     const { url, server, app } = await setup();
     const away = await ready(url);
     await drop(server, away.client);
     const open = await ready(url);
     await server.close();
-    await expectClose(open.client, 1001);
+    await expectClose(open.client, 1012);
     expect(app.disconnects().sort()).toEqual(
       [away.welcome['clientId'], open.welcome['clientId']].sort(),
     );

@@ -1,4 +1,4 @@
-// Graceful close(): WebSocket clients closed with 1001 and their OnDisconnect handlers run,
+// Graceful close(): WebSocket clients closed with 1012 (restart) and their OnDisconnect handlers run,
 // the health check answering 503 `draining`, in-flight HTTP requests finishing, the
 // shutdown timeout cutting what does not finish, and the listener gone afterwards.
 import { afterEach, describe, expect, it } from '@jest/globals';
@@ -69,7 +69,7 @@ function isCompleteResponse(raw: string): boolean {
 }
 
 describe('close()', () => {
-  it('closes WebSocket clients with 1001, runs their OnDisconnect handlers, then resolves', async () => {
+  it('closes WebSocket clients with 1012 (restart), runs their OnDisconnect handlers, then resolves', async () => {
     const { controller, disconnected } = makeController();
     const { server, base } = await startServer([controller]);
     const a = await TestClient.connect(`ws://127.0.0.1:${server.getPort()}`);
@@ -81,8 +81,8 @@ describe('close()', () => {
 
     await server.close();
     expect(server.state).toBe('closed');
-    expect((await a.closed).code).toBe(1001);
-    expect((await b.closed).code).toBe(1001);
+    expect((await a.closed).code).toBe(1012);
+    expect((await b.closed).code).toBe(1012);
     expect(disconnected.sort()).toEqual([...ids].sort());
     expect(server.getClientCount()).toBe(0);
     expect(server.getNamespaceManager().getStats()).toEqual({
@@ -115,7 +115,7 @@ describe('close()', () => {
     expect((await client.next('echo')).data).toEqual({ still: true });
 
     await server.close();
-    expect((await client.closed).code).toBe(1001);
+    expect((await client.closed).code).toBe(1012);
   });
 
   it('answers the health check 503 draining over the wire while close() is in progress', async () => {

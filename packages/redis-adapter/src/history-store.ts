@@ -126,7 +126,9 @@ export class RedisHistoryStore implements HistoryStore {
     const client = this.#link.client();
     if (!client?.isReady) return this.#publishLocally(keys.meta, target, template, null);
     const echoes = this.#link.echoes(channel);
-    const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', echoes);
+    const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', {
+      self: echoes,
+    });
     const candidate = this.#candidate;
     const args = [
       String(policy.size),

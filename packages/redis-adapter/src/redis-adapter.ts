@@ -331,7 +331,10 @@ export class RedisAdapter implements Adapter {
       channel = this.#channels.room(target.namespace ?? DEFAULT_NAMESPACE, target.room);
     else if (target.namespace != null) channel = this.#channels.namespace(target.namespace);
     else channel = this.#channels.all;
-    this.#publish(channel, encodeBroadcast(this.nodeId, exceptList(target.except), text));
+    this.#publish(
+      channel,
+      encodeBroadcast(this.nodeId, exceptList(target.except), text, { trace: target.trace }),
+    );
     return delivered;
   }
 
@@ -384,7 +387,13 @@ export class RedisAdapter implements Adapter {
         : this.#subscriptions?.targetOf(channel);
     if (!target) return; // unsubscribed meanwhile: nobody here to deliver to
     if (message.origin !== this.nodeId) this.#counters.received += 1;
-    this.#local.broadcast(message.text, { ...target, except: message.except });
+    const deliver = (): number =>
+      this.#local.broadcast(message.text, { ...target, except: message.except });
+    // A broadcast made inside a trace: the delivery here joins it (a span, with tracing on).
+    const runTraced = this.#host?.runTraced;
+    if (message.trace !== undefined && runTraced !== undefined) {
+      runTraced.call(this.#host, message.trace, message.text, deliver);
+    } else deliver();
   }
 
   #onRequest(raw: string): void {

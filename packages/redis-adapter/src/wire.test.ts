@@ -34,7 +34,7 @@ describe('wire format', () => {
   });
 
   it('marks a kept message for its origin to deliver, and names history keys in one slot', () => {
-    const raw = encodeBroadcast('node-a', [], '{}', true);
+    const raw = encodeBroadcast('node-a', [], '{}', { self: true });
     expect(raw).toBe(`{"v":${WIRE_VERSION},"o":"node-a","x":[],"s":1}\n{}`);
     expect(decodeBroadcast(raw)).toEqual({
       ok: true,
@@ -49,6 +49,36 @@ describe('wire format', () => {
       meta: 'p:hist:{%2F:a%7Db%7B}:m',
       stream: 'p:hist:{%2F:a%7Db%7B}:s',
     });
+  });
+
+  it('carries a trace context in the header, and reads a header without one as before', () => {
+    const text = '{"event":"chat","data":{}}';
+    const trace = {
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'k=v',
+    };
+    const raw = encodeBroadcast('node-a', [], text, { trace });
+    expect(decodeBroadcast(raw)).toEqual({
+      ok: true,
+      value: { origin: 'node-a', except: [], text, self: false, trace },
+    });
+    // What an instance of the previous release sends (no `t`), and what it would read from
+    // this one: the same format version, the trace an ignored extra member.
+    expect(raw.startsWith(`{"v":${WIRE_VERSION},"o":"node-a","x":[],"t":`)).toBe(true);
+    expect(decodeBroadcast(encodeBroadcast('node-a', [], text))).toEqual({
+      ok: true,
+      value: { origin: 'node-a', except: [], text, self: false },
+    });
+  });
+
+  it('delivers a broadcast whose trace context is malformed, without the trace', () => {
+    for (const t of ['x', 5, null, [], {}, { traceparent: 9 }, { traceparent: 'y'.repeat(500) }]) {
+      const raw = `${JSON.stringify({ v: WIRE_VERSION, o: 'a', x: [], t })}\n{"event":"e","data":{}}`;
+      expect(decodeBroadcast(raw)).toEqual({
+        ok: true,
+        value: { origin: 'a', except: [], text: '{"event":"e","data":{}}', self: false },
+      });
+    }
   });
 
   it('rejects foreign, malformed and unknown-version messages with a reason', () => {

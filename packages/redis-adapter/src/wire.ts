@@ -2,12 +2,14 @@
  * The messages instances exchange over Redis, and the channel names.
  *
  * A broadcast is `<header JSON>\n<envelope>`: the header says the format version (`v`), the
- * origin node (`o`) and the ids left out (`x`); the envelope is the text the server
+ * origin node (`o`), the ids left out (`x`) and, when the broadcast was made inside a trace,
+ * its W3C trace context (`t`: `{traceparent, tracestate?}`; optional, so instances without
+ * it read the same format version and ignore it); the envelope is the text the server
  * serialised once, passed on untouched (never parsed or re-escaped). Requests and replies
  * between instances are one JSON object each. Anything else is rejected by the decoders with
  * a reason, for a log line.
  */
-import { isWellFormedName } from '@pkg/wire';
+import { isWellFormedName, readEnvelopeMeta, type EnvelopeMeta } from '@pkg/wire';
 
 export const WIRE_VERSION = 1;
 
@@ -18,6 +20,8 @@ export interface BroadcastMessage {
   readonly text: string;
   /** Kept in history and delivered by its origin too when it comes back (header `s`). */
   readonly self: boolean;
+  /** The trace the broadcast belongs to (absent, or malformed and then ignored: undefined). */
+  readonly trace?: EnvelopeMeta;
 }
 
 /** Which clients a request is about: all, a namespace, or a room. */
@@ -113,17 +117,18 @@ export class Channels {
 /**
  * A broadcast for the other instances. `self`: the origin delivers it to its own clients
  * when Redis hands it back (a kept message, so that every instance delivers a room's
- * messages in stream order); otherwise the origin ignores its echo.
+ * messages in stream order); otherwise the origin ignores its echo. `trace`: the trace
+ * context the delivery joins on the other instances.
  */
 export function encodeBroadcast(
   origin: string,
   except: readonly string[],
   text: string,
-  self = false,
+  extra: { readonly self?: boolean; readonly trace?: EnvelopeMeta | undefined } = {},
 ): string {
-  const header = self
-    ? { v: WIRE_VERSION, o: origin, x: except, s: 1 }
-    : { v: WIRE_VERSION, o: origin, x: except };
+  const header: Record<string, unknown> = { v: WIRE_VERSION, o: origin, x: except };
+  if (extra.self === true) header['s'] = 1;
+  if (extra.trace !== undefined) header['t'] = extra.trace;
   return `${JSON.stringify(header)}\n${text}`;
 }
 
@@ -158,14 +163,16 @@ export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
   if (!header.ok) return header;
   const except = header.value['x'];
   if (!isStringArray(except)) return { ok: false, reason: '"x" is not a list of client ids' };
+  const origin = header.value['o'] as string;
+  const text = raw.slice(newline + 1);
+  // Lenient: a malformed trace context loses the trace, never the message.
+  const trace = readEnvelopeMeta(header.value['t']);
   return {
     ok: true,
-    value: {
-      origin: header.value['o'] as string,
-      except,
-      text: raw.slice(newline + 1),
-      self: header.value['s'] === 1,
-    },
+    value:
+      trace === undefined
+        ? { origin, except, text, self: header.value['s'] === 1 }
+        : { origin, except, text, self: header.value['s'] === 1, trace },
   };
 }
 

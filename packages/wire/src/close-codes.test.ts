@@ -1,11 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   CloseCode,
+  MAX_RESTART_DELAY_MS,
   closeCodeInfo,
   closeCodes,
   fitCloseReason,
   isSendableCloseCode,
   reconnectsAfter,
+  restartDelay,
+  restartReason,
   utf8Length,
 } from './close-codes';
 
@@ -56,5 +59,40 @@ describe('close reasons', () => {
     expect(Buffer.byteLength(emoji)).toBe(120);
     expect(emoji).toBe('😀'.repeat(30));
     expect(Buffer.byteLength(fitCloseReason('é'.repeat(100)))).toBe(122);
+  });
+});
+
+describe('the 1012 restart hint', () => {
+  it('round-trips a delay through the close reason, within a close frame', () => {
+    for (const ms of [0, 1, 1234, 5000, MAX_RESTART_DELAY_MS]) {
+      const reason = restartReason(ms);
+      expect(utf8Length(reason)).toBeLessThanOrEqual(123);
+      expect(restartDelay(1012, reason)).toBe(ms);
+    }
+    expect(restartReason(1234.6)).toBe('restart; retry after 1235 ms');
+    expect(reconnectsAfter(1012)).toBe(true);
+  });
+
+  it('clamps what it writes and what it reads to the 10-minute cap', () => {
+    expect(restartReason(-5)).toBe('restart; retry after 0 ms');
+    expect(restartReason(Number.NaN)).toBe('restart; retry after 0 ms');
+    expect(restartDelay(1012, restartReason(10 ** 12))).toBe(MAX_RESTART_DELAY_MS);
+    expect(restartDelay(1012, 'restart; retry after 999999999 ms')).toBe(MAX_RESTART_DELAY_MS);
+  });
+
+  it('reads no hint from another code or from an odd reason', () => {
+    expect(restartDelay(1001, 'restart; retry after 10 ms')).toBeUndefined();
+    for (const reason of [
+      '',
+      'Server shutting down',
+      'restart; retry after -1 ms',
+      'restart; retry after 1e3 ms',
+      'restart; retry after 1234567890 ms',
+      ' restart; retry after 5 ms',
+      'restart; retry after 5 ms ',
+      'restart; retry after 0x10 ms',
+    ]) {
+      expect(restartDelay(1012, reason)).toBeUndefined();
+    }
   });
 });

@@ -19,6 +19,8 @@ export const CloseCode = {
   POLICY_VIOLATION: 1008,
   MESSAGE_TOO_BIG: 1009,
   INTERNAL_ERROR: 1011,
+  /** The server is restarting (a rolling deploy): reconnect after the delay in the reason. */
+  SERVICE_RESTART: 1012,
   TRY_AGAIN_LATER: 1013,
   /** Sent by a client that gave up on a connection (heartbeat missed, offline). */
   CLIENT_LOST: 4000,
@@ -88,6 +90,12 @@ export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
   1011: {
     sentBy: 'server',
     meaning: 'the server failed (OnConnect handlers did not finish in time)',
+    reconnect: true,
+  },
+  1012: {
+    sentBy: 'server',
+    meaning:
+      'service restart: the server is shutting down; reconnect to another instance after the delay the reason suggests (restart; retry after N ms)',
     reconnect: true,
   },
   1013: {
@@ -169,4 +177,30 @@ export function fitCloseReason(reason: string): string {
     fitted = fitted.slice(0, unit >= 0xdc00 && unit <= 0xdfff && cut > 0 ? cut - 1 : cut);
   }
   return fitted;
+}
+
+/** The reason text of a 1012 close: `restart; retry after <ms> ms`. */
+const RESTART_REASON = /^restart; retry after (\d{1,9}) ms$/;
+
+/** Longest delay a 1012 reason may suggest (10 minutes); a longer one is read as this. */
+export const MAX_RESTART_DELAY_MS = 600_000;
+
+/** The close reason of a 1012 close that suggests reconnecting after `delayMs` (whole ms). */
+export function restartReason(delayMs: number): string {
+  const ms = Math.min(
+    Math.max(Math.round(Number.isFinite(delayMs) ? delayMs : 0), 0),
+    MAX_RESTART_DELAY_MS,
+  );
+  return `restart; retry after ${ms} ms`;
+}
+
+/**
+ * The delay a 1012 close suggests, in ms, capped at {@link MAX_RESTART_DELAY_MS}; undefined
+ * for another code or a reason not of the form `restart; retry after <ms> ms` (the client
+ * then uses its ordinary backoff).
+ */
+export function restartDelay(code: number, reason: string): number | undefined {
+  if (code !== CloseCode.SERVICE_RESTART) return undefined;
+  const match = RESTART_REASON.exec(reason);
+  return match ? Math.min(Number(match[1]), MAX_RESTART_DELAY_MS) : undefined;
 }

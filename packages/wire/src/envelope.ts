@@ -23,6 +23,39 @@ export interface Envelope {
   seq?: number;
   /** Server -> client: the message's position in its room's history (rooms that keep it). */
   pos?: EnvelopePosition;
+  /**
+   * Client -> server: where the message comes from in a distributed trace (W3C Trace
+   * Context). Optional and read leniently: a malformed member is ignored, never refused.
+   */
+  meta?: EnvelopeMeta;
+}
+
+/** The `meta` member: the W3C trace context of the operation that sent the message. */
+export interface EnvelopeMeta {
+  /** A W3C `traceparent` value, e.g. `00-<32 hex>-<16 hex>-01`. */
+  traceparent?: string;
+  /** A W3C `tracestate` value (vendor entries), passed on as it is. */
+  tracestate?: string;
+}
+
+/** Bounds of the `meta` strings: longer ones are ignored (W3C: tracestate <= 512 chars). */
+export const META_LIMITS = { traceparent: 128, tracestate: 512 } as const;
+
+const isBoundedText = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= max;
+
+/**
+ * The usable part of a `meta` member: the `traceparent` (and `tracestate` beside it) when
+ * it is a string within {@link META_LIMITS}; undefined for anything else (a malformed
+ * `meta` is ignored, the message itself is still handled).
+ */
+export function readEnvelopeMeta(value: unknown): EnvelopeMeta | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { traceparent, tracestate } = value as Record<string, unknown>;
+  if (!isBoundedText(traceparent, META_LIMITS.traceparent)) return undefined;
+  return isBoundedText(tracestate, META_LIMITS.tracestate)
+    ? { traceparent, tracestate }
+    : { traceparent };
 }
 
 /** The version of the protocol `$hello` announces and `$welcome` confirms. */

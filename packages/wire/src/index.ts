@@ -7,8 +7,15 @@ export {
   isWellFormedName,
 } from './names';
 export type { RequestId, ServerRequestId } from './names';
-export { PROTOCOL_VERSION, SUBPROTOCOL, isEventData, isValidSeq } from './envelope';
-export type { Envelope, EventData } from './envelope';
+export {
+  META_LIMITS,
+  PROTOCOL_VERSION,
+  SUBPROTOCOL,
+  isEventData,
+  isValidSeq,
+  readEnvelopeMeta,
+} from './envelope';
+export type { Envelope, EnvelopeMeta, EventData } from './envelope';
 export {
   CLIENT_CONTROL_EVENTS,
   ControlEvent,
@@ -33,11 +40,14 @@ export type {
 export {
   CloseCode,
   MAX_CLOSE_REASON_BYTES,
+  MAX_RESTART_DELAY_MS,
   closeCodeInfo,
   closeCodes,
   fitCloseReason,
   isSendableCloseCode,
   reconnectsAfter,
+  restartDelay,
+  restartReason,
   utf8Length,
 } from './close-codes';
 export type { CloseCodeInfo, CloseCodeValue } from './close-codes';

@@ -70,6 +70,19 @@ describe('decodeMessage', () => {
     });
   });
 
+  it('keeps a well-formed meta (trace context) and ignores a malformed one', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect(
+      decodeMessage(JSON.stringify({ event: 'a', data: {}, id: 3, meta: { traceparent } })),
+    ).toEqual({ event: 'a', data: {}, id: 3, meta: { traceparent } });
+    for (const meta of ['x', 5, null, [], { traceparent: 7 }, { traceparent: 'y'.repeat(129) }]) {
+      expect(decodeMessage(JSON.stringify({ event: 'a', data: {}, meta }))).toEqual({
+        event: 'a',
+        data: {},
+      });
+    }
+  });
+
   it('refuses text that is not JSON', () => {
     const err = decodeError('not json');
     expect(err.code).toBe('invalid_json');

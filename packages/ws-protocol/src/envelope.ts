@@ -15,6 +15,7 @@ import {
   isValidEventName,
   isValidRequestId,
   isValidServerRequestId,
+  readEnvelopeMeta,
   type Envelope as WireEnvelope,
   type EventData,
   type RequestId,
@@ -246,5 +247,11 @@ export function decodeMessage(
       id,
     );
   }
-  return id === undefined ? { event, data } : { event, data, id };
+  const envelope: Envelope = id === undefined ? { event, data } : { event, data, id };
+  // The trace context of the sender (lenient: a malformed `meta` is ignored).
+  if (record['meta'] !== undefined) {
+    const meta = readEnvelopeMeta(record['meta']);
+    if (meta !== undefined) envelope.meta = meta;
+  }
+  return envelope;
 }

@@ -1,4 +1,5 @@
 import type { LoggerInterface } from '@pkg/logger';
+import type { EnvelopeMeta } from '@pkg/wire';
 import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
 import {
   LocalAdapter,
@@ -68,6 +69,14 @@ export interface AdapterBridgeOptions {
     namespace: string,
     since: StreamPosition | undefined,
   ) => void;
+  /** With tracing on: the trace context a broadcast made now carries to the adapter. */
+  readonly traceContext?: (
+    event: string,
+    room: string | null,
+    namespace: string | null,
+  ) => EnvelopeMeta | undefined;
+  /** With tracing on: runs a delivery another instance asked for in a span of its trace. */
+  readonly runTraced?: <T>(trace: EnvelopeMeta, text: string, deliver: () => T) => T;
 }
 
 /**
@@ -167,10 +176,12 @@ export class AdapterBridge {
       }
     }
     const text = prepareMessage(event, data);
+    const trace = this.#o.traceContext?.(event, room, namespace);
     const target = {
       namespace,
       room,
       ...(options.except === undefined ? {} : { except: options.except }),
+      ...(trace === undefined ? {} : { trace }),
     };
     const delivered = this.#adapter.broadcast(text, target);
     this.#settle(delivered, 'adapter.broadcast');
@@ -314,6 +325,7 @@ export class AdapterBridge {
         return true;
       },
       logger,
+      ...(this.#o.runTraced === undefined ? {} : { runTraced: this.#o.runTraced }),
     };
   }
 

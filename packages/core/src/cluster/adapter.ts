@@ -1,5 +1,6 @@
 import type { LoggerInterface } from '@pkg/logger';
 import type { HistoryStore } from './history';
+import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
 
 /**
@@ -11,6 +12,12 @@ export interface BroadcastTarget {
   readonly room?: string | null;
   /** Client id(s) to leave out, typically the sender. */
   readonly except?: string | readonly string[];
+  /**
+   * The W3C trace context of the operation that broadcast (present only with `tracing` on
+   * and a span active). A cluster adapter carries it to the other instances and delivers
+   * there through {@link AdapterHost.runTraced}, so their deliveries join the trace.
+   */
+  readonly trace?: EnvelopeMeta;
 }
 
 /** Which clients to count: all, a namespace, or a room (as in {@link BroadcastTarget}). */
@@ -61,6 +68,12 @@ export interface AdapterHost {
   disconnect?(clientId: string): boolean;
   /** The server's logger, for adapters that have no logger of their own. */
   readonly logger?: LoggerInterface;
+  /**
+   * Runs `deliver` (a delivery another instance asked for, of the serialised envelope
+   * `text`) as part of the trace `trace` came from: a span on this instance when tracing is
+   * on, a plain call otherwise. Returns what `deliver` returns.
+   */
+  runTraced?<T>(trace: EnvelopeMeta, text: string, deliver: () => T): T;
 }
 
 type MaybePromise<T> = T | Promise<T>;

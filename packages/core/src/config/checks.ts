@@ -12,6 +12,7 @@ import {
 } from '@pkg/http';
 import { createCoreError } from '../errors';
 import type { ServerConfigOptions } from './options';
+import { MAX_RESTART_DELAY_MS } from '@pkg/wire';
 
 /** `null` when the value is good, else what was expected ("a positive number of bytes"). */
 type Check = (value: unknown) => string | null;
@@ -216,6 +217,11 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
       ? null
       : 'a lower-case header name such as "x-request-id", or null to turn request ids off',
   log_context: bool,
+  tracing: bool,
+  restart_spread: (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_RESTART_DELAY_MS
+      ? null
+      : `a number of milliseconds from 0 to ${MAX_RESTART_DELAY_MS} (0 = close with 1001, no hint)`,
 };
 
 export const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

@@ -80,4 +80,6 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   metrics_token: null,
   request_id_header: 'x-request-id',
   log_context: false,
+  tracing: false,
+  restart_spread: 5_000,
 });

@@ -193,6 +193,19 @@ export interface ServerConfigOptions {
    * costs about a tenth of the CPU of a small WebSocket message. Default `false`.
    */
   log_context?: boolean;
+  /**
+   * OpenTelemetry spans for HTTP requests, WebSocket messages and cross-instance
+   * deliveries, through `@opentelemetry/api` (an optional peer: install it and register a
+   * tracer provider). `run()` fails with PKG_ERR_CORE_TRACING_UNAVAILABLE when it is not
+   * installed. Default false (no hook runs at all).
+   */
+  tracing?: boolean;
+  /**
+   * On `close()`, WebSocket clients get close 1012 (service restart) with a suggested
+   * reconnect delay spread evenly over this many ms, so a restarted instance's clients do
+   * not all reconnect at once. 0 = close with 1001 (going away) and no hint. Default 5000.
+   */
+  restart_spread?: number;
 }
 
 /** One entry of `history`: which rooms keep history, how many messages and for how long. */

@@ -226,6 +226,15 @@ export class ServerConfig {
   getAllowedHosts(): string[] | null {
     return this.#values.allowed_hosts === null ? null : [...this.#values.allowed_hosts];
   }
+  // observability
+  /** Whether spans are made through `@opentelemetry/api` (`tracing`). */
+  isTracing(): boolean {
+    return this.#values.tracing;
+  }
+  /** The window (ms) over which close() spreads the 1012 reconnect hints; 0 = plain 1001. */
+  getRestartSpread(): number {
+    return this.#values.restart_spread;
+  }
 
   // history
   /** The `history` patterns (a copy). */

@@ -18,6 +18,7 @@ import { createCoreError } from '../errors';
 import { buildHealthDocument, type HealthDocument } from './health';
 import { isThenable } from '../routing/middleware';
 import { createNodeServer, listen, type NodeServer } from './node-server';
+import { announceRestart, shutdownClose } from './restart';
 import type { createServer } from 'node:http';
 import type { ServerConfig } from '../config/server-config';
 
@@ -26,8 +27,6 @@ export type ServerState = 'idle' | 'starting' | 'running' | 'draining' | 'closed
 
 /** The request attribute under which the server stores the connection's client id. */
 export const CLIENT_ID_ATTRIBUTE = 'clientId';
-
-const GOING_AWAY = 1001;
 
 /** What the lifecycle needs, handed over once. */
 export interface LifecycleOptions {
@@ -57,6 +56,8 @@ export interface LifecycleOptions {
   readonly trust?: TrustPredicate;
   /** What run() connects before it listens (the adapter, the rate-limit store). */
   readonly backends?: () => readonly Backend[];
+  /** Work run() does first, before the backends: loading `@opentelemetry/api` for tracing. */
+  readonly prepare?: () => Promise<void>;
 }
 
 /** What close() may take beyond shutdown_delay + shutdown_timeout: closing the listener
@@ -198,6 +199,14 @@ export class Lifecycle {
 
   async #start(): Promise<void> {
     const { config, logger } = this.#o;
+    if (this.#o.prepare !== undefined) {
+      try {
+        await this.#o.prepare();
+      } catch (err) {
+        this.#state = 'closed';
+        throw err;
+      }
+    }
     // Before the port is bound: a Redis rate-limit store that connected on its first hit
     // let the first hits of every fresh instance through ("The client is offline").
     await connectBackends(
@@ -263,7 +272,12 @@ export class Lifecycle {
       this.#admission.refusing = true;
       wsHandler.stopAccepting();
       const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      await until(wsHandler.closeAll(GOING_AWAY, 'Server shutting down', timeout), deadline);
+      // A restart (restart_spread > 0) tells each client when to come back: 1012 with a
+      // delay hint spread over the window; otherwise 1001.
+      const spread = config.getRestartSpread();
+      if (spread > 0) announceRestart(wsHandler, spread);
+      const { code, reason } = shutdownClose(spread);
+      await until(wsHandler.closeAll(code, reason, timeout), deadline);
       await until(
         Promise.allSettled([...this.#pendingWork, this.#o.clientWork?.settled()]),
         deadline,

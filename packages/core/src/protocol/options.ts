@@ -11,6 +11,7 @@ import type { RoomHistory } from '../cluster/room-history';
 export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
   CloseCode.NORMAL,
   CloseCode.GOING_AWAY,
+  CloseCode.SERVICE_RESTART,
   CloseCode.POLICY_VIOLATION,
   CloseCode.UNAUTHORIZED,
   CloseCode.FORBIDDEN,

@@ -82,6 +82,8 @@ export interface WsDispatchOptions {
   ) => void;
   /** Whom a RateLimit of an event counts (the server passes the client's address). Default: the client id. */
   readonly rateLimitKey?: (clientId: string) => string;
+  /** With tracing on: marks the active span failed when a handler throws or rejects. */
+  readonly handlerFailed?: (err: unknown) => void;
   /** Bounds the OnConnect phase; resolves false when it ran out of time (client closed). */
   readonly connectDeadline?: (clientId: string, phase: Promise<void>) => Promise<boolean>;
 }
@@ -194,19 +196,19 @@ export class WsDispatcher {
   }
 
   /**
-   * The `message` listener of the WebSocketHandler. Returns the message's work when it did
-   * not finish synchronously (the metrics time it).
+   * The `message` listener of the WebSocketHandler. Returns the handling's promise (it
+   * never rejects), or undefined when the message was handled synchronously.
    */
   readonly onMessage = (client: WsClient, envelope: Envelope): Promise<void> | undefined => {
     const id = client.id;
     const phase = this.#connectPhase.get(id);
     if (phase !== undefined) {
       // Not dispatched when OnConnect ran out of time: the client is being closed.
-      const waiting = phase.then((ok) =>
+      const queued = phase.then((ok) =>
         ok === false ? undefined : this.dispatch(id, envelope.event, envelope.data, envelope.id),
       );
-      this.#track(waiting, id, envelope.id);
-      return waiting;
+      this.#track(queued, id, envelope.id);
+      return queued.catch(noop);
     }
     const work = this.dispatch(id, envelope.event, envelope.data, envelope.id);
     if (work !== undefined) this.#track(work, id, envelope.id);
@@ -362,6 +364,7 @@ export class WsDispatcher {
       event,
       handler: handlerLabel(route.controller, route.handler),
     });
+    this.#options.handlerFailed?.(err);
     this.#options.sendEventError(
       clientId,
       CoreEventErrorCode.INTERNAL_ERROR,
