@@ -42,6 +42,12 @@ export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
 export { WireErrorCode, encodeError, readErrorData } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
 export { HISTORY_LIMITS } from './history';
+export {
+  readHistoryAnswer,
+  readRecovered,
+  readRoomPosition,
+  readStreamPosition,
+} from './history-read';
 export type {
   EnvelopePosition,
   HistoryAnswerData,
