@@ -1,0 +1,61 @@
+import { describe, expect, it } from '@jest/globals';
+import { HISTORY_LIMITS } from '@pkg/wire';
+import { MAX_REMEMBERED_POSITIONS, RoomPositions } from './positions';
+
+const at = (room: string, offset: number, epoch = 'e') => ({ room, namespace: '/', offset, epoch });
+
+describe('RoomPositions', () => {
+  it('accepts higher offsets of an epoch, refuses those seen, and replaces on a new epoch', () => {
+    const p = new RoomPositions();
+    expect(p.accept(at('r', 1))).toBe(true);
+    expect(p.accept(at('r', 3))).toBe(true);
+    expect(p.accept(at('r', 3))).toBe(false);
+    expect(p.accept(at('r', 2))).toBe(false);
+    expect(p.accept(at('r', 1, 'f'))).toBe(true);
+    expect(p.get('r', '/')).toEqual(at('r', 1, 'f'));
+    expect(p.accept(at('r', 2, 'e'))).toBe(true); // epochs are not ordered: the newest wins
+  });
+
+  it('moves forward only after a success, stands at the given position after a failure', () => {
+    const p = new RoomPositions();
+    p.accept(at('r', 9));
+    p.recovered({
+      room: 'r',
+      namespace: '/',
+      recovered: true,
+      replayed: 0,
+      position: { offset: 4, epoch: 'e' },
+    });
+    expect(p.get('r', '/')?.offset).toBe(9);
+    p.recovered({
+      room: 'r',
+      namespace: '/',
+      recovered: false,
+      reason: 'invalid_position',
+      replayed: 0,
+      position: { offset: 4, epoch: 'e' },
+    });
+    expect(p.get('r', '/')?.offset).toBe(4);
+    p.recovered({ room: 'r', namespace: '/', recovered: false, reason: 'not_kept', replayed: 0 });
+    expect(p.get('r', '/')).toBeUndefined();
+  });
+
+  it('lists the most recently updated rooms for $hello, skipping some, within the bound', () => {
+    const p = new RoomPositions();
+    const n = HISTORY_LIMITS.maxHelloPositions + 2;
+    for (let i = 0; i < n; i++) p.accept(at(`r${i}`, 1));
+    p.accept(at('r0', 2));
+    const hello = p.forHello((room) => room === `r${n - 1}`);
+    expect(hello).toHaveLength(HISTORY_LIMITS.maxHelloPositions);
+    expect(hello[0]).toEqual(at('r0', 2));
+    expect(hello.map((x) => x.room)).not.toContain(`r${n - 1}`);
+  });
+
+  it(`remembers at most ${MAX_REMEMBERED_POSITIONS} rooms, forgetting the least recently updated`, () => {
+    const p = new RoomPositions();
+    for (let i = 0; i <= MAX_REMEMBERED_POSITIONS; i++) p.accept(at(`r${i}`, 1));
+    expect(p.get('r0', '/')).toBeUndefined();
+    expect(p.get('r1', '/')).toBeDefined();
+    expect(p.get(`r${MAX_REMEMBERED_POSITIONS}`, '/')).toBeDefined();
+  });
+});

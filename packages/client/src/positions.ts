@@ -1,0 +1,94 @@
+/**
+ * Room history positions: the last position the client saw in each room that keeps history
+ * (from each message's `pos` and from `$recovered`), what it sends to recover after a
+ * reconnect (`join_room.since`, `$hello.positions`), and the rule that drops a message seen
+ * twice across a recovery: same epoch and an offset not above the last one.
+ */
+import { HISTORY_LIMITS, type RecoveredData, type RoomPosition } from '@pkg/wire';
+
+/**
+ * Most rooms whose position is remembered; past it the least recently updated room is
+ * forgotten (a client in that many rooms at once is far outside what the wire bounds, 128
+ * positions in `$hello`, can recover anyway).
+ */
+export const MAX_REMEMBERED_POSITIONS = 1024;
+
+function key(room: string, namespace: string): string {
+  return `${namespace}\u0000${room}`;
+}
+
+export class RoomPositions {
+  /** By room, least recently updated first (a Map keeps insertion order). */
+  readonly #last = new Map<string, RoomPosition>();
+
+  /**
+   * A message of a room arrived with this position. False when the client has already seen
+   * it (same epoch, offset at or below the last): drop it. Otherwise the position is
+   * remembered (a new epoch replaces the old one: offsets of two epochs are not compared).
+   */
+  accept(pos: RoomPosition): boolean {
+    const k = key(pos.room, pos.namespace);
+    const last = this.#last.get(k);
+    if (last !== undefined && last.epoch === pos.epoch && pos.offset <= last.offset) return false;
+    this.#set(k, pos);
+    return true;
+  }
+
+  /**
+   * `$recovered` arrived: the client now stands at the room's current position. After a
+   * failed recovery that position replaces the one kept (a new epoch, or a stream behind the
+   * client's position); after a successful one it only moves forward. A failure without a
+   * position (a room that keeps no history) forgets the room.
+   */
+  recovered(data: RecoveredData): void {
+    const k = key(data.room, data.namespace);
+    if (data.position === undefined) {
+      // Nothing to stand at: after a failure the old position is worth nothing either.
+      if (!data.recovered) this.#last.delete(k);
+      return;
+    }
+    const next: RoomPosition = { room: data.room, namespace: data.namespace, ...data.position };
+    if (data.recovered) this.accept(next);
+    else this.#set(k, next);
+  }
+
+  get(room: string, namespace: string): RoomPosition | undefined {
+    return this.#last.get(key(room, namespace));
+  }
+
+  forget(room: string, namespace: string): void {
+    this.#last.delete(key(room, namespace));
+  }
+
+  clear(): void {
+    this.#last.clear();
+  }
+
+  /**
+   * The positions for `$hello.positions`: the most recently updated rooms first, without the
+   * rooms `skip` names (those recover through `join_room.since`), at most
+   * `HISTORY_LIMITS.maxHelloPositions`.
+   */
+  forHello(skip: (room: string, namespace: string) => boolean): RoomPosition[] {
+    const out: RoomPosition[] = [];
+    const all = [...this.#last.values()];
+    for (let i = all.length - 1; i >= 0 && out.length < HISTORY_LIMITS.maxHelloPositions; i--) {
+      const p = all[i]!;
+      if (!skip(p.room, p.namespace)) out.push({ ...p });
+    }
+    return out;
+  }
+
+  #set(k: string, pos: RoomPosition): void {
+    this.#last.delete(k);
+    this.#last.set(k, {
+      room: pos.room,
+      namespace: pos.namespace,
+      offset: pos.offset,
+      epoch: pos.epoch,
+    });
+    if (this.#last.size > MAX_REMEMBERED_POSITIONS) {
+      this.#last.delete(this.#last.keys().next().value as string);
+    }
+  }
+}
