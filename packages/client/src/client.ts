@@ -201,11 +201,11 @@ export class Client<
       }
       if (since !== undefined) {
         const position = readStreamPosition(since);
-        if (!position) {
+        if (typeof position === 'string') {
           throw createClientError(
             TypeError,
             'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-            'history: since must be a position {offset, epoch} taken from a message or an earlier answer.',
+            `history: since must be a position {offset, epoch} taken from a message or an earlier answer (${position}).`,
           );
         }
         data['since'] = position;

@@ -384,7 +384,7 @@ describe('history()', () => {
     ['a limit of 0', 'r', { limit: 0 }],
     ['a fractional limit', 'r', { limit: 1.5 }],
     ['a since without epoch', 'r', { since: { offset: 1 } }],
-    ['a since with offset 0', 'r', { since: { offset: 0, epoch: 'e' } }],
+    ['a since with a negative offset', 'r', { since: { offset: -1, epoch: 'e' } }],
     ['a timeout of 0', 'r', { timeout: 0 }],
   ])('throws nothing and rejects with a TypeError for %s', async (_case, room, options) => {
     const peer = await start();

@@ -19,6 +19,7 @@ const RUNTIME_EXPORTS = [
   'LocalAdapter',
   'LogLevel',
   'Logger',
+  'MemoryHistoryStore',
   'MemoryRateLimitStore',
   'Middleware',
   'NamespaceManager',

@@ -81,6 +81,19 @@ export type {
   RemoteClientOperation,
 } from './cluster/adapter';
 export type {
+  HistoryPolicy,
+  HistoryQuery,
+  HistoryRead,
+  HistoryStore,
+  KeptMessage,
+  KeptTarget,
+  PositionTemplate,
+  PublishedMessage,
+} from './cluster/history';
+export { MemoryHistoryStore } from './cluster/memory-history';
+export type { MemoryHistoryStoreOptions } from './cluster/memory-history';
+export type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './cluster/room-history';
+export type {
   ApiDocumentOptions,
   JsonSchemaConverter,
   ServerEventDeclaration,
@@ -143,10 +156,12 @@ export type {
   ServerTlsOptions,
   UnknownEventPolicy,
   WsRateLimitKey,
+  HistoryPattern,
 } from './config/server-config';
 export { SocketController } from './routing/socket-controller';
 export type {
   BroadcastOptions,
   BroadcastTargetOptions,
   ControllerHost,
+  JoinRoomOptions,
 } from './routing/socket-controller';

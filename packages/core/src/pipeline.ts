@@ -8,6 +8,8 @@ import {
   type RequestId,
 } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
+import { RoomHistory } from './cluster/room-history';
+import type { Adapter } from './cluster/adapter';
 import { ApiDocs } from './docs/api-docs';
 import { ClientRegistry } from './ws/client-registry';
 import { PendingHandlers } from './ws/pending-handlers';
@@ -51,6 +53,7 @@ export interface Pipeline {
   readonly docs: ApiDocs;
   readonly pendingHandlers: PendingHandlers;
   readonly gate: ConnectionGate;
+  readonly history: RoomHistory;
 }
 
 /**
@@ -145,6 +148,14 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   // outbound. The protocol is built first and reaches the dispatcher through this getter,
   // which is called only once connections arrive (after run()), when the dispatcher exists.
   const dispatcher = (): WsDispatcher => ws;
+  // Rooms that keep history; its store is the adapter's (read when used), built below.
+  const history: RoomHistory = new RoomHistory({
+    patterns: config.getHistory(),
+    maxReplay: config.get('history_max_replay'),
+    maxReplayBytes: config.get('history_max_replay_bytes'),
+    logger,
+    adapter: (): Adapter => adapter.adapter,
+  });
   const protocol = new ProtocolV1({
     wsHandler,
     clients,
@@ -161,6 +172,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxPendingRequests: config.get('max_pending_requests'),
     maxPendingServerRequests: config.get('max_pending_server_requests'),
     ackTimeout: config.get('ack_timeout'),
+    history,
+    maxNameLength: config.get('max_room_name_length'),
+    isMember: (clientId, room, namespace) => namespaces.isInRoom(clientId, room, namespace),
     start: (clientId) => {
       adapter.connected(clientId, DEFAULT_NAMESPACE);
       dispatcher().connected(clientId);
@@ -214,6 +228,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     deliver: protocol.outbound.deliver,
     localClientIds: () => protocol.localClientIds(),
     sendLocal: (clientId, event, data) => protocol.outbound.send(clientId, event, data),
+    history,
+    joined: (clientId, room, namespace, since) =>
+      protocol.recoverRoom(clientId, room, namespace, since),
   });
   const lifecycle = new Lifecycle({
     config,
@@ -222,7 +239,11 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     httpHandler,
     wsHandler,
     nextId,
-    closeAdapter: () => protocol.close().then(() => adapter.close()),
+    closeAdapter: () =>
+      protocol
+        .close()
+        .then(() => adapter.close())
+        .finally(() => history.close()),
     adapterState: () => adapter.state(),
     openClients: () => protocol.load().openClients,
     gate,
@@ -310,5 +331,6 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     docs,
     pendingHandlers,
     gate,
+    history,
   };
 }

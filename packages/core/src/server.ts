@@ -23,6 +23,8 @@ import {
 } from '@pkg/ws-protocol';
 import type { EmitWithAckOptions } from './protocol/acks';
 import type { Adapter, CountTarget } from './cluster/adapter';
+import type { HistoryAnswerData } from '@pkg/wire';
+import type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './cluster/room-history';
 import type { ClientType } from './ws/client-registry';
 import { createCoreError } from './errors';
 import type {
@@ -62,6 +64,7 @@ import {
   type BroadcastOptions,
   type BroadcastTargetOptions,
   type ControllerHost,
+  type JoinRoomOptions,
   type SocketController,
 } from './routing/socket-controller';
 
@@ -85,6 +88,10 @@ export interface ServerLoad {
   readonly awaySessions: number;
   /** Approximate bytes the sessions hold, not counting message texts shared with others. */
   readonly sessionBytes: number;
+  /** Rooms whose history this process keeps in memory (rooms idle for their ttl are dropped). */
+  readonly historyRooms: number;
+  /** Room recoveries waiting for their history read. */
+  readonly recoveries: number;
 }
 
 /**
@@ -483,9 +490,64 @@ export class Server implements ControllerHost {
     );
   }
 
-  /** Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes. */
-  joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
-    return this.#parts.adapter.joinRoom(clientId, room, namespace);
+  /**
+   * Puts a WebSocket client in a room; false for an unknown id no cluster adapter takes.
+   * For a protocol version 1 client that was not in the room yet, a room that keeps
+   * history is recovered from `options.since` (or from the position its `$hello.positions`
+   * gave for that room): the messages it missed, then `$recovered`.
+   */
+  joinRoom(
+    clientId: string,
+    room: string,
+    namespace: string = DEFAULT_NAMESPACE,
+    options: JoinRoomOptions = {},
+  ): boolean {
+    return this.#parts.adapter.joinRoom(clientId, room, namespace, options.since);
+  }
+
+  /**
+   * The kept messages of a room (cluster-wide through an adapter with `history`): the last
+   * `limit` (default and cap `history_max_replay`), or those after `since`; decoded as
+   * `{event, data, pos}`, oldest first, with the room's `position`; `complete` false (and
+   * `reason`) when older messages exist or `since` cannot be served. A room without history
+   * answers `complete: false, reason: "not_kept"`.
+   */
+  history(room: string, options: HistoryOptions = {}): Promise<HistoryAnswerData> {
+    const { namespace = DEFAULT_NAMESPACE, since, limit } = options;
+    if (typeof room !== 'string' || room === '' || typeof namespace !== 'string') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'history(room, { namespace?, since?, limit? }): room must be a non-empty string.',
+      );
+    }
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'history: limit must be a positive whole number of messages.',
+      );
+    }
+    return this.#parts.history.answer(namespace, room, since, limit);
+  }
+
+  /**
+   * Keeps the history of one room (beside the `history` patterns, and before them):
+   * `{namespace = "/", size, ttl}`.
+   */
+  keepHistory(room: string, options: KeepHistoryOptions): this {
+    this.#parts.history.keep(room, options);
+    return this;
+  }
+
+  /**
+   * Runs `listener({event, room, namespace, position, delivered})` after each broadcast to
+   * a room that keeps history, with the position it got (`broadcast` still returns the
+   * number of local deliveries). A listener that throws is logged.
+   */
+  onPublished(listener: (published: PublishedEvent) => void): this {
+    this.#parts.history.onPublished(listener);
+    return this;
   }
 
   /** Takes a client out of a room. */
@@ -595,6 +657,8 @@ export class Server implements ControllerHost {
       sessions: protocol.sessions,
       awaySessions: protocol.awaySessions,
       sessionBytes: protocol.sessionBytes,
+      historyRooms: p.history.memory.size,
+      recoveries: p.protocol.recoveries,
     };
   }
 

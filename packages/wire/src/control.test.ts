@@ -4,7 +4,13 @@ import { CLIENT_CONTROL_EVENTS, ControlEvent, readHello, readWelcome } from './c
 describe('control events', () => {
   it('all start with "$"; a client sends $hello, $ping, $ack and $nack only', () => {
     for (const name of Object.values(ControlEvent)) expect(name.startsWith('$')).toBe(true);
-    expect([...CLIENT_CONTROL_EVENTS].sort()).toEqual(['$ack', '$hello', '$nack', '$ping']);
+    expect([...CLIENT_CONTROL_EVENTS].sort()).toEqual([
+      '$ack',
+      '$hello',
+      '$history',
+      '$nack',
+      '$ping',
+    ]);
   });
 });
 

@@ -5,7 +5,8 @@
  * application event name, so they never collide with one.
  */
 import { isValidSeq } from './envelope';
-import type { RoomPosition } from './history';
+import { HISTORY_LIMITS, type RoomPosition, type StreamPosition } from './history';
+import { isWellFormedName } from './names';
 
 /** The control event names. */
 export const ControlEvent = {
@@ -33,6 +34,7 @@ export const CLIENT_CONTROL_EVENTS: ReadonlySet<string> = new Set([
   ControlEvent.PING,
   ControlEvent.ACK,
   ControlEvent.NACK,
+  ControlEvent.HISTORY,
 ]);
 
 /** Longest `$hello.auth`, in characters; a longer one is refused `unauthorized`, close 4401. */
@@ -105,14 +107,66 @@ function clampHeartbeat(ms: number): number {
   return Math.min(HEARTBEAT_LIMITS.max, Math.max(HEARTBEAT_LIMITS.min, Math.round(ms)));
 }
 
+/** Longest room or namespace name `readHello` accepts in `positions` unless told otherwise. */
+const DEFAULT_POSITION_NAME_LENGTH = 128;
+
+/**
+ * Reads a {@link StreamPosition} strictly: `{offset, epoch}` with `offset` a safe integer
+ * from 0 and `epoch` a non-empty string of at most `HISTORY_LIMITS.maxEpochLength`
+ * characters. Other members are ignored. The position, or a string saying what is wrong.
+ */
+export function readStreamPosition(value: unknown): StreamPosition | string {
+  if (!isRecord(value)) return 'a position must be an object {"offset": n, "epoch": "..."}';
+  const { offset, epoch } = value;
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
+    return '"offset" must be an integer from 0 to 2^53-1';
+  }
+  if (typeof epoch !== 'string' || epoch.length === 0) {
+    return '"epoch" must be a non-empty string (the epoch of a received "pos")';
+  }
+  if (epoch.length > HISTORY_LIMITS.maxEpochLength) {
+    return `"epoch" must be at most ${HISTORY_LIMITS.maxEpochLength} characters`;
+  }
+  return { offset, epoch };
+}
+
+function readPositions(value: unknown, maxNameLength: number): RoomPosition[] | string {
+  const max = HISTORY_LIMITS.maxHelloPositions;
+  if (!Array.isArray(value) || value.length > max) {
+    return `"positions" must be an array of at most ${max} {"room", "namespace", "offset", "epoch"}`;
+  }
+  const out: RoomPosition[] = [];
+  for (const entry of value as unknown[]) {
+    const position = readStreamPosition(entry);
+    if (typeof position === 'string') return `"positions": ${position}`;
+    const { room, namespace } = entry as Record<string, unknown>;
+    if (
+      !isWellFormedName(room, maxNameLength) ||
+      !isWellFormedName(namespace, maxNameLength) ||
+      !namespace.startsWith('/')
+    ) {
+      return `"positions": each entry needs "room" and "namespace" (starting with "/"), well-formed strings of 1 to ${maxNameLength} characters`;
+    }
+    out.push({ room, namespace, offset: position.offset, epoch: position.epoch });
+  }
+  return out;
+}
+
+/** Options of {@link readHello}. */
+export interface ReadHelloOptions {
+  /** Longest room or namespace name in `positions` (the server's own bound). Default 128. */
+  maxNameLength?: number;
+}
+
 /**
  * Reads `$hello.data` strictly, as a server must: the hello, or a string saying what is
  * malformed (answer `invalid_payload`, then close 1008). The heartbeat comes back clamped to
  * {@link HEARTBEAT_LIMITS}; the length of `auth` is left to the caller (its refusal differs).
+ * `positions` holds at most `HISTORY_LIMITS.maxHelloPositions` well-formed entries.
  */
-export function readHello(data: unknown): HelloData | string {
+export function readHello(data: unknown, options: ReadHelloOptions = {}): HelloData | string {
   if (!isRecord(data)) return 'the data of $hello must be an object such as {"v": 1}';
-  const { v, auth, heartbeat, resume } = data;
+  const { v, auth, heartbeat, resume, positions } = data;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
     return '"v" must be a positive integer (the highest protocol version the client speaks)';
   }
@@ -143,6 +197,11 @@ export function readHello(data: unknown): HelloData | string {
       return '"resume" must be {"session": "<token from $welcome>", "seq": <last seq processed>}';
     }
     hello.resume = { session, seq };
+  }
+  if (positions !== undefined && positions !== null) {
+    const read = readPositions(positions, options.maxNameLength ?? DEFAULT_POSITION_NAME_LENGTH);
+    if (typeof read === 'string') return read;
+    if (read.length > 0) hello.positions = read;
   }
   return hello;
 }

@@ -26,10 +26,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Reads `{offset, epoch}`: an offset from 1 to 2^53-1 and an epoch of 1 to
- * `HISTORY_LIMITS.maxEpochLength` characters; undefined otherwise.
+ * Reads a received `{offset, epoch}`: an offset from 1 to 2^53-1 (messages are numbered
+ * from 1) and an epoch of 1 to `HISTORY_LIMITS.maxEpochLength` characters; undefined
+ * otherwise. (`readStreamPosition` of control.ts is the strict reader of a position a client
+ * sends, where 0 means "before the first message".)
  */
-export function readStreamPosition(value: unknown): StreamPosition | undefined {
+function readReceivedPosition(value: unknown): StreamPosition | undefined {
   if (!isRecord(value)) return undefined;
   const { offset, epoch } = value;
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 1) return undefined;
@@ -40,7 +42,7 @@ export function readStreamPosition(value: unknown): StreamPosition | undefined {
 
 /** Reads a position with its room: `pos` of an envelope, an entry of `$hello.positions`. */
 export function readRoomPosition(value: unknown): RoomPosition | undefined {
-  const position = readStreamPosition(value);
+  const position = readReceivedPosition(value);
   if (!position || !isRecord(value)) return undefined;
   const { room, namespace } = value;
   if (typeof room !== 'string' || room.length === 0) return undefined;
@@ -69,7 +71,7 @@ export function readRecovered(data: unknown): RecoveredData | undefined {
   if (typeof reason === 'string' && REASONS.has(reason)) {
     read.reason = reason as RecoveryFailureReason;
   }
-  const position = readStreamPosition(data['position']);
+  const position = readReceivedPosition(data['position']);
   if (position) read.position = position;
   return read;
 }
@@ -104,7 +106,7 @@ export function readHistoryAnswer(data: unknown): HistoryAnswerData | undefined 
     if (message) messages.push(message);
   }
   const answer: HistoryAnswerData = { messages, complete: data['complete'] === true };
-  const position = readStreamPosition(data['position']);
+  const position = readReceivedPosition(data['position']);
   if (position) answer.position = position;
   const reason = data['reason'];
   if (typeof reason === 'string' && REASONS.has(reason)) {

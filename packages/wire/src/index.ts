@@ -16,6 +16,7 @@ export {
   MAX_AUTH_LENGTH,
   MAX_SESSION_LENGTH,
   readHello,
+  readStreamPosition,
   readWelcome,
 } from './control';
 export type {
@@ -24,6 +25,7 @@ export type {
   HelloData,
   NackCode,
   NackData,
+  ReadHelloOptions,
   ReceivedWelcome,
   ResumeRefusalReason,
   WelcomeData,
@@ -42,12 +44,7 @@ export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
 export { WireErrorCode, encodeError, readErrorData } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
 export { HISTORY_LIMITS } from './history';
-export {
-  readHistoryAnswer,
-  readRecovered,
-  readRoomPosition,
-  readStreamPosition,
-} from './history-read';
+export { readHistoryAnswer, readRecovered, readRoomPosition } from './history-read';
 export type {
   EnvelopePosition,
   HistoryAnswerData,

@@ -10,10 +10,12 @@ import {
 } from './adapter';
 import type { ClientRegistry } from '../ws/client-registry';
 import { createCoreError } from '../errors';
-import type { NamespaceManager } from '../ws/namespace-manager';
+import { DEFAULT_NAMESPACE, type NamespaceManager } from '../ws/namespace-manager';
 import { checkRoomName } from '../ws/room-names';
 import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
+import type { StreamPosition } from '@pkg/wire';
+import type { RoomHistory } from './room-history';
 
 const ADAPTER_METHODS = [
   'attach',
@@ -54,6 +56,18 @@ export interface AdapterBridgeOptions {
    * handler's send). Only ids unknown here go to a cluster adapter.
    */
   readonly sendLocal?: (clientId: string, event: string, data: EventData) => boolean;
+  /** Rooms that keep history: their broadcasts are published through the history store. */
+  readonly history?: RoomHistory;
+  /**
+   * A local client was put in a room it was not in: the protocol layer recovers the room
+   * from `since` (or a position of its `$hello`).
+   */
+  readonly joined?: (
+    clientId: string,
+    room: string,
+    namespace: string,
+    since: StreamPosition | undefined,
+  ) => void;
 }
 
 /**
@@ -120,6 +134,24 @@ export class AdapterBridge {
     room: string | null,
     options: BroadcastOptions,
   ): number {
+    const { history } = this.#o;
+    if (room !== null && history !== undefined) {
+      const ns = namespace ?? DEFAULT_NAMESPACE;
+      const policy = history.policyFor(ns, room);
+      if (policy !== undefined) {
+        const kept = {
+          namespace: ns,
+          room,
+          ...(options.except === undefined ? {} : { except: options.except }),
+        };
+        const published = history.publish(event, data, kept, policy);
+        if (typeof (published as { then?: unknown }).then !== 'function') {
+          return (published as { delivered: number }).delivered;
+        }
+        this.#settle(published, 'history.publish');
+        return 0;
+      }
+    }
     const text = prepareMessage(event, data);
     const target = {
       namespace,
@@ -160,7 +192,7 @@ export class AdapterBridge {
    * rejects), the join is rolled back: the client is in no room or namespace it was not in
    * before; a synchronous failure is thrown to the caller.
    */
-  joinRoom(clientId: string, room: string, namespace: string): boolean {
+  joinRoom(clientId: string, room: string, namespace: string, since?: StreamPosition): boolean {
     checkRoomArgs('joinRoom', room, namespace);
     checkRoomName('joinRoom', room, namespace, this.#o.namespaces.maxNameLength);
     const type = this.#o.clients.getType(clientId);
@@ -205,6 +237,7 @@ export class AdapterBridge {
     if (typeof (result as { then?: unknown } | null)?.then === 'function') {
       Promise.resolve(result).catch(rollback);
     }
+    this.#o.joined?.(clientId, room, namespace, since);
     return true;
   }
 

@@ -1,4 +1,5 @@
 import type { LoggerInterface } from '@pkg/logger';
+import type { HistoryStore } from './history';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
 
 /**
@@ -108,6 +109,15 @@ export interface Adapter {
   forward?(operation: RemoteClientOperation): Promise<boolean>;
   /** The link to the other instances, for the health check. Optional (`local` without it). */
   getState?(): AdapterState;
+  /**
+   * Where room history is kept for every instance (the Redis adapter: Redis Streams).
+   * Optional: without it the server keeps history in its own memory, and a broadcast to a
+   * room with history is numbered by the instance that sends it, so recovery works only on
+   * that instance. With it, every broadcast to such a room goes through `history.publish`
+   * (which delivers it, instead of `broadcast`), and recovery, `$history` and
+   * `server.history` read through `history.read`.
+   */
+  readonly history?: HistoryStore;
 }
 
 function exceptSet(except: BroadcastTarget['except']): ReadonlySet<string> | null {

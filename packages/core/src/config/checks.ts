@@ -65,6 +65,35 @@ const TLS_CHECKS: Record<string, Check> = {
   passphrase: (v) => (typeof v === 'string' ? null : 'a string'),
 };
 
+const HISTORY_KEYS = new Set(['match', 'namespace', 'size', 'ttl']);
+const HISTORY_SHAPE =
+  'an array of { match: "chat:*", namespace?: "/", size: messages, ttl: milliseconds }';
+
+/** `history`: what is wrong with the first bad entry, named by its index. */
+function historyCheck(v: unknown): string | null {
+  if (!Array.isArray(v)) return HISTORY_SHAPE;
+  for (const [i, entry] of v.entries()) {
+    const at = `${HISTORY_SHAPE} (history[${i}]`;
+    if (!isPlainObject(entry)) return `${at} is not an object)`;
+    const unknown = Object.keys(entry).find((k) => !HISTORY_KEYS.has(k));
+    if (unknown !== undefined) return `${at} has the unknown key "${unknown}")`;
+    const { match, namespace, size, ttl } = entry;
+    if (typeof match !== 'string' || match.length === 0) {
+      return `${at}.match must be a non-empty room name or pattern with *)`;
+    }
+    if (namespace !== undefined && (typeof namespace !== 'string' || !namespace.startsWith('/'))) {
+      return `${at}.namespace must be a namespace name starting with "/")`;
+    }
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) {
+      return `${at}.size must be a positive whole number of messages)`;
+    }
+    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1 || ttl > 2 ** 31 - 1) {
+      return `${at}.ttl must be a number of milliseconds from 1 to 2147483647)`;
+    }
+  }
+  return null;
+}
+
 /** One check per key; a key is known when it is here. */
 export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   host: (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string'),
@@ -161,6 +190,10 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
     v === 'address' || v === 'client' || typeof v === 'function'
       ? null
       : '"address", "client" or a function (clientId, address) => string',
+  // history
+  history: historyCheck,
+  history_max_replay: positiveInt('a positive number of messages'),
+  history_max_replay_bytes: positiveInt('a positive number of bytes'),
 };
 
 export const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

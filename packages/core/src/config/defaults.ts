@@ -66,4 +66,11 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
+  // history
+  history: [],
+  // Centrifugo's bound; a recovery of more is answered too_far_behind (reload instead).
+  history_max_replay: 300,
+  // A quarter of max_buffered_amount (4 MiB): a replay plus live traffic does not push a
+  // client past its send buffer (close 1013) on a connection that reads at a normal pace.
+  history_max_replay_bytes: 1024 * 1024,
 });

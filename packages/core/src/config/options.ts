@@ -163,6 +163,31 @@ export interface ServerConfigOptions {
    * client's data). Default `'address'`.
    */
   ws_rate_limit_key?: WsRateLimitKey;
+  // history
+  /**
+   * Rooms that keep history (protocol version 1 recovery, `$history`, `server.history`):
+   * every broadcast to a room whose name matches a pattern's `match` (`*` stands for any
+   * characters) in its `namespace` (every namespace when left out) carries a position, and
+   * the last `size` messages are kept for `ttl` ms. The first matching pattern wins.
+   * Default `[]` (no room keeps history).
+   */
+  history?: HistoryPattern[];
+  /** Most messages replayed by one recovery, and the most `$history` answers. Default 300. */
+  history_max_replay?: number;
+  /** Most bytes replayed by one recovery (or answered by `$history`). Default 1 MiB. */
+  history_max_replay_bytes?: number;
+}
+
+/** One entry of `history`: which rooms keep history, how many messages and for how long. */
+export interface HistoryPattern {
+  /** A room name, `*` matching any characters (`"chat:*"`, `"*"`). */
+  match: string;
+  /** The namespace (starting with `/`); every namespace when left out. */
+  namespace?: string;
+  /** Messages kept per room (a positive whole number). */
+  size: number;
+  /** Milliseconds a message is kept (a positive whole number). */
+  ttl: number;
 }
 
 /** See `ws_rate_limit_key`. */

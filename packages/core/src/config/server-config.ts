@@ -8,6 +8,7 @@ import type {
   ServerCorsOptions,
   ServerTlsOptions,
   UnknownEventPolicy,
+  HistoryPattern,
 } from './options';
 
 export { SERVER_CONFIG_DEFAULTS } from './defaults';
@@ -18,6 +19,7 @@ export type {
   ServerTlsOptions,
   UnknownEventPolicy,
   WsRateLimitKey,
+  HistoryPattern,
 } from './options';
 
 /**
@@ -223,6 +225,12 @@ export class ServerConfig {
   /** The `allowed_hosts` list (a copy), or null when Host is not checked. */
   getAllowedHosts(): string[] | null {
     return this.#values.allowed_hosts === null ? null : [...this.#values.allowed_hosts];
+  }
+
+  // history
+  /** The `history` patterns (a copy). */
+  getHistory(): HistoryPattern[] {
+    return copy(this.#values.history);
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

@@ -11,7 +11,7 @@
  * The record has a fixed shape (every field set in the constructor) and `state` is changed
  * in one place only, `ProtocolV1#transition`, which checks the move against {@link MOVES}.
  */
-import type { RequestId } from '@pkg/wire';
+import type { RequestId, RoomPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 import type { AuthRefusal } from './auth';
 import type { Refusal } from './outbound';
@@ -92,6 +92,11 @@ export class ConnectionRecord {
   final = false;
   /** A resume took its session (and its id) over: its close ends nothing. */
   takenOver = false;
+  /**
+   * `$hello.positions` not used yet (at most `HISTORY_LIMITS.maxHelloPositions`): one is
+   * taken out when the client is put in its room, and recovers that room.
+   */
+  positions: RoomPosition[] | undefined = undefined;
 
   constructor(client: WsClient, v1: boolean) {
     this.client = client;

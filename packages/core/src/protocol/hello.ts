@@ -77,6 +77,8 @@ export interface WelcomeHost {
   ): void;
   /** Refuses the connection (error, held requests answered, close 4401 / 4403). */
   refuse(conn: ConnectionRecord, refusal: AuthRefusal): void;
+  /** Longest room or namespace name in `$hello.positions`. */
+  readonly maxNameLength: number;
 }
 
 export class Welcomer {
@@ -122,9 +124,11 @@ export class Welcomer {
 
   /** Reads `$hello`; a malformed one closes with 1008. */
   #read(conn: ConnectionRecord, data: unknown): HelloData | undefined {
-    const hello = readHello(data);
+    const hello = readHello(data, { maxNameLength: this.#h.maxNameLength });
     if (typeof hello !== 'string') {
       conn.hello = true;
+      // Kept until the client is put in those rooms (bounded by readHello).
+      if (hello.positions !== undefined) conn.positions = hello.positions;
       return hello;
     }
     const message = `Malformed $hello: ${hello}.`;

@@ -5,6 +5,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import { CloseCode } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import type { ClientRegistry } from '../ws/client-registry';
+import type { RoomHistory } from '../cluster/room-history';
 
 /** Closes after which a session is not kept (docs/protocol.md, "Connection state recovery"). */
 export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
@@ -40,6 +41,13 @@ export interface ProtocolV1Options {
   readonly dispatch: (client: WsClient, envelope: Envelope) => void;
   /** The client is gone for good: out of rooms, `OnDisconnect`, then `done`. */
   readonly end: (clientId: string, done: () => void) => void;
+  // history
+  /** Rooms that keep history: recovery on join, `$history`. */
+  readonly history?: RoomHistory;
+  /** Longest room or namespace name (`max_room_name_length`), for `$hello.positions` and `$history`. */
+  readonly maxNameLength?: number;
+  /** Whether a client is a member of a room (for `$history`). */
+  readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
 }
 
 /** What the protocol layer holds, for `getLoad()`. */

@@ -14,6 +14,7 @@ import {
 } from '@pkg/ws-protocol';
 import { ConnectionState, type ConnectionRecord } from './connection';
 import { withSeq, type SessionStore } from './session';
+import type { RoomRecovery } from './room-recovery';
 
 /** Why an authentication ended without opening the connection: the `error` it answers. */
 export interface Refusal {
@@ -29,6 +30,8 @@ export interface OutboundOptions {
   readonly conns: ReadonlyMap<string, ConnectionRecord>;
   readonly sessions: SessionStore | undefined;
   readonly maxPendingRequests: number;
+  /** Room recoveries: live room messages of a client in recovery are held there. */
+  readonly recovery?: RoomRecovery;
 }
 
 export class Outbound {
@@ -196,11 +199,23 @@ export class Outbound {
    * away: as it is to clients without a session (one buffer for all of them); with its
    * `seq` in each session, and kept, for those with one.
    */
-  readonly deliver = (clientIds: Iterable<string>, text: string): number => {
+  readonly deliver = (clientIds: Iterable<string>, text: string): number =>
+    this.#deliver(clientIds, text, this.#o.recovery);
+
+  /** Delivers a live message that was held during a recovery (never held again). */
+  deliverHeld(clientId: string, text: string): void {
+    this.#deliver([clientId], text, undefined);
+  }
+
+  #deliver(clientIds: Iterable<string>, text: string, recovery: RoomRecovery | undefined): number {
     const { sessions, ws, conns } = this.#o;
     const plain: string[] = [];
     let n = 0;
     for (const id of clientIds) {
+      if (recovery !== undefined && recovery.holding(id) && recovery.hold(id, text)) {
+        n += 1;
+        continue;
+      }
       const session = sessions?.ofClient(id);
       if (session === undefined) {
         if (conns.get(id)?.state === ConnectionState.OPEN) plain.push(id);
@@ -215,5 +230,5 @@ export class Outbound {
     }
     if (plain.length > 0) n += ws.sendToMany(plain, text);
     return n;
-  };
+  }
 }

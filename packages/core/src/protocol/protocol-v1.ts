@@ -13,6 +13,7 @@ import {
   WireErrorCode as Code,
   fitCloseReason,
   type EventData,
+  type StreamPosition,
 } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import { addressGroup } from '@pkg/http';
@@ -26,6 +27,8 @@ import { Welcomer } from './hello';
 import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './options';
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
+import { RoomRecovery } from './room-recovery';
+import { answerHistory, type HistoryRequestHost } from './history-request';
 import { createCoreError } from '../errors';
 
 export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';
@@ -41,6 +44,8 @@ export class ProtocolV1 {
   readonly #sessions: SessionStore | undefined;
   readonly #out: Outbound;
   readonly #welcomer: Welcomer;
+  readonly #recovery: RoomRecovery | undefined;
+  readonly #historyHost: HistoryRequestHost | undefined;
   #openCount = 0;
   #closing = false;
 
@@ -62,13 +67,34 @@ export class ProtocolV1 {
             onEnded: (session) => this.#endClient(session.clientId),
           })
         : undefined;
+    const { history } = options;
+    this.#recovery =
+      history === undefined
+        ? undefined
+        : new RoomRecovery({
+            history,
+            logger: options.logger,
+            sendRaw: (clientId, text) => this.#ws.sendRaw(clientId, text),
+            deliver: (clientId, text) => this.#out.deliverHeld(clientId, text),
+          });
     this.#out = new Outbound({
       ws: this.#ws,
       logger: options.logger,
       conns: this.#conns,
       sessions: this.#sessions,
       maxPendingRequests: options.maxPendingRequests,
+      ...(this.#recovery === undefined ? {} : { recovery: this.#recovery }),
     });
+    this.#historyHost =
+      history === undefined
+        ? undefined
+        : {
+            history,
+            outbound: this.#out,
+            maxNameLength: options.maxNameLength ?? 128,
+            isMember: options.isMember ?? (() => false),
+            logger: options.logger,
+          };
     this.#welcomer = new Welcomer({
       ws: this.#ws,
       sessions: this.#sessions,
@@ -83,6 +109,7 @@ export class ProtocolV1 {
       authenticates: () => this.#auth.length > 0,
       authenticate: (conn, auth, session, then) => this.#authenticate(conn, auth, session, then),
       refuse: (conn, refusal) => this.#refuse(conn, refusal),
+      maxNameLength: options.maxNameLength ?? 128,
     });
   }
 
@@ -297,6 +324,12 @@ export class ProtocolV1 {
         this.#requests.settle(client.id, envelope.rid!, ok, envelope.data);
         return;
       }
+      case ControlEvent.HISTORY:
+        if (this.#historyHost === undefined) break;
+        if (envelope.id === undefined || this.#out.admit(conn, envelope)) {
+          answerHistory(this.#historyHost, client.id, envelope);
+        }
+        return;
       default:
         break;
     }
@@ -311,6 +344,7 @@ export class ProtocolV1 {
     if (conn === undefined) return;
     this.#conns.delete(client.id);
     this.#requests.dropClient(client.id);
+    this.#recovery?.drop(client.id);
     if (conn.takenOver) return this.#transition(conn, S.CLOSED);
     const { session } = conn;
     const keep = conn.state === S.OPEN && !this.#closing && !conn.final && !FINAL_CLOSES.has(code);
@@ -393,6 +427,41 @@ export class ProtocolV1 {
     const state =
       conn === undefined ? 'gone' : conn.state !== S.OPEN ? 'gone' : conn.hello ? 'v1' : 'v0';
     return requestToClient(this.#requests, this.#ws, clientId, state, event, data, options);
+  }
+
+  /**
+   * A client of this process was put in a room it was not in: with `since`, or a
+   * `$hello.positions` entry for that room (taken out), the room is recovered. Only for an
+   * open connection that said `$hello`.
+   */
+  recoverRoom(
+    clientId: string,
+    room: string,
+    namespace: string,
+    since: StreamPosition | undefined,
+  ): void {
+    const conn = this.#conns.get(clientId);
+    if (conn === undefined || this.#recovery === undefined) return;
+    let position = since;
+    const { positions } = conn;
+    if (positions !== undefined) {
+      const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
+      if (i >= 0) {
+        const [taken] = positions.splice(i, 1);
+        position ??= taken;
+        if (positions.length === 0) conn.positions = undefined;
+      }
+    }
+    if (position === undefined || conn.state !== S.OPEN || !conn.hello) return;
+    this.#recovery.start(clientId, room, namespace, {
+      offset: position.offset,
+      epoch: position.epoch,
+    });
+  }
+
+  /** Recoveries running now (for leak checks). */
+  get recoveries(): number {
+    return this.#recovery?.running ?? 0;
   }
 
   /** Pending server requests of a client. */

@@ -8,6 +8,7 @@ import type {
   UntypedEvents,
 } from '@pkg/decorators';
 import type { EventData } from '@pkg/ws-protocol';
+import type { StreamPosition } from '@pkg/wire';
 import type { EmitWithAckOptions } from '../protocol/acks';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientType } from '../ws/client-registry';
@@ -56,6 +57,16 @@ export function resolveBroadcastArgs(
  * namespaces and per-client data. `Server` implements it; a controller that needs more of
  * the server (its handlers, its namespace manager) extends `SocketController<Server>`.
  */
+/** Options of `joinRoom` beyond the spec's arguments. */
+export interface JoinRoomOptions {
+  /**
+   * The last position the client saw in the room (protocol version 1, a room that keeps
+   * history): when the client was not in the room yet, it gets the messages it missed, then
+   * `$recovered`.
+   */
+  readonly since?: StreamPosition;
+}
+
 export interface ControllerHost {
   send(clientId: string, event: string, data: EventData): boolean;
   sendEventError(
@@ -71,7 +82,7 @@ export interface ControllerHost {
     room?: string | null,
     options?: BroadcastOptions,
   ): number;
-  joinRoom(clientId: string, room: string, namespace?: string): boolean;
+  joinRoom(clientId: string, room: string, namespace?: string, options?: JoinRoomOptions): boolean;
   leaveRoom(clientId: string, room: string, namespace?: string): void;
   leaveAllRooms(clientId: string): void;
   joinNamespace(clientId: string, namespace: string): boolean;
@@ -216,9 +227,19 @@ export abstract class SocketController<
     );
   }
 
-  /** Puts a connected WebSocket client in a room; false (and nothing done) for an unknown client. */
-  joinRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): boolean {
-    return this.getServer().joinRoom(clientId, room, namespace);
+  /**
+   * Puts a connected WebSocket client in a room; false (and nothing done) for an unknown
+   * client. `options.since` recovers a room that keeps history (see `Server.joinRoom`).
+   */
+  joinRoom(
+    clientId: string,
+    room: string,
+    namespace: string = DEFAULT_NAMESPACE,
+    options?: JoinRoomOptions,
+  ): boolean {
+    return options === undefined
+      ? this.getServer().joinRoom(clientId, room, namespace)
+      : this.getServer().joinRoom(clientId, room, namespace, options);
   }
 
   leaveRoom(clientId: string, room: string, namespace: string = DEFAULT_NAMESPACE): void {

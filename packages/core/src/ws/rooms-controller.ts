@@ -1,4 +1,5 @@
 import { SocketOn } from '@pkg/decorators';
+import { readStreamPosition, type StreamPosition } from '@pkg/wire';
 import { CoreEventErrorCode } from '../errors';
 import { DEFAULT_NAMESPACE } from './namespace-manager';
 import { refusal } from './event-refusal';
@@ -37,9 +38,11 @@ export interface RoomEventPayload {
  * (register it with `server.registerController(new RoomsController())`; nothing is on by
  * default):
  *
- * - `join_room` `{room, namespace?}` joins the room (namespace default `/`) when the
+ * - `join_room` `{room, namespace?, since?}` joins the room (namespace default `/`) when the
  *   `canJoin` policy allows it, sends `room_joined` `{room, namespace}`, and answers a
- *   request (`id`) with `{room, namespace}`.
+ *   request (`id`) with `{room, namespace}`. With `since` `{offset, epoch}` (protocol
+ *   version 1, a room that keeps history, a client not yet in it) the missed messages and
+ *   `$recovered` come first.
  * - `leave_room` `{room, namespace?}` leaves the room, sends `room_left`, and answers the
  *   same way.
  * - A refusal is one `error` event `{code, message, room, namespace}` (with the request's
@@ -74,6 +77,7 @@ export class RoomsController extends SocketController {
   @SocketOn('join_room')
   async onJoinRoom(clientId: string, data: unknown): Promise<RoomEventPayload> {
     const target = this.#parse('join_room', data);
+    const since = this.#since(data, target);
     const allowed = await this.#canJoin(clientId, target.room, target.namespace);
     if (allowed !== true) {
       throw refusal(
@@ -83,7 +87,12 @@ export class RoomsController extends SocketController {
       );
     }
     // Throws (nothing joined) for a name the server refuses or a client at its room cap.
-    this.joinRoom(clientId, target.room, target.namespace);
+    this.joinRoom(
+      clientId,
+      target.room,
+      target.namespace,
+      since === undefined ? undefined : { since },
+    );
     this.emit(clientId, 'room_joined', { ...target });
     return { ...target };
   }
@@ -94,6 +103,21 @@ export class RoomsController extends SocketController {
     this.leaveRoom(clientId, target.room, target.namespace);
     this.emit(clientId, 'room_left', { ...target });
     return { ...target };
+  }
+
+  /** `join_room.since`, checked: a malformed one is an `invalid_payload` refusal. */
+  #since(data: unknown, target: RoomEventPayload): StreamPosition | undefined {
+    const since = (data as Record<string, unknown>)['since'];
+    if (since === undefined || since === null) return undefined;
+    const position = readStreamPosition(since);
+    if (typeof position === 'string') {
+      throw refusal(
+        CoreEventErrorCode.INVALID_PAYLOAD,
+        `join_room: "since" is not a position (${position}), e.g. {"room": "lobby", "since": {"offset": 41, "epoch": "<epoch of the last pos>"}}.`,
+        { ...target },
+      );
+    }
+    return position;
   }
 
   /** The room and namespace of a payload; throws an `invalid_payload` refusal otherwise. */

@@ -1,0 +1,203 @@
+/**
+ * Room history kept in this process: per room a ring of the last `size` message texts with
+ * their offsets and times, dropped after `ttl` ms. The epoch of a room's stream is a random
+ * id made when the stream starts (first publication, after a restart, after the room was
+ * forgotten), so a position of an older stream is never taken for one of this stream.
+ *
+ * Bounded: a room keeps at most `size` texts; a room with no publication for its `ttl` is
+ * forgotten (checked on every publish and read, and by a timer every `sweepInterval` ms
+ * that does not keep the process alive).
+ */
+import { randomBytes } from 'node:crypto';
+import type { BroadcastTarget } from './adapter';
+import type {
+  HistoryPolicy,
+  HistoryQuery,
+  HistoryRead,
+  HistoryStore,
+  KeptMessage,
+  KeptTarget,
+  PositionTemplate,
+  PublishedMessage,
+} from './history';
+
+/** One room's stream. `offsets[i]` is the offset of `texts[i]`; both oldest first. */
+interface RoomStream {
+  readonly epoch: string;
+  /** The offset of the last publication (0: none yet). */
+  last: number;
+  readonly offsets: number[];
+  readonly texts: string[];
+  readonly times: number[];
+  /** When the room is forgotten: the last publication plus its ttl. */
+  expires: number;
+}
+
+export interface MemoryHistoryStoreOptions {
+  /**
+   * Delivers a kept message to the target's clients (the server passes its adapter's
+   * `broadcast`); returns how many clients of this process it was written to.
+   */
+  readonly deliver: (text: string, target: BroadcastTarget) => number;
+  /** Milliseconds between two sweeps of forgotten rooms. Default 1000. */
+  readonly sweepInterval?: number;
+  /** The clock, in ms (tests pass their own). Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** A new epoch: 12 characters of randomness (72 bits). */
+export function newEpoch(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+function roomKey(namespace: string, room: string): string {
+  return `${namespace}\n${room}`;
+}
+
+/** The in-memory {@link HistoryStore} of one process (the default). */
+export class MemoryHistoryStore implements HistoryStore {
+  readonly #deliver: MemoryHistoryStoreOptions['deliver'];
+  readonly #now: () => number;
+  readonly #sweepInterval: number;
+  /** Rooms by key, in the order of their last publication (re-inserted on each). */
+  readonly #rooms = new Map<string, RoomStream>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: MemoryHistoryStoreOptions) {
+    this.#deliver = options.deliver;
+    this.#now = options.now ?? Date.now;
+    this.#sweepInterval = options.sweepInterval ?? 1000;
+  }
+
+  /** Rooms whose history is kept now. */
+  get size(): number {
+    return this.#rooms.size;
+  }
+
+  publish(target: KeptTarget, template: PositionTemplate, policy: HistoryPolicy): PublishedMessage {
+    const now = this.#now();
+    this.#sweepFront(now);
+    const key = roomKey(target.namespace, target.room);
+    let stream = this.#rooms.get(key);
+    if (stream !== undefined && stream.expires <= now) stream = undefined;
+    if (stream === undefined) {
+      stream = { epoch: newEpoch(), last: 0, offsets: [], texts: [], times: [], expires: 0 };
+    }
+    this.#rooms.delete(key);
+    this.#rooms.set(key, stream);
+    stream.last += 1;
+    stream.expires = now + policy.ttl;
+    const offset = stream.last;
+    const text = `${template.head}${JSON.stringify(stream.epoch)},"offset":${offset}${template.tail}`;
+    stream.offsets.push(offset);
+    stream.texts.push(text);
+    stream.times.push(now);
+    trim(stream, policy, now);
+    this.#arm();
+    const delivered = this.#deliver(text, {
+      namespace: target.namespace,
+      room: target.room,
+      ...(target.except === undefined ? {} : { except: target.except }),
+    });
+    return { position: { offset, epoch: stream.epoch }, text, delivered };
+  }
+
+  read(namespace: string, room: string, query: HistoryQuery): HistoryRead {
+    const now = this.#now();
+    this.#sweepFront(now);
+    const key = roomKey(namespace, room);
+    const stream = this.#rooms.get(key);
+    if (stream === undefined || stream.expires <= now) {
+      if (stream !== undefined) this.#rooms.delete(key);
+      // Nothing kept: a client that names a position saw a stream this one is not.
+      return query.since === undefined
+        ? { position: null, messages: [], complete: true }
+        : { position: null, messages: [], complete: false, reason: 'epoch_changed' };
+    }
+    trim(stream, query.policy, now);
+    const position = { offset: stream.last, epoch: stream.epoch };
+    const limit = Math.max(0, Math.floor(query.limit));
+    const { since } = query;
+    if (since === undefined) {
+      const from = Math.max(0, stream.texts.length - limit);
+      return { position, messages: slice(stream, from), complete: from === 0 };
+    }
+    if (since.epoch !== stream.epoch) {
+      return { position, messages: [], complete: false, reason: 'epoch_changed' };
+    }
+    if (since.offset > stream.last) {
+      return { position, messages: [], complete: false, reason: 'invalid_position' };
+    }
+    const oldest = stream.offsets.length > 0 ? stream.offsets[0]! : stream.last + 1;
+    // The kept offsets are consecutive: the first after `since` is at this index.
+    const first = Math.max(0, since.offset + 1 - oldest);
+    const missing = since.offset + 1 < oldest;
+    const wanted = stream.texts.length - first;
+    const from = wanted > limit ? stream.texts.length - limit : first;
+    const complete = !missing && wanted <= limit;
+    return {
+      position,
+      messages: slice(stream, from),
+      complete,
+      ...(complete ? {} : { reason: 'too_far_behind' as const }),
+    };
+  }
+
+  /** Forgets every room whose ttl passed; returns how many. */
+  sweep(): number {
+    const now = this.#now();
+    let n = 0;
+    for (const [key, stream] of this.#rooms) {
+      if (stream.expires <= now) {
+        this.#rooms.delete(key);
+        n += 1;
+      }
+    }
+    if (this.#rooms.size === 0) this.#disarm();
+    return n;
+  }
+
+  /** Forgets everything and stops the sweep timer. */
+  close(): void {
+    this.#rooms.clear();
+    this.#disarm();
+  }
+
+  /** Forgets expired rooms at the front (least recently published); stops at a live one. */
+  #sweepFront(now: number): void {
+    for (const [key, stream] of this.#rooms) {
+      if (stream.expires > now) return;
+      this.#rooms.delete(key);
+    }
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.sweep(), this.#sweepInterval);
+    this.#timer.unref?.();
+  }
+
+  #disarm(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** Drops texts beyond `size` and older than `ttl`. */
+function trim(stream: RoomStream, policy: HistoryPolicy, now: number): void {
+  let drop = Math.max(0, stream.texts.length - policy.size);
+  const oldestKept = now - policy.ttl;
+  while (drop < stream.times.length && stream.times[drop]! <= oldestKept) drop += 1;
+  if (drop === 0) return;
+  stream.offsets.splice(0, drop);
+  stream.texts.splice(0, drop);
+  stream.times.splice(0, drop);
+}
+
+function slice(stream: RoomStream, from: number): KeptMessage[] {
+  const out: KeptMessage[] = [];
+  for (let i = from; i < stream.texts.length; i += 1) {
+    out.push({ offset: stream.offsets[i]!, text: stream.texts[i]! });
+  }
+  return out;
+}

@@ -1,0 +1,277 @@
+/**
+ * Which rooms keep history and how their broadcasts are published: a broadcast to such a
+ * room is serialised once around the hole for its position and handed to the history store
+ * (the adapter's `history` when it has one, else the in-memory store of this process),
+ * which numbers it, keeps it and delivers it. Reads go through the same store.
+ */
+import type { LoggerInterface } from '@pkg/logger';
+import type { HistoryAnswerData, HistoryMessage, RoomPosition, StreamPosition } from '@pkg/wire';
+import { prepareMessage, type EventData } from '@pkg/ws-protocol';
+import type { Adapter, BroadcastTarget } from './adapter';
+import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
+import { MemoryHistoryStore } from './memory-history';
+import type { HistoryPattern } from '../config/options';
+import { createCoreError } from '../errors';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What `onPublished` listeners get: one broadcast to a room that keeps history. */
+export interface PublishedEvent {
+  readonly event: string;
+  readonly room: string;
+  readonly namespace: string;
+  readonly position: StreamPosition;
+  /** Clients of this process it was written to. */
+  readonly delivered: number;
+}
+
+/** Options of `server.keepHistory(room, options)`. */
+export interface KeepHistoryOptions {
+  /** Default `/`. */
+  readonly namespace?: string;
+  readonly size: number;
+  readonly ttl: number;
+}
+
+/** Options of `server.history(room, options)`. */
+export interface HistoryOptions {
+  /** Default `/`. */
+  readonly namespace?: string;
+  /** The messages after this position; without it, the last `limit`. */
+  readonly since?: StreamPosition;
+  /** At most this many (default and cap: `history_max_replay`). */
+  readonly limit?: number;
+}
+
+interface CompiledPattern {
+  readonly test: (room: string) => boolean;
+  readonly namespace: string | undefined;
+  readonly policy: HistoryPolicy;
+}
+
+function compile(pattern: HistoryPattern): CompiledPattern {
+  const { match, namespace, size, ttl } = pattern;
+  let test: (room: string) => boolean;
+  if (!match.includes('*')) {
+    test = (room) => room === match;
+  } else {
+    const source = match
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    const re = new RegExp(`^${source}$`, 's');
+    test = (room) => re.test(room);
+  }
+  return { test, namespace, policy: { size, ttl } };
+}
+
+export interface RoomHistoryOptions {
+  readonly patterns: readonly HistoryPattern[];
+  readonly maxReplay: number;
+  readonly maxReplayBytes: number;
+  readonly logger: LoggerInterface;
+  /** The current adapter (its `history`, and its `broadcast` for the in-memory store). */
+  readonly adapter: () => Adapter;
+}
+
+export class RoomHistory {
+  readonly #o: RoomHistoryOptions;
+  readonly #patterns: CompiledPattern[];
+  readonly #rooms = new Map<string, HistoryPolicy>();
+  readonly #listeners: Array<(published: PublishedEvent) => void> = [];
+  readonly memory: MemoryHistoryStore;
+
+  constructor(options: RoomHistoryOptions) {
+    this.#o = options;
+    this.#patterns = options.patterns.map(compile);
+    this.memory = new MemoryHistoryStore({
+      deliver: (text, target) => this.#broadcast(text, target),
+    });
+  }
+
+  get maxReplay(): number {
+    return this.#o.maxReplay;
+  }
+
+  get maxReplayBytes(): number {
+    return this.#o.maxReplayBytes;
+  }
+
+  /** The store in use: the adapter's when it has one, else this process's memory. */
+  get store(): HistoryStore {
+    return this.#o.adapter().history ?? this.memory;
+  }
+
+  /** The policy of a room, or undefined when it keeps no history. */
+  policyFor(namespace: string, room: string): HistoryPolicy | undefined {
+    const exact = this.#rooms.get(`${namespace}\n${room}`);
+    if (exact !== undefined) return exact;
+    for (const p of this.#patterns) {
+      if ((p.namespace === undefined || p.namespace === namespace) && p.test(room)) {
+        return p.policy;
+      }
+    }
+    return undefined;
+  }
+
+  /** `server.keepHistory`: one room keeps history (before and above the patterns). */
+  keep(room: string, options: KeepHistoryOptions): void {
+    const { namespace = '/', size, ttl } = options ?? ({} as KeepHistoryOptions);
+    const bad =
+      typeof room !== 'string' || room === ''
+        ? 'room must be a non-empty string'
+        : typeof namespace !== 'string' || !namespace.startsWith('/')
+          ? 'namespace must start with "/"'
+          : !Number.isSafeInteger(size) || size < 1
+            ? 'size must be a positive whole number of messages'
+            : !Number.isSafeInteger(ttl) || ttl < 1 || ttl > 2 ** 31 - 1
+              ? 'ttl must be a number of milliseconds from 1 to 2147483647'
+              : null;
+    if (bad !== null) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        `keepHistory(room, { namespace?, size, ttl }): ${bad}.`,
+      );
+    }
+    this.#rooms.set(`${namespace}\n${room}`, { size, ttl });
+  }
+
+  onPublished(listener: (published: PublishedEvent) => void): void {
+    if (typeof listener !== 'function') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'onPublished expects a function ({ event, room, namespace, position, delivered }) => void.',
+      );
+    }
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Publishes a broadcast to a room that keeps history: serialised once with the `pos`
+   * hole, numbered, kept and delivered by the store. Returns the local deliveries when the
+   * store answers at once, else 0 (its promise is settled here; a failure is logged).
+   */
+  publish(
+    event: string,
+    data: EventData,
+    target: KeptTarget,
+    policy: HistoryPolicy,
+  ): MaybePromise<{ delivered: number; position: StreamPosition }> {
+    const text = prepareMessage(event, data);
+    const head =
+      `${text.slice(0, -1)},"pos":{"room":${JSON.stringify(target.room)}` +
+      `,"namespace":${JSON.stringify(target.namespace)},"epoch":`;
+    const published = this.store.publish(target, { head, tail: '}}' }, policy);
+    const done = (p: { position: StreamPosition; delivered: number }) => {
+      this.#announce(event, target, p.position, p.delivered);
+      return { delivered: p.delivered, position: p.position };
+    };
+    if (isPromise(published)) return published.then(done);
+    return done(published);
+  }
+
+  /** Reads a room's history through the store (never throws for a bad position). */
+  read(
+    namespace: string,
+    room: string,
+    policy: HistoryPolicy,
+    since: StreamPosition | undefined,
+    limit: number,
+  ): MaybePromise<HistoryRead> {
+    return this.store.read(namespace, room, {
+      ...(since === undefined ? {} : { since }),
+      limit,
+      policy,
+    });
+  }
+
+  /** `server.history` and `$history`: decoded messages, within the replay bounds. */
+  async answer(
+    namespace: string,
+    room: string,
+    since: StreamPosition | undefined,
+    limit: number | undefined,
+  ): Promise<HistoryAnswerData> {
+    const policy = this.policyFor(namespace, room);
+    if (policy === undefined) return { messages: [], complete: false, reason: 'not_kept' };
+    const cap = Math.min(limit ?? this.#o.maxReplay, this.#o.maxReplay);
+    const read = await this.read(namespace, room, policy, since, cap);
+    let { messages } = read;
+    let complete = read.complete;
+    // Within the byte bound: the newest messages that fit.
+    let bytes = 0;
+    let from = messages.length;
+    while (from > 0 && bytes + messages[from - 1]!.text.length <= this.#o.maxReplayBytes) {
+      from -= 1;
+      bytes += messages[from]!.text.length;
+    }
+    if (from > 0) {
+      messages = messages.slice(from);
+      complete = false;
+    }
+    const answer: HistoryAnswerData = {
+      messages: messages.map((m) => decodeKept(m.text)),
+      complete,
+    };
+    if (read.position !== null) answer.position = read.position;
+    if (!complete) answer.reason = read.reason ?? 'too_far_behind';
+    return answer;
+  }
+
+  close(): void {
+    this.memory.close();
+  }
+
+  #announce(event: string, target: KeptTarget, position: StreamPosition, delivered: number): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener({ event, room: target.room, namespace: target.namespace, position, delivered });
+      } catch (err) {
+        this.#o.logger.exception(err, { phase: 'onPublished', room: target.room });
+      }
+    }
+  }
+
+  /** The in-memory store delivers through the adapter (cluster-wide with a cluster adapter). */
+  #broadcast(text: string, target: BroadcastTarget): number {
+    const delivered = this.#o.adapter().broadcast(text, target);
+    if (typeof delivered === 'number') return delivered;
+    delivered.catch((err: unknown) =>
+      this.#o.logger.exception(err, { phase: 'adapter.broadcast' }),
+    );
+    return 0;
+  }
+}
+
+function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** A kept text as `$history` returns it: `{event, data, pos}`. */
+export function decodeKept(text: string): HistoryMessage {
+  const envelope = JSON.parse(text) as HistoryMessage;
+  return { event: envelope.event, data: envelope.data, pos: envelope.pos };
+}
+
+/** The `pos` of a kept text, read from its end (where the template puts it). */
+export function positionOf(text: string): RoomPosition | undefined {
+  const at = text.lastIndexOf(',"pos":{');
+  if (at < 0) return undefined;
+  try {
+    const pos = JSON.parse(text.slice(at + 7, -1)) as Partial<Record<string, unknown>>;
+    const { room, namespace, epoch, offset } = pos;
+    if (
+      typeof room === 'string' &&
+      typeof namespace === 'string' &&
+      typeof epoch === 'string' &&
+      typeof offset === 'number'
+    ) {
+      return { room, namespace, epoch, offset };
+    }
+  } catch {
+    // Not a kept text after all.
+  }
+  return undefined;
+}

@@ -1,0 +1,171 @@
+/**
+ * Recovery of a room (docs/protocol.md, "Room history and recovery"): a protocol version 1
+ * client that joins a room with the last position it saw (`join_room.since`, or a
+ * `$hello.positions` entry when the application joins it) gets the messages it missed, in
+ * order, then one `$recovered`. Live messages of that room that reach the client while the
+ * history is read are held here and sent after `$recovered`, each once: those the replay
+ * already carried (same epoch, offset not after the room's position) are dropped.
+ *
+ * Bounded: at most one recovery per client and room at a time, at most `history_max_replay`
+ * messages and `history_max_replay_bytes` bytes replayed (beyond: `too_far_behind` and
+ * nothing replayed, the application reloads), and at most `history_max_replay` live
+ * messages held per recovery (beyond: the recovery reports `too_far_behind`).
+ */
+import type { LoggerInterface } from '@pkg/logger';
+import {
+  ControlEvent,
+  type RecoveredData,
+  type RecoveryFailureReason,
+  type StreamPosition,
+} from '@pkg/wire';
+import type { HistoryRead } from '../cluster/history';
+import { positionOf, type RoomHistory } from '../cluster/room-history';
+
+/** Live messages of one room held for one client while its history is read. */
+interface Hold {
+  readonly texts: string[];
+  overflow: boolean;
+}
+
+export interface RoomRecoveryOptions {
+  readonly history: RoomHistory;
+  readonly logger: LoggerInterface;
+  /** Writes a text to the client as it is (replayed messages, `$recovered`). */
+  readonly sendRaw: (clientId: string, text: string) => boolean;
+  /** Delivers a held live message as a broadcast would have (with `seq` in a session). */
+  readonly deliver: (clientId: string, text: string) => void;
+}
+
+function holdKey(namespace: string, room: string): string {
+  return `${namespace}\n${room}`;
+}
+
+export class RoomRecovery {
+  readonly #o: RoomRecoveryOptions;
+  /** Client id -> room key -> what is held while that room's history is read. */
+  readonly #holds = new Map<string, Map<string, Hold>>();
+
+  constructor(options: RoomRecoveryOptions) {
+    this.#o = options;
+  }
+
+  /** True while a recovery of the client runs (its room deliveries pass through `hold`). */
+  holding(clientId: string): boolean {
+    return this.#holds.has(clientId);
+  }
+
+  /** Recoveries running now, for leak checks. */
+  get running(): number {
+    let n = 0;
+    for (const rooms of this.#holds.values()) n += rooms.size;
+    return n;
+  }
+
+  /**
+   * A live delivery to a client in recovery: true when it is held (a message of a room
+   * being recovered), false when it goes out now.
+   */
+  hold(clientId: string, text: string): boolean {
+    const rooms = this.#holds.get(clientId);
+    if (rooms === undefined) return false;
+    const pos = positionOf(text);
+    if (pos === undefined) return false;
+    const held = rooms.get(holdKey(pos.namespace, pos.room));
+    if (held === undefined) return false;
+    if (held.texts.length < this.#o.history.maxReplay) held.texts.push(text);
+    else held.overflow = true;
+    return true;
+  }
+
+  /** The client is gone: what was held for it is dropped. */
+  drop(clientId: string): void {
+    this.#holds.delete(clientId);
+  }
+
+  /** Recovers one room for a client that was just put in it. */
+  start(clientId: string, room: string, namespace: string, since: StreamPosition): void {
+    const { history } = this.#o;
+    const policy = history.policyFor(namespace, room);
+    if (policy === undefined) {
+      this.#recovered(clientId, {
+        room,
+        namespace,
+        recovered: false,
+        reason: 'not_kept',
+        replayed: 0,
+      });
+      return;
+    }
+    const key = holdKey(namespace, room);
+    let rooms = this.#holds.get(clientId);
+    if (rooms?.has(key)) return;
+    if (rooms === undefined) {
+      rooms = new Map();
+      this.#holds.set(clientId, rooms);
+    }
+    const hold: Hold = { texts: [], overflow: false };
+    rooms.set(key, hold);
+    let read: HistoryRead | Promise<HistoryRead>;
+    try {
+      read = history.read(namespace, room, policy, since, history.maxReplay);
+    } catch (err) {
+      read = Promise.reject(err);
+    }
+    if (read instanceof Promise || typeof (read as { then?: unknown }).then === 'function') {
+      Promise.resolve(read).then(
+        (r) => this.#finish(clientId, room, namespace, hold, r),
+        (err: unknown) => {
+          this.#o.logger.exception(err, { phase: 'history.read (recovery)', clientId, room });
+          // The history could not be read: the client cannot be told it missed nothing.
+          this.#finish(clientId, room, namespace, hold, {
+            position: null,
+            messages: [],
+            complete: false,
+            reason: 'epoch_changed',
+          });
+        },
+      );
+      return;
+    }
+    this.#finish(clientId, room, namespace, hold, read as HistoryRead);
+  }
+
+  #finish(clientId: string, room: string, namespace: string, hold: Hold, read: HistoryRead): void {
+    const rooms = this.#holds.get(clientId);
+    // The client left (or a newer recovery replaced this one): nothing to send.
+    if (rooms?.get(holdKey(namespace, room)) !== hold) return;
+    rooms.delete(holdKey(namespace, room));
+    if (rooms.size === 0) this.#holds.delete(clientId);
+    let reason: RecoveryFailureReason | undefined = read.complete
+      ? undefined
+      : (read.reason ?? 'too_far_behind');
+    let bytes = 0;
+    for (const m of read.messages) bytes += m.text.length;
+    if (reason === undefined && bytes > this.#o.history.maxReplayBytes) reason = 'too_far_behind';
+    if (reason === undefined && hold.overflow) reason = 'too_far_behind';
+    let replayed = 0;
+    if (reason === undefined) {
+      for (const m of read.messages) {
+        if (!this.#o.sendRaw(clientId, m.text)) break;
+        replayed += 1;
+      }
+    }
+    const data: RecoveredData = { room, namespace, recovered: reason === undefined, replayed };
+    if (reason !== undefined) data.reason = reason;
+    if (read.position !== null) data.position = read.position;
+    this.#recovered(clientId, data);
+    const at = read.position;
+    for (const text of hold.texts) {
+      const pos = positionOf(text);
+      // Already in the replay (or before the position the client now stands at).
+      if (at !== null && pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) {
+        continue;
+      }
+      this.#o.deliver(clientId, text);
+    }
+  }
+
+  #recovered(clientId: string, data: RecoveredData): void {
+    this.#o.sendRaw(clientId, JSON.stringify({ event: ControlEvent.RECOVERED, data }));
+  }
+}
