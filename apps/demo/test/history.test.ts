@@ -100,7 +100,7 @@ describe('chat room history', () => {
     const { ws, http, app } = await start();
     const ann = await enter(ws, 'lobby');
     const seen: string[] = [];
-    ann.on('api.message', (data) => seen.push(data.message));
+    ann.on('api.message', (data) => void seen.push(data.message));
     expect((await post(http, { message: 'one', room: 'lobby' })).status).toBe(200);
     await ann.history('lobby'); // a round trip: "one" has arrived
     // The server sends the page away, which ends its session: what it misses now can only
