@@ -40,6 +40,8 @@ let client: ChatClient | null = null;
 let clientToken = '';
 let myId: string | null = null;
 let myRoom: string | null = null;
+/** The name the server gave this page in its room (`room.joined`). */
+let myName = '';
 /** The room (and name) this page wants to be in; sent again after every new connection. */
 let wanted: Join | null = null;
 /** True between a lost connection and the room being joined again. */
@@ -188,6 +190,7 @@ function listen(c: ChatClient): void {
     else if (rejoining) add('system', `Back in room ${data.room}.`);
     rejoining = false;
     myRoom = data.room;
+    myName = data.name;
     setState(`In room ${data.room} as ${data.name}`);
     sendButton.disabled = false;
     messageInput.focus();
@@ -233,9 +236,18 @@ function listen(c: ChatClient): void {
   c.on('connect', (info) => {
     everConnected = true;
     setState('Connected');
-    // A resumed session keeps its room; a fresh one (first connection, or the server
-    // restarted) enters the wanted room again, without the user doing anything.
-    if (!info.resumed && wanted) c.emit('room.join', wanted);
+    if (info.clientId !== undefined) myId = info.clientId;
+    // A resumed session keeps its room (and the server replays what was missed); a fresh
+    // one (first connection, or the server restarted) enters the wanted room again, without
+    // the user doing anything.
+    if (info.resumed && myRoom !== null) {
+      if (rejoining) add('system', `Back in room ${myRoom}.`);
+      rejoining = false;
+      setState(`In room ${myRoom} as ${myName}`);
+      sendButton.disabled = false;
+      return;
+    }
+    if (wanted) c.emit('room.join', wanted);
   });
   c.on('disconnect', (info) => {
     myId = null;
@@ -248,8 +260,9 @@ function listen(c: ChatClient): void {
   c.on('reconnect_stopped', (info) => {
     // A refusal of the first connection was already explained (connect_error, stop()).
     if (client !== c) return;
-    myRoom = null;
-    rejoining = false;
+    // The page keeps showing its room: Reconnect enters it again, and the room's history
+    // hands over what was said meanwhile.
+    rejoining = myRoom !== null;
     const said = info.reason ? `: "${info.reason}"` : '';
     add(
       'error',
