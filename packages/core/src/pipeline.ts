@@ -294,7 +294,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const ws = new WsDispatcher(registry, dependencies);
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
-  const docs = new ApiDocs(registry, config.getApiInfo());
+  const docs = new ApiDocs(registry, config.getApiInfo(), () => history.enabled);
 
   httpHandler.setDispatcher(
     lifecycle.closeWhileDraining(

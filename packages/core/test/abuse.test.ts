@@ -217,6 +217,8 @@ describe('user code cannot leak the server', () => {
       sessions: 0,
       awaySessions: 0,
       sessionBytes: 0,
+      historyRooms: 0,
+      recoveries: 0,
     });
   });
 

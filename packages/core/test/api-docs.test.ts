@@ -191,6 +191,45 @@ describe('server.asyncapi()', () => {
   });
 });
 
+describe('server.asyncapi() with room history', () => {
+  it('documents pos on server events, $recovered and $history, and stays a valid document', async () => {
+    const { server } = await documented({ history: [{ match: 'chat:*', size: 10, ttl: 1000 }] });
+    const doc = server.asyncapi();
+    const { document, diagnostics } = await new Parser().parse(JSON.stringify(doc));
+    expect(diagnostics.filter((d) => d.severity === 0)).toEqual([]);
+    expect(
+      document!
+        .operations()
+        .all()
+        .map((o) => `${o.action()} ${o.messages().all()[0]!.name()}`),
+    ).toEqual([
+      'receive chat.message',
+      'receive user.rename',
+      'receive ping',
+      'send chat.message',
+      'send $recovered',
+      'receive $history',
+      'send $history.answer',
+      'send error',
+    ]);
+    const messages = (
+      doc['components'] as { messages: Record<string, { payload: Record<string, unknown> }> }
+    ).messages;
+    expect(messages['server.chat.message']!.payload).toMatchObject({
+      properties: { pos: { required: ['room', 'namespace', 'epoch', 'offset'] } },
+    });
+    expect(messages['server._recovered']!.payload).toMatchObject({
+      properties: { data: { required: ['room', 'namespace', 'recovered', 'replayed'] } },
+    });
+    expect(messages['client._history']!.payload).toMatchObject({
+      required: ['event', 'data', 'id'],
+    });
+    // Without history none of it is there.
+    const { server: plain } = await documented();
+    expect(JSON.stringify(plain.asyncapi())).not.toMatch(/\$recovered|\$history|"pos"/);
+  });
+});
+
 describe('serving the documents', () => {
   it('is off by default', async () => {
     const { base } = await documented();

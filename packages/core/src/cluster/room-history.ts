@@ -89,6 +89,11 @@ export class RoomHistory {
     });
   }
 
+  /** Whether some room keeps history (a pattern, or a `keepHistory` call). */
+  get enabled(): boolean {
+    return this.#patterns.length > 0 || this.#rooms.size > 0;
+  }
+
   get maxReplay(): number {
     return this.#o.maxReplay;
   }

@@ -61,6 +61,35 @@ describe('ServerConfig', () => {
     }
   });
 
+  it('has the history keys with their documented defaults, each pattern checked by its index', () => {
+    const config = new ServerConfig();
+    expect(config.get('history')).toEqual([]);
+    expect(config.get('history_max_replay')).toBe(300);
+    expect(config.get('history_max_replay_bytes')).toBe(1024 * 1024);
+    const pattern = { match: 'chat:*', namespace: '/', size: 100, ttl: 300_000 };
+    expect(new ServerConfig({ history: [pattern] }).getHistory()).toEqual([pattern]);
+    const cases: Array<[unknown, RegExp]> = [
+      [{ match: 'x' }, /an array of/],
+      [[{ match: '', size: 1, ttl: 1 }], /history\[0\]\.match/],
+      [[pattern, { match: 'a', size: 0, ttl: 1 }], /history\[1\]\.size/],
+      [[{ match: 'a', size: 1, ttl: 2 ** 31 }], /history\[0\]\.ttl/],
+      [[{ match: 'a', size: 1, ttl: 1, namespace: 'chat' }], /history\[0\]\.namespace/],
+      [[{ match: 'a', size: 1, ttl: 1, max: 3 }], /unknown key "max"/],
+      [['chat:*'], /history\[0\] is not an object/],
+    ];
+    for (const [history, message] of cases) {
+      expect(() => new ServerConfig({ history } as ServerConfigOptions)).toThrow(
+        expect.objectContaining({
+          code: 'PKG_ERR_CORE_INVALID_CONFIG',
+          message: expect.stringMatching(message),
+        }),
+      );
+    }
+    for (const key of ['history_max_replay', 'history_max_replay_bytes'] as const) {
+      expect(() => new ServerConfig({ [key]: 0 })).toThrow(`"${key}" must be a positive`);
+    }
+  });
+
   it('takes the spec keys', () => {
     const config = new ServerConfig({
       host: '127.0.0.1',

@@ -41,9 +41,17 @@ export class ApiDocs {
   readonly #events = new Map<string, ServerEventDeclaration>();
   #converter: JsonSchemaConverter | undefined;
 
-  constructor(registry: ControllerRegistry, info: { title: string; version: string }) {
+  readonly #history: () => boolean;
+
+  /** `history` tells whether some room keeps history (the document then shows it). */
+  constructor(
+    registry: ControllerRegistry,
+    info: { title: string; version: string },
+    history: () => boolean = () => false,
+  ) {
     this.#registry = registry;
     this.#info = info;
+    this.#history = history;
   }
 
   declareEvent(event: string, declaration: ServerEventDeclaration = {}): void {
@@ -67,7 +75,13 @@ export class ApiDocs {
   }
 
   asyncapi(options: ApiDocumentOptions = {}): Json {
-    return buildAsyncApi(this.#registry, this.#events, this.#info, this.#withConverter(options));
+    return buildAsyncApi(
+      this.#registry,
+      this.#events,
+      this.#info,
+      this.#withConverter(options),
+      this.#history(),
+    );
   }
 
   #withConverter(options: ApiDocumentOptions): ApiDocumentOptions {

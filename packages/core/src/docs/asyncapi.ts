@@ -4,6 +4,7 @@ import { createCoreError } from '../errors';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import type { ApiDocumentOptions, ServerEventDeclaration } from './api-docs';
 import { ISSUES_SCHEMA, schemaFor, type Json } from './json-schema';
+import { POS_MEMBER, addHistoryMessages } from './asyncapi-history';
 
 function envelope(event: string, data: Json, withId: boolean): Json {
   const properties: Json = { event: { const: event }, data };
@@ -43,6 +44,7 @@ export function buildAsyncApi(
   serverEvents: ReadonlyMap<string, ServerEventDeclaration>,
   info: { title: string; version: string },
   options: ApiDocumentOptions = {},
+  history = false,
 ): Json {
   const messages: Record<string, Json> = {};
   const operations: Record<string, Json> = {};
@@ -76,8 +78,11 @@ export function buildAsyncApi(
     const data = declared.schema
       ? schemaFor(declared.schema, options.jsonSchema)
       : { type: ['object', 'array'] };
-    add('send', event, envelope(event, data, false), declared.description ?? 'Sent by the server.');
+    const payload = envelope(event, data, false);
+    if (history) (payload['properties'] as Record<string, Json>)['pos'] = POS_MEMBER;
+    add('send', event, payload, declared.description ?? 'Sent by the server.');
   }
+  if (history) addHistoryMessages(add);
   if (!serverEvents.has('error')) {
     add(
       'send',

@@ -1,0 +1,212 @@
+// The in-memory history store against a model: any interleaving of publications, reads and
+// time passing. A read answers the newest kept messages in order without duplicates, and
+// `complete` is false exactly when something after the asked position is gone (or did not
+// fit in the limit). Rooms nobody publishes to for their ttl are forgotten.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { MemoryHistoryStore } from '../src/cluster/memory-history';
+import type { HistoryPolicy } from '../src/cluster/history';
+
+const policy: HistoryPolicy = { size: 5, ttl: 100 };
+const stores: MemoryHistoryStore[] = [];
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+});
+
+function storeAt(clock: { now: number }): { store: MemoryHistoryStore; sent: string[] } {
+  const sent: string[] = [];
+  const store = new MemoryHistoryStore({
+    deliver: (text) => {
+      sent.push(text);
+      return 1;
+    },
+    now: () => clock.now,
+  });
+  stores.push(store);
+  return { store, sent };
+}
+
+const template = (room: string, n: number) => ({
+  head: `{"event":"m","data":{"n":${n}},"pos":{"room":"${room}","namespace":"/","epoch":`,
+  tail: '}}',
+});
+
+type Op =
+  | { kind: 'publish'; room: number }
+  | { kind: 'wait'; ms: number }
+  /** `since` as a distance back from the room's last offset (-1: one past it). */
+  | { kind: 'read'; room: number; since: 'none' | 'other-epoch' | number; limit: number };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('publish' as const),
+      room: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('wait' as const),
+      ms: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('read' as const),
+      room: fc.integer({ min: 0, max: 1 }),
+      since: fc.oneof(
+        fc.constant('none' as const),
+        fc.constant('other-epoch' as const),
+        fc.integer({ min: -1, max: 9 }),
+      ),
+      limit: fc.integer({ min: 1, max: 7 }),
+    }),
+  },
+);
+
+interface ModelRoom {
+  epoch: string | null;
+  /** Publications of the current epoch: offset i+1 at times[i] with text texts[i]. */
+  times: number[];
+  texts: string[];
+}
+
+describe('MemoryHistoryStore', () => {
+  it('reads a duplicate-free, in-order suffix, incomplete exactly when something after since is gone', () => {
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 10, maxLength: 80, size: 'max' }), (ops) => {
+        const clock = { now: 0 };
+        const { store, sent } = storeAt(clock);
+        const rooms: ModelRoom[] = [0, 1].map(() => ({ epoch: null, times: [], texts: [] }));
+        let n = 0;
+        for (const o of ops) {
+          if (o.kind === 'wait') {
+            clock.now += o.ms;
+            continue;
+          }
+          const m = rooms[o.room]!;
+          const name = `r${o.room}`;
+          const lastTime = m.times.at(-1);
+          const expired = lastTime !== undefined && lastTime + policy.ttl <= clock.now;
+          if (o.kind === 'publish') {
+            n += 1;
+            const p = store.publish({ namespace: '/', room: name }, template(name, n), policy);
+            if (m.epoch === null || expired) {
+              expect(p.position.epoch).not.toBe(m.epoch);
+              m.epoch = p.position.epoch;
+              m.times = [];
+              m.texts = [];
+            } else {
+              expect(p.position.epoch).toBe(m.epoch);
+            }
+            m.times.push(clock.now);
+            m.texts.push(p.text);
+            expect(p.position.offset).toBe(m.times.length);
+            expect(sent.at(-1)).toBe(p.text);
+            expect(JSON.parse(p.text).pos).toEqual({ room: name, namespace: '/', ...p.position });
+            continue;
+          }
+          const last = m.times.length;
+          const isKept = (offset: number): boolean =>
+            offset > last - policy.size && m.times[offset - 1]! > clock.now - policy.ttl;
+          const since =
+            o.since === 'none'
+              ? undefined
+              : o.since === 'other-epoch'
+                ? { offset: 0, epoch: 'elsewhere' }
+                : { offset: Math.max(0, m.times.length - o.since), epoch: m.epoch ?? 'never' };
+          const read = store.read('/', name, {
+            ...(since === undefined ? {} : { since }),
+            limit: o.limit,
+            policy,
+          });
+          if (m.epoch === null || expired) {
+            expect(read.position).toBeNull();
+            expect(read.messages).toEqual([]);
+            expect(read.complete).toBe(since === undefined);
+            if (since !== undefined) expect(read.reason).toBe('epoch_changed');
+            continue;
+          }
+          expect(read.position).toEqual({ offset: last, epoch: m.epoch });
+          // Whatever comes back is the newest kept messages, in order, each once.
+          const offsets = read.messages.map((x) => x.offset);
+          offsets.forEach((offset, i) => {
+            expect(offset).toBe(last - offsets.length + 1 + i);
+            expect(isKept(offset)).toBe(true);
+            expect(read.messages[i]!.text).toBe(m.texts[offset - 1]);
+          });
+          expect(offsets.length).toBeLessThanOrEqual(o.limit);
+          if (since === undefined) {
+            let kept = 0;
+            for (let x = 1; x <= last; x += 1) if (isKept(x)) kept += 1;
+            expect(offsets.length).toBe(Math.min(kept, o.limit));
+            expect(read.complete).toBe(kept <= o.limit);
+            continue;
+          }
+          if (since.epoch !== m.epoch) {
+            expect([read.complete, read.reason, offsets]).toEqual([false, 'epoch_changed', []]);
+            continue;
+          }
+          if (since.offset > last) {
+            expect([read.complete, read.reason, offsets]).toEqual([false, 'invalid_position', []]);
+            continue;
+          }
+          let gone = false;
+          for (let x = since.offset + 1; x <= last; x += 1) if (!isKept(x)) gone = true;
+          const wanted = last - since.offset;
+          expect(read.complete).toBe(!gone && wanted <= o.limit);
+          if (read.complete) {
+            expect(offsets.length).toBe(wanted);
+            expect(read.reason).toBeUndefined();
+          } else {
+            expect(read.reason).toBe('too_far_behind');
+          }
+          // Never a message at or before the position asked for.
+          for (const offset of offsets) expect(offset).toBeGreaterThan(since.offset);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('answers too_far_behind when messages after the position were dropped by size', () => {
+    const clock = { now: 0 };
+    const { store } = storeAt(clock);
+    let epoch = '';
+    for (let n = 1; n <= 8; n += 1) {
+      epoch = store.publish({ namespace: '/', room: 'a' }, template('a', n), policy).position.epoch;
+    }
+    const read = store.read('/', 'a', { since: { offset: 1, epoch }, limit: 7, policy });
+    expect(read.complete).toBe(false);
+    expect(read.reason).toBe('too_far_behind');
+    expect(read.messages.map((m) => m.offset)).toEqual([4, 5, 6, 7, 8]);
+  });
+
+  it('forgets rooms nobody published to for their ttl, also without traffic (no leak)', async () => {
+    const store = new MemoryHistoryStore({ deliver: () => 0, sweepInterval: 20 });
+    stores.push(store);
+    const short: HistoryPolicy = { size: 3, ttl: 500 };
+    for (let i = 0; i < 1000; i += 1) {
+      store.publish({ namespace: '/', room: `r${i}` }, template(`r${i}`, i), short);
+    }
+    expect(store.size).toBe(1000);
+    const deadline = Date.now() + 5000;
+    while (store.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(store.size).toBe(0);
+  });
+
+  it('starts a new epoch for a room that was forgotten, so old positions are told epoch_changed', () => {
+    const clock = { now: 0 };
+    const { store } = storeAt(clock);
+    const first = store.publish({ namespace: '/', room: 'a' }, template('a', 1), policy);
+    clock.now += policy.ttl;
+    const second = store.publish({ namespace: '/', room: 'a' }, template('a', 2), policy);
+    expect(second.position.offset).toBe(1);
+    expect(second.position.epoch).not.toBe(first.position.epoch);
+    const read = store.read('/', 'a', { since: first.position, limit: 10, policy });
+    expect(read).toMatchObject({ complete: false, reason: 'epoch_changed', messages: [] });
+  });
+});
