@@ -1,6 +1,7 @@
 // The public API of @pkg/redis-adapter.
 export { RedisAdapter } from './redis-adapter';
 export type { RedisAdapterStats } from './redis-adapter';
+export type { RedisHistoryStore, RedisHistoryStats } from './history-store';
 export { REDIS_ADAPTER_DEFAULTS } from './options';
 export type { RedisAdapterOptions } from './options';
 export { REDIS_RATE_LIMIT_DEFAULTS, RedisRateLimitStore } from './rate-limit-store';

@@ -19,6 +19,11 @@ describe('options', () => {
       /"maxSubscribesPerSecond" must be a whole number/,
     );
     expect(resolveAdapterOptions({ unsubscribeGrace: 0 }).unsubscribeGrace).toBe(0);
+    expect(resolveAdapterOptions({}).history).toBe(true);
+    expect(resolveAdapterOptions({ history: false }).history).toBe(false);
+    expect(() => resolveAdapterOptions({ history: 'yes' })).toThrow(
+      /"history" must be true or false/,
+    );
     expect(() => resolveAdapterOptions({ logger: {} })).toThrow(
       expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
     );

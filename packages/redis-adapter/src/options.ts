@@ -29,6 +29,13 @@ export interface RedisAdapterOptions {
   maxSubscribesPerSecond?: number;
   /** Where the adapter logs. Default: the server's logger. */
   logger?: LoggerInterface;
+  /**
+   * Keep room history in Redis Streams (the adapter's `history`), so a client recovers the
+   * rooms the server's `history` config keeps on any instance. false: each instance keeps
+   * history in its own memory, and a client recovers only on the instance it left.
+   * Default `true`.
+   */
+  history?: boolean;
 }
 
 export interface ResolvedRedisAdapterOptions {
@@ -40,6 +47,7 @@ export interface ResolvedRedisAdapterOptions {
   readonly unsubscribeGrace: number;
   readonly maxSubscribesPerSecond: number;
   readonly logger: LoggerInterface | null;
+  readonly history: boolean;
 }
 
 export const REDIS_ADAPTER_DEFAULTS = Object.freeze({
@@ -49,6 +57,7 @@ export const REDIS_ADAPTER_DEFAULTS = Object.freeze({
   maxReconnectDelay: 2000,
   unsubscribeGrace: 1000,
   maxSubscribesPerSecond: 10,
+  history: true,
 });
 
 function invalid(owner: string, message: string): Error {
@@ -143,7 +152,11 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     'unsubscribeGrace',
     'maxSubscribesPerSecond',
     'logger',
+    'history',
   ]);
+  if (o['history'] !== undefined && typeof o['history'] !== 'boolean') {
+    throw invalid(owner, 'option "history" must be true or false.');
+  }
   return {
     url: checkUrl(owner, o['url'], REDIS_ADAPTER_DEFAULTS.url),
     keyPrefix: checkString(owner, 'keyPrefix', o['keyPrefix'], REDIS_ADAPTER_DEFAULTS.keyPrefix),
@@ -175,6 +188,7 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
       'subscriptions per second',
     ),
     logger: checkLogger(owner, o['logger']),
+    history: (o['history'] as boolean | undefined) ?? REDIS_ADAPTER_DEFAULTS.history,
   };
 }
 

@@ -23,6 +23,7 @@ import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests'
 import { LinkState } from './link-state';
 import { Subscriptions } from './subscriptions';
 import { ChannelMembership } from './membership';
+import { RedisHistoryStore, type RedisHistoryStats } from './history-store';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -39,8 +40,11 @@ import {
   type RequestBody,
 } from './wire';
 
-/** Counters of what the adapter did, e.g. to check that nothing leaks or to export metrics. */
-export interface RedisAdapterStats {
+/**
+ * Counters of what the adapter did, e.g. to check that nothing leaks or to export metrics.
+ * The history counters stay 0 with `history: false`.
+ */
+export interface RedisAdapterStats extends RedisHistoryStats {
   /** The link to Redis (see `AdapterState`). */
   readonly state: AdapterState;
   /** Channels this instance is subscribed to: three fixed ones plus one per local namespace and room (lingering ones included). */
@@ -94,6 +98,12 @@ function exceptList(except: BroadcastTarget['except']): string[] {
 export class RedisAdapter implements Adapter {
   /** This instance's id on the wire. */
   readonly nodeId: string;
+  /**
+   * Room history in Redis Streams, shared by every instance (absent with `history: false`):
+   * the server keeps the rooms its `history` config names here, so a client recovers them
+   * on any instance.
+   */
+  readonly history?: RedisHistoryStore;
   readonly #options: ResolvedRedisAdapterOptions;
   readonly #channels: Channels;
   readonly #local = new LocalAdapter();
@@ -148,6 +158,18 @@ export class RedisAdapter implements Adapter {
       log: () => this.#log(),
       notAttached: (method) => this.#notAttached(method),
     });
+    if (this.#options.history) {
+      this.history = new RedisHistoryStore({
+        nodeId: this.nodeId,
+        channels: this.#channels,
+        readTimeout: this.#options.requestTimeout,
+        client: () => this.#pub,
+        echoes: (channel) =>
+          this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
+        deliverLocal: (text, target) => this.#local.broadcast(text, target),
+        log: () => this.#log(),
+      });
+    }
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -240,6 +262,11 @@ export class RedisAdapter implements Adapter {
       ...this.#counters,
       lost: this.#link.lost,
       pendingRequests: this.#requests.size,
+      ...(this.history?.stats() ?? {
+        historyWrites: 0,
+        historyWriteFailures: 0,
+        historyReadFailures: 0,
+      }),
     };
   }
 
@@ -344,7 +371,9 @@ export class RedisAdapter implements Adapter {
     const decoded = decodeBroadcast(raw);
     if (!decoded.ok) return this.#drop(channel, decoded.reason);
     const message = decoded.value;
-    if (message.origin === this.nodeId) {
+    // A kept message comes back to its origin too: every instance delivers a room's kept
+    // messages in the order of their positions (history-store.ts).
+    if (message.origin === this.nodeId && !message.self) {
       this.#counters.echoesIgnored += 1;
       return;
     }
@@ -353,7 +382,7 @@ export class RedisAdapter implements Adapter {
         ? { namespace: null, room: null }
         : this.#subscriptions?.targetOf(channel);
     if (!target) return; // unsubscribed meanwhile: nobody here to deliver to
-    this.#counters.received += 1;
+    if (message.origin !== this.nodeId) this.#counters.received += 1;
     this.#local.broadcast(message.text, { ...target, except: message.except });
   }
 

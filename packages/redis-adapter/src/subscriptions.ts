@@ -19,6 +19,8 @@ export class Subscriptions {
   readonly #targets = new Map<string, WireTarget>();
   /** Channels without local members, waiting out the grace before UNSUBSCRIBE. */
   readonly #lingering = new Map<string, NodeJS.Timeout>();
+  /** Channels whose SUBSCRIBE Redis has confirmed (and not unsubscribed since). */
+  readonly #confirmed = new Set<string>();
   /** Settles once every subscribe/unsubscribe issued so far has been answered. */
   #work: Promise<unknown> = Promise.resolve();
 
@@ -44,6 +46,11 @@ export class Subscriptions {
     return this.#targets.get(channel);
   }
 
+  /** Whether a message published on the channel now comes back here: its SUBSCRIBE was confirmed. */
+  confirmed(channel: string): boolean {
+    return this.#confirmed.has(channel);
+  }
+
   /** The channel of a namespace (`room` null) or room. */
   channelOf(namespace: string, room: string | null): string {
     return room === null ? this.channels.namespace(namespace) : this.channels.room(namespace, room);
@@ -65,7 +72,11 @@ export class Subscriptions {
         this.#lingering.delete(channel);
       } else if (!held) {
         this.#targets.set(channel, { namespace, room });
-        this.#track(this.link.subscribe(channel));
+        this.#track(
+          this.link.subscribe(channel).then(() => {
+            if (this.#targets.has(channel)) this.#confirmed.add(channel);
+          }),
+        );
       }
       return;
     }
@@ -96,10 +107,12 @@ export class Subscriptions {
     for (const timer of this.#lingering.values()) clearTimeout(timer);
     this.#lingering.clear();
     this.#targets.clear();
+    this.#confirmed.clear();
   }
 
   #unsubscribe(channel: string): void {
     this.#targets.delete(channel);
+    this.#confirmed.delete(channel);
     this.#track(this.link.unsubscribe(channel));
   }
 

@@ -29,7 +29,25 @@ describe('wire format', () => {
     const raw = encodeBroadcast('node-a', ['c1'], text);
     expect(decodeBroadcast(raw)).toEqual({
       ok: true,
-      value: { origin: 'node-a', except: ['c1'], text },
+      value: { origin: 'node-a', except: ['c1'], text, self: false },
+    });
+  });
+
+  it('marks a kept message for its origin to deliver, and names history keys in one slot', () => {
+    const raw = encodeBroadcast('node-a', [], '{}', true);
+    expect(raw).toBe(`{"v":${WIRE_VERSION},"o":"node-a","x":[],"s":1}\n{}`);
+    expect(decodeBroadcast(raw)).toEqual({
+      ok: true,
+      value: { origin: 'node-a', except: [], text: '{}', self: true },
+    });
+    // Anything but 1 is an ordinary broadcast (the origin ignores its echo).
+    expect(decodeBroadcast(`{"v":${WIRE_VERSION},"o":"a","x":[],"s":"1"}\n{}`)).toMatchObject({
+      value: { self: false },
+    });
+    // Braces in names are escaped, so the hash tag is always the whole namespace:room.
+    expect(new Channels('p').history('/', 'a}b{')).toEqual({
+      meta: 'p:hist:{%2F:a%7Db%7B}:m',
+      stream: 'p:hist:{%2F:a%7Db%7B}:s',
     });
   });
 

@@ -16,6 +16,8 @@ export interface BroadcastMessage {
   readonly origin: string;
   readonly except: readonly string[];
   readonly text: string;
+  /** Kept in history and delivered by its origin too when it comes back (header `s`). */
+  readonly self: boolean;
 }
 
 /** Which clients a request is about: all, a namespace, or a room. */
@@ -97,10 +99,32 @@ export class Channels {
   replies(nodeId: string): string {
     return `${this.#prefix}:res:${encodeName(nodeId)}`;
   }
+
+  /**
+   * The keys of a room's history: its epoch and last offset (`meta`) and its stream, both
+   * tagged `{namespace:room}` so a Redis Cluster keeps them in one slot (the scripts use both).
+   */
+  history(namespace: string, room: string): { meta: string; stream: string } {
+    const tag = `{${encodeName(namespace)}:${encodeName(room)}}`;
+    return { meta: `${this.#prefix}:hist:${tag}:m`, stream: `${this.#prefix}:hist:${tag}:s` };
+  }
 }
 
-export function encodeBroadcast(origin: string, except: readonly string[], text: string): string {
-  return `${JSON.stringify({ v: WIRE_VERSION, o: origin, x: except })}\n${text}`;
+/**
+ * A broadcast for the other instances. `self`: the origin delivers it to its own clients
+ * when Redis hands it back (a kept message, so that every instance delivers a room's
+ * messages in stream order); otherwise the origin ignores its echo.
+ */
+export function encodeBroadcast(
+  origin: string,
+  except: readonly string[],
+  text: string,
+  self = false,
+): string {
+  const header = self
+    ? { v: WIRE_VERSION, o: origin, x: except, s: 1 }
+    : { v: WIRE_VERSION, o: origin, x: except };
+  return `${JSON.stringify(header)}\n${text}`;
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -136,7 +160,12 @@ export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
   if (!isStringArray(except)) return { ok: false, reason: '"x" is not a list of client ids' };
   return {
     ok: true,
-    value: { origin: header.value['o'] as string, except, text: raw.slice(newline + 1) },
+    value: {
+      origin: header.value['o'] as string,
+      except,
+      text: raw.slice(newline + 1),
+      self: header.value['s'] === 1,
+    },
   };
 }
 

@@ -239,7 +239,7 @@ export class Instance {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return; // gone (or killed)
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     await this.call('close').catch(() => undefined);
     this.child.disconnect();

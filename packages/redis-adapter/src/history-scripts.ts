@@ -1,0 +1,155 @@
+/**
+ * The two Lua scripts of the Redis history store and the parsing of their replies.
+ *
+ * A room keeps two keys in the same hash slot (one `{namespace:room}` tag): a hash with the
+ * room's epoch (`e`), last offset (`o`) and the time of its last message (`t`), and a stream whose entry ids are `0-<offset>`,
+ * each with the time it was kept (`t`, ms, Redis clock) and the delivered text (`d`).
+ */
+import { createHash } from 'node:crypto';
+
+/**
+ * Assigns the next position, builds the text, keeps it and publishes it: one EVALSHA per
+ * broadcast. A new epoch (the caller's candidate) replaces the stored one when there is
+ * none, when the caller asks (it delivered messages of that room while Redis was away), or
+ * when the stream is gone although offsets were issued (deleted, or lost by Redis), so a
+ * client holding an old position is told `epoch_changed` instead of missing messages.
+ *
+ * KEYS: meta hash, stream. ARGV: size, ttl ms, candidate epoch, force ('1'/'0'), channel,
+ * pub/sub header (ends with a newline), head, tail, meta ttl ms.
+ * Reply: { offset, epoch, 1 when the candidate was used else 0 }.
+ */
+export const PUBLISH_SCRIPT = `
+local meta, stream = KEYS[1], KEYS[2]
+local epoch = redis.call('HGET', meta, 'e')
+local fresh = 0
+if (not epoch) or ARGV[4] == '1'
+  or (redis.call('EXISTS', stream) == 0 and tonumber(redis.call('HGET', meta, 'o') or '0') > 0) then
+  epoch = ARGV[3]
+  fresh = 1
+  redis.call('DEL', stream)
+  redis.call('HSET', meta, 'e', epoch, 'o', 0)
+end
+local offset = redis.call('HINCRBY', meta, 'o', 1)
+local now = redis.call('TIME')
+local ms = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
+local text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
+redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', ms, 'd', text)
+redis.call('HSET', meta, 't', ms)
+redis.call('PEXPIRE', stream, ARGV[2])
+redis.call('PEXPIRE', meta, ARGV[9])
+redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)
+return {offset, epoch, fresh}
+`;
+
+/**
+ * Reads a room: the messages after a position (all of them or none, with a reason), or the
+ * last ones. Only the last `size` offsets and entries younger than `ttl` count as kept,
+ * whatever approximate trimming left in the stream. A stream that is gone although its last
+ * message is younger than `ttl` was lost (deleted, evicted): `epoch_changed`, as the next
+ * message will start a new epoch; one gone because it expired: `too_far_behind`.
+ *
+ * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms.
+ * Reply: { epoch ('' when nothing was kept), offset, reason ('' = complete),
+ * offset1, text1, offset2, text2, ... } oldest first.
+ */
+export const READ_SCRIPT = `
+local meta, stream = KEYS[1], KEYS[2]
+local epoch = redis.call('HGET', meta, 'e') or ''
+local last = tonumber(redis.call('HGET', meta, 'o') or '0')
+local limit, size = tonumber(ARGV[3]), tonumber(ARGV[4])
+local now = redis.call('TIME')
+local oldest = now[1] * 1000 + math.floor(now[2] / 1000) - tonumber(ARGV[5])
+local first = math.max(1, last - size + 1)
+local out = {epoch, last, ''}
+local lost = last > 0 and redis.call('EXISTS', stream) == 0
+  and tonumber(redis.call('HGET', meta, 't') or '0') >= oldest
+local function offsetOf(id) return tonumber(string.match(id, '%-(%d+)$')) end
+local function fieldOf(fields, name)
+  for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
+  return nil
+end
+if ARGV[1] ~= '' then
+  local since = tonumber(ARGV[1])
+  if epoch == '' or epoch ~= ARGV[2] then out[3] = 'epoch_changed' return out end
+  if since > last then out[3] = 'invalid_position' return out end
+  if since == last then return out end
+  if lost then out[3] = 'epoch_changed' return out end
+  if since + 1 < first or last - since > limit then out[3] = 'too_far_behind' return out end
+  local entries = redis.call('XRANGE', stream, '(0-' .. since, '+', 'COUNT', limit)
+  if #entries ~= last - since then out[3] = 'too_far_behind' return out end
+  for i, entry in ipairs(entries) do
+    local t = tonumber(fieldOf(entry[2], 't') or '0')
+    if offsetOf(entry[1]) ~= since + i or t < oldest then
+      out = {epoch, last, 'too_far_behind'}
+      return out
+    end
+    out[#out + 1] = since + i
+    out[#out + 1] = fieldOf(entry[2], 'd') or ''
+  end
+  return out
+end
+if last == 0 then return out end
+if lost then out[3] = 'epoch_changed' return out end
+local entries = redis.call('XREVRANGE', stream, '+', '0-' .. first, 'COUNT', limit)
+local kept = {}
+for _, entry in ipairs(entries) do
+  if tonumber(fieldOf(entry[2], 't') or '0') < oldest then break end
+  kept[#kept + 1] = entry
+end
+local older = #kept > 0 and #kept == #entries and #kept == limit
+  and offsetOf(kept[#kept][1]) > first
+for i = #kept, 1, -1 do
+  out[#out + 1] = offsetOf(kept[i][1])
+  out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
+end
+if older then out[3] = 'incomplete' end
+return out
+`;
+
+export const PUBLISH_SHA = createHash('sha1').update(PUBLISH_SCRIPT).digest('hex');
+export const READ_SHA = createHash('sha1').update(READ_SCRIPT).digest('hex');
+
+/** The publish script's reply, checked. */
+export interface PublishReply {
+  readonly offset: number;
+  readonly epoch: string;
+  readonly fresh: boolean;
+}
+
+export function parsePublishReply(reply: unknown): PublishReply {
+  if (Array.isArray(reply) && reply.length === 3) {
+    const [offset, epoch, fresh] = reply as unknown[];
+    if (Number.isSafeInteger(offset) && typeof epoch === 'string' && epoch !== '') {
+      return { offset: offset as number, epoch, fresh: fresh === 1 };
+    }
+  }
+  throw new Error('unexpected reply from the history publish script');
+}
+
+/** The read script's reply, checked. `reason` is '' when complete. */
+export interface ReadReply {
+  readonly epoch: string;
+  readonly offset: number;
+  readonly reason: string;
+  readonly messages: { offset: number; text: string }[];
+}
+
+export function parseReadReply(reply: unknown): ReadReply {
+  if (!Array.isArray(reply) || reply.length < 3 || reply.length % 2 === 0) {
+    throw new Error('unexpected reply from the history read script');
+  }
+  const [epoch, offset, reason] = reply as unknown[];
+  if (typeof epoch !== 'string' || !Number.isSafeInteger(offset) || typeof reason !== 'string') {
+    throw new Error('unexpected reply from the history read script');
+  }
+  const messages: { offset: number; text: string }[] = [];
+  for (let i = 3; i < reply.length; i += 2) {
+    const o = reply[i] as unknown;
+    const text = reply[i + 1] as unknown;
+    if (!Number.isSafeInteger(o) || typeof text !== 'string') {
+      throw new Error('unexpected message in the history read reply');
+    }
+    messages.push({ offset: o as number, text });
+  }
+  return { epoch, offset: offset as number, reason, messages };
+}
