@@ -218,7 +218,13 @@ export class Client<
       );
       return answer.then((raw) => {
         const read = readHistoryAnswer(raw);
-        if (read) return read as HistoryResult<Listen>;
+        if (read) {
+          // What the application now has: a recovery need not start before it.
+          const newest = read.messages[read.messages.length - 1]?.pos;
+          const upTo = since === undefined ? read.position : newest;
+          if (upTo !== undefined) this.#socket.positions.floor(room, namespace, upTo);
+          return read as HistoryResult<Listen>;
+        }
         throw new ClientError(
           'PKG_ERR_CLIENT_REMOTE',
           `The server's answer to $history for room "${room}" has no messages list: it does not keep history as this client expects.`,
@@ -274,7 +280,20 @@ export class Client<
     if (rooms.isJoined(room, namespace)) return Promise.resolve();
     const joined = rooms.join(room, namespace, options.timeout ?? this.#options.ackTimeout);
     if (this.connected) this.#socket.sendJoin(room, namespace);
-    return joined;
+    return joined.then(() => this.#positionAfterJoin(room, namespace));
+  }
+
+  /**
+   * A room joined with no position known yet: its current position is read once (`$history`
+   * with limit 1), so that a client that moves to another instance before the room's first
+   * message still recovers what it missed. Nothing is read for a server of version 0 or
+   * with `recovery: false`; a room that keeps no history answers without a position.
+   */
+  #positionAfterJoin(room: string, namespace: string): void {
+    const socket = this.#socket;
+    if (socket.protocol !== 1 || !this.#options.recovery) return;
+    if (socket.positions.get(room, namespace) !== undefined) return;
+    this.history(room, { namespace, limit: 1 }).catch(() => undefined);
   }
 
   /** Leaves a room through `leave_room`; resolves on `room_left` (at once when disconnected). */

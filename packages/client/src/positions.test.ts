@@ -16,6 +16,20 @@ describe('RoomPositions', () => {
     expect(p.accept(at('r', 2, 'e'))).toBe(true); // epochs are not ordered: the newest wins
   });
 
+  it('starts a recovery at a floor from a history read, without dropping live messages below it', () => {
+    const p = new RoomPositions();
+    p.floor('r', '/', { offset: 5, epoch: 'e' });
+    expect(p.get('r', '/')).toEqual(at('r', 5));
+    expect(p.accept(at('r', 4))).toBe(true); // live, read late: still delivered
+    expect(p.get('r', '/')).toEqual(at('r', 5));
+    expect(p.accept(at('r', 7))).toBe(true);
+    expect(p.get('r', '/')).toEqual(at('r', 7));
+    expect(p.accept(at('r', 6))).toBe(false);
+    p.floor('r', '/', { offset: 2, epoch: 'f' }); // a newer epoch replaces the room
+    expect(p.get('r', '/')).toEqual(at('r', 2, 'f'));
+    expect(p.accept(at('r', 1, 'f'))).toBe(true);
+  });
+
   it('moves forward only after a success, stands at the given position after a failure', () => {
     const p = new RoomPositions();
     p.accept(at('r', 9));

@@ -4,7 +4,12 @@
  * reconnect (`join_room.since`, `$hello.positions`), and the rule that drops a message seen
  * twice across a recovery: same epoch and an offset not above the last one.
  */
-import { HISTORY_LIMITS, type RecoveredData, type RoomPosition } from '@pkg/wire';
+import {
+  HISTORY_LIMITS,
+  type RecoveredData,
+  type RoomPosition,
+  type StreamPosition,
+} from '@pkg/wire';
 
 /**
  * Most rooms whose position is remembered; past it the least recently updated room is
@@ -17,9 +22,23 @@ function key(room: string, namespace: string): string {
   return `${namespace}\u0000${room}`;
 }
 
+interface Entry {
+  room: string;
+  namespace: string;
+  epoch: string;
+  /** The last offset delivered (0: none yet); a message at or below it is dropped. */
+  offset: number;
+  /**
+   * The room's position when the application last read its history (`history()`), or when
+   * the client joined it: nothing at or below it needs recovering, though a live message at
+   * or below it is still delivered (the application may not have shown it).
+   */
+  floor: number;
+}
+
 export class RoomPositions {
   /** By room, least recently updated first (a Map keeps insertion order). */
-  readonly #last = new Map<string, RoomPosition>();
+  readonly #last = new Map<string, Entry>();
 
   /**
    * A message of a room arrived with this position. False when the client has already seen
@@ -29,9 +48,28 @@ export class RoomPositions {
   accept(pos: RoomPosition): boolean {
     const k = key(pos.room, pos.namespace);
     const last = this.#last.get(k);
-    if (last !== undefined && last.epoch === pos.epoch && pos.offset <= last.offset) return false;
-    this.#set(k, pos);
+    if (last !== undefined && last.epoch === pos.epoch) {
+      if (pos.offset <= last.offset) return false;
+      this.#set(k, { ...last, offset: pos.offset });
+      return true;
+    }
+    this.#set(k, { ...pos, floor: 0 });
     return true;
+  }
+
+  /**
+   * The room's position at a history read: where a recovery may start even before a message
+   * arrived (a client that joined a quiet room and moved to another instance would
+   * otherwise have nothing to send and miss what was published meanwhile).
+   */
+  floor(room: string, namespace: string, position: StreamPosition): void {
+    const k = key(room, namespace);
+    const last = this.#last.get(k);
+    if (last !== undefined && last.epoch === position.epoch) {
+      if (position.offset > last.floor) this.#set(k, { ...last, floor: position.offset });
+      return;
+    }
+    this.#set(k, { room, namespace, epoch: position.epoch, offset: 0, floor: position.offset });
   }
 
   /**
@@ -49,11 +87,13 @@ export class RoomPositions {
     }
     const next: RoomPosition = { room: data.room, namespace: data.namespace, ...data.position };
     if (data.recovered) this.accept(next);
-    else this.#set(k, next);
+    else this.#set(k, { ...next, floor: 0 });
   }
 
+  /** Where a recovery of the room starts: the last offset delivered or the floor, the higher. */
   get(room: string, namespace: string): RoomPosition | undefined {
-    return this.#last.get(key(room, namespace));
+    const last = this.#last.get(key(room, namespace));
+    return last === undefined ? undefined : since(last);
   }
 
   forget(room: string, namespace: string): void {
@@ -74,21 +114,27 @@ export class RoomPositions {
     const all = [...this.#last.values()];
     for (let i = all.length - 1; i >= 0 && out.length < HISTORY_LIMITS.maxHelloPositions; i--) {
       const p = all[i]!;
-      if (!skip(p.room, p.namespace)) out.push({ ...p });
+      if (!skip(p.room, p.namespace)) out.push(since(p));
     }
     return out;
   }
 
-  #set(k: string, pos: RoomPosition): void {
+  #set(k: string, entry: Entry): void {
     this.#last.delete(k);
     this.#last.set(k, {
-      room: pos.room,
-      namespace: pos.namespace,
-      offset: pos.offset,
-      epoch: pos.epoch,
+      room: entry.room,
+      namespace: entry.namespace,
+      epoch: entry.epoch,
+      offset: entry.offset,
+      floor: entry.floor,
     });
     if (this.#last.size > MAX_REMEMBERED_POSITIONS) {
       this.#last.delete(this.#last.keys().next().value as string);
     }
   }
+}
+
+function since(entry: Entry): RoomPosition {
+  const { room, namespace, epoch } = entry;
+  return { room, namespace, epoch, offset: Math.max(entry.offset, entry.floor) };
 }

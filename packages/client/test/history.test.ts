@@ -87,6 +87,18 @@ async function cut(
   };
 }
 
+/** Waits until the client's position read after a join ($history, limit 1) was answered. */
+async function waitForHistoryRequest(peer: HistoryPeer): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (peer.received.some((m) => m.event === '$history')) {
+      await new Promise((r) => setTimeout(r, 20)); // its answer is on the way back
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('no $history after the join');
+}
+
 const lastHello = (peer: HistoryPeer): Record<string, unknown> =>
   peer.received.filter((m) => m.event === '$hello').pop()!.data;
 
@@ -109,6 +121,27 @@ describe('recovery of a room joined with joinRoom', () => {
     expect(await c.said.waitFor(7)).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ({ n, offset: n })));
     // joinRoom rooms recover through since, not through $hello.positions.
     expect(lastHello(peer)['positions']).toBeUndefined();
+  });
+
+  it('recovers a room it joined before any of its messages reached it (the position read at the join)', async () => {
+    const peer = await start();
+    const c = await connected(peer);
+    peer.publish('r', 'chat.said', { n: 0 }); // before the client is in the room
+    await c.client.joinRoom('r');
+    await waitForHistoryRequest(peer);
+    const away = await cut(peer, c);
+    peer.publish('r', 'chat.said', { n: 1 });
+    peer.publish('r', 'chat.said', { n: 2 });
+    const recovered = next<RecoveredInfo>(c.client, 'recovered');
+    await away.back();
+    expect(await recovered).toEqual({ room: 'r', namespace: '/', recovered: true, replayed: 2 });
+    const join = peer.received.filter((m) => m.event === 'join_room').pop()!;
+    expect(join.data).toEqual({
+      room: 'r',
+      namespace: '/',
+      since: { offset: 1, epoch: peer.stream('r').epoch },
+    });
+    expect((await c.said.waitFor(2)).map((s) => s.n)).toEqual([1, 2]);
   });
 
   it('drops a message the server sends again (same epoch, offset not above the last)', async () => {
