@@ -220,9 +220,11 @@ export class Client<
         const read = readHistoryAnswer(raw);
         if (read) {
           // What the application now has: a recovery need not start before it.
+          const positions = this.#socket.positions;
           const newest = read.messages[read.messages.length - 1]?.pos;
           const upTo = since === undefined ? read.position : newest;
-          if (upTo !== undefined) this.#socket.positions.floor(room, namespace, upTo);
+          if (upTo !== undefined) positions.floor(room, namespace, upTo);
+          else if (read.reason === 'not_kept') positions.forget(room, namespace);
           return read as HistoryResult<Listen>;
         }
         throw new ClientError(
@@ -287,12 +289,15 @@ export class Client<
    * A room joined with no position known yet: its current position is read once (`$history`
    * with limit 1), so that a client that moves to another instance before the room's first
    * message still recovers what it missed. Nothing is read for a server of version 0 or
-   * with `recovery: false`; a room that keeps no history answers without a position.
+   * with `recovery: false`; a room that keeps no history is forgotten again (`not_kept`).
    */
   #positionAfterJoin(room: string, namespace: string): void {
     const socket = this.#socket;
     if (socket.protocol !== 1 || !this.#options.recovery) return;
     if (socket.positions.get(room, namespace) !== undefined) return;
+    // Until the answer comes (it may not: the connection can drop first), a recovery of the
+    // room cannot name a position; it asks from an unknown one and is told what was lost.
+    socket.positions.unknown(room, namespace);
     this.history(room, { namespace, limit: 1 }).catch(() => undefined);
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { HISTORY_LIMITS } from '@pkg/wire';
-import { MAX_REMEMBERED_POSITIONS, RoomPositions } from './positions';
+import { MAX_REMEMBERED_POSITIONS, RoomPositions, UNKNOWN_EPOCH } from './positions';
 
 const at = (room: string, offset: number, epoch = 'e') => ({ room, namespace: '/', offset, epoch });
 
@@ -28,6 +28,20 @@ describe('RoomPositions', () => {
     p.floor('r', '/', { offset: 2, epoch: 'f' }); // a newer epoch replaces the room
     expect(p.get('r', '/')).toEqual(at('r', 2, 'f'));
     expect(p.accept(at('r', 1, 'f'))).toBe(true);
+  });
+
+  it('asks from an unknown epoch for a room joined without a position, until one is known', () => {
+    const p = new RoomPositions();
+    p.unknown('r', '/');
+    expect(p.get('r', '/')).toEqual(at('r', 0, UNKNOWN_EPOCH));
+    expect(p.forHello(() => false)).toEqual([at('r', 0, UNKNOWN_EPOCH)]);
+    expect(p.accept(at('r', 3))).toBe(true);
+    p.unknown('r', '/'); // a known position stays
+    expect(p.get('r', '/')).toEqual(at('r', 3));
+    p.forget('r', '/');
+    p.unknown('r', '/');
+    p.floor('r', '/', { offset: 9, epoch: 'e' });
+    expect(p.get('r', '/')).toEqual(at('r', 9));
   });
 
   it('moves forward only after a success, stands at the given position after a failure', () => {

@@ -18,6 +18,15 @@ import {
  */
 export const MAX_REMEMBERED_POSITIONS = 1024;
 
+/**
+ * The epoch sent for a room whose position the client does not know (it joined the room but
+ * the position read did not come back, or the room had no message yet): no stream has it
+ * (epochs are random ids), so the server answers `recovered: false` (`epoch_changed`) and
+ * the application learns that it may have missed messages, instead of missing them
+ * silently.
+ */
+export const UNKNOWN_EPOCH = '-';
+
 function key(room: string, namespace: string): string {
   return `${namespace}\u0000${room}`;
 }
@@ -70,6 +79,16 @@ export class RoomPositions {
       return;
     }
     this.#set(k, { room, namespace, epoch: position.epoch, offset: 0, floor: position.offset });
+  }
+
+  /**
+   * The client is in a room that keeps (or may keep) history but knows no position in it
+   * yet: a recovery asks from {@link UNKNOWN_EPOCH}. A known position is left alone.
+   */
+  unknown(room: string, namespace: string): void {
+    const k = key(room, namespace);
+    if (this.#last.has(k)) return;
+    this.#set(k, { room, namespace, epoch: UNKNOWN_EPOCH, offset: 0, floor: 0 });
   }
 
   /**

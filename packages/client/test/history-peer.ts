@@ -42,6 +42,8 @@ export class HistoryPeer {
   #count = 0;
   /** Messages kept per room. */
   size = 100;
+  /** False: `$history` requests get no answer at all. */
+  answersHistory = true;
   /** When set, `$history` is answered with this `data` instead of the kept messages. */
   historyAnswer: unknown = undefined;
   /** Every message received from clients, in order. */
@@ -188,6 +190,7 @@ export class HistoryPeer {
           });
           return;
         }
+        if (!this.answersHistory) return;
         if (this.historyAnswer !== undefined) {
           this.#send(peer, { event: '$history', id, data: this.historyAnswer });
           return;

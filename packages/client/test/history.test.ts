@@ -144,6 +144,30 @@ describe('recovery of a room joined with joinRoom', () => {
     expect((await c.said.waitFor(2)).map((s) => s.n)).toEqual([1, 2]);
   });
 
+  it('says recovered: false after a move when it never learnt the room position (its read got no answer)', async () => {
+    const peer = await start();
+    peer.answersHistory = false;
+    const c = await connected(peer);
+    peer.publish('r', 'chat.said', { n: 0 }); // before the client is in the room
+    await c.client.joinRoom('r');
+    await waitForHistoryRequest(peer);
+    const away = await cut(peer, c);
+    peer.publish('r', 'chat.said', { n: 1 });
+    const recovered = next<RecoveredInfo>(c.client, 'recovered');
+    await away.back();
+    const join = peer.received.filter((m) => m.event === 'join_room').pop()!;
+    expect(join.data).toEqual({ room: 'r', namespace: '/', since: { offset: 0, epoch: '-' } });
+    expect(await recovered).toEqual({
+      room: 'r',
+      namespace: '/',
+      recovered: false,
+      reason: 'epoch_changed',
+      replayed: 0,
+    });
+    peer.publish('r', 'chat.said', { n: 2 });
+    expect((await c.said.waitFor(1)).map((s) => s.n)).toEqual([2]);
+  });
+
   it('drops a message the server sends again (same epoch, offset not above the last)', async () => {
     const peer = await start();
     const c = await connected(peer);
