@@ -225,6 +225,7 @@ export class Client<
           const upTo = since === undefined ? read.position : newest;
           if (upTo !== undefined) positions.floor(room, namespace, upTo);
           else if (read.reason === 'not_kept') positions.forget(room, namespace);
+          else if (since === undefined && read.complete) positions.unknown(room, namespace);
           return read as HistoryResult<Listen>;
         }
         throw new ClientError(
