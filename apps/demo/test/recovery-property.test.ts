@@ -174,6 +174,9 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 type Seen = { type: 'message'; n: number } | { type: 'recovered'; info: RecoveredInfo };
 
+/** What the runs went through, printed at the end: that gaps and replays did happen. */
+const tally = { runs: 0, replays: 0, gaps: 0, kills: 0 };
+
 /** One run: the world, the operations, then the checks. */
 async function run(ops: Op[]): Promise<void> {
   const keyPrefix = `pkgprop:${randomBytes(6).toString('hex')}:`;
@@ -274,6 +277,11 @@ async function run(ops: Op[]): Promise<void> {
   }
 
   const received = seen.flatMap((s) => (s.type === 'message' ? [s.n] : []));
+  const reports = seen.flatMap((s) => (s.type === 'recovered' ? [s.info] : []));
+  tally.runs += 1;
+  tally.replays += reports.filter((r) => r.recovered && r.replayed > 0).length;
+  tally.gaps += reports.filter((r) => !r.recovered).length;
+  tally.kills += ops.filter((o) => o.kind === 'kill').length;
   const context = JSON.stringify({ ops, seen });
   // In order, each once, only what was published, up to the last message.
   for (let i = 1; i < received.length; i++) {
@@ -305,5 +313,7 @@ describeRedis('recovery over random publish / cut / reconnect / kill (fast-check
       numRuns: RUNS,
       endOnFailure: true,
     });
+    console.info(`recovery property: ${JSON.stringify(tally)}`);
+    expect(tally.runs).toBeGreaterThanOrEqual(RUNS);
   }, 240_000);
 });
