@@ -23,7 +23,7 @@ import {
 } from '@pkg/ws-protocol';
 import type { EmitWithAckOptions } from './protocol/acks';
 import type { Adapter, CountTarget } from './cluster/adapter';
-import type { HistoryAnswerData } from '@pkg/wire';
+import { readStreamPosition, type HistoryAnswerData } from '@pkg/wire';
 import type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './cluster/room-history';
 import type { ClientType } from './ws/client-registry';
 import { createCoreError } from './errors';
@@ -528,7 +528,15 @@ export class Server implements ControllerHost {
         'history: limit must be a positive whole number of messages.',
       );
     }
-    return this.#parts.history.answer(namespace, room, since, limit);
+    const position = since === undefined ? undefined : readStreamPosition(since);
+    if (typeof position === 'string') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        `history: since must be a position {offset, epoch} as in a message's pos: ${position}.`,
+      );
+    }
+    return this.#parts.history.answer(namespace, room, position, limit);
   }
 
   /**

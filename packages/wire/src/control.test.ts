@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLIENT_CONTROL_EVENTS, ControlEvent, readHello, readWelcome } from './control';
+import {
+  CLIENT_CONTROL_EVENTS,
+  ControlEvent,
+  readHello,
+  readStreamPosition,
+  readWelcome,
+} from './control';
+import { HISTORY_LIMITS } from './history';
 
 describe('control events', () => {
   it('all start with "$"; a client sends $hello, $ping, $ack and $nack only', () => {
@@ -11,6 +18,52 @@ describe('control events', () => {
       '$nack',
       '$ping',
     ]);
+  });
+});
+
+describe('readHello positions and readStreamPosition', () => {
+  const one = { room: 'chat:1', namespace: '/', offset: 4, epoch: 'abc' };
+
+  it('keeps well-formed positions, only their four members', () => {
+    expect(readHello({ v: 1, positions: [{ ...one, extra: true }] })).toEqual({
+      v: 1,
+      positions: [one],
+    });
+    expect(readHello({ v: 1, positions: [] })).toEqual({ v: 1 });
+    expect(readHello({ v: 1, positions: null })).toEqual({ v: 1 });
+  });
+
+  it('refuses more than maxHelloPositions, bad names, offsets and epochs', () => {
+    const many = Array.from({ length: HISTORY_LIMITS.maxHelloPositions + 1 }, () => one);
+    for (const positions of [
+      many,
+      {},
+      [{ ...one, room: '' }],
+      [{ ...one, room: 'x\ud800' }],
+      [{ ...one, room: 'r'.repeat(129) }],
+      [{ ...one, namespace: 'chat' }],
+      [{ ...one, offset: -1 }],
+      [{ ...one, offset: 0.5 }],
+      [{ ...one, offset: 2 ** 53 }],
+      [{ ...one, epoch: '' }],
+      [{ ...one, epoch: 'e'.repeat(HISTORY_LIMITS.maxEpochLength + 1) }],
+      [null],
+    ]) {
+      expect(readHello({ v: 1, positions })).toMatch(/positions/);
+    }
+    expect(
+      readHello({ v: 1, positions: [{ ...one, room: 'r'.repeat(129) }] }, { maxNameLength: 200 }),
+    ).toMatchObject({ positions: [{ room: 'r'.repeat(129) }] });
+  });
+
+  it('reads a position strictly', () => {
+    expect(readStreamPosition({ offset: 0, epoch: 'e', room: 'x' })).toEqual({
+      offset: 0,
+      epoch: 'e',
+    });
+    expect(readStreamPosition([0, 'e'])).toMatch(/must be an object/);
+    expect(readStreamPosition({ offset: '1', epoch: 'e' })).toMatch(/offset/);
+    expect(readStreamPosition({ offset: 1, epoch: 5 })).toMatch(/epoch/);
   });
 });
 

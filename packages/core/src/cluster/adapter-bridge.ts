@@ -105,6 +105,20 @@ export class AdapterBridge {
         `setAdapter: expected an object implementing Adapter (${ADAPTER_METHODS.join(', ')}, ...).`,
       );
     }
+    const { history } = adapter;
+    if (
+      history !== undefined &&
+      (typeof history !== 'object' ||
+        history === null ||
+        typeof history.publish !== 'function' ||
+        typeof history.read !== 'function')
+    ) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        "setAdapter: the adapter's history must be a HistoryStore (publish(target, template, policy) and read(namespace, room, query)), or left out.",
+      );
+    }
     this.#adapter = adapter;
     this.#settle(adapter.attach(this.#host()), 'adapter.attach');
   }

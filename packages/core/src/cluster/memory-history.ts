@@ -21,14 +21,18 @@ import type {
   PublishedMessage,
 } from './history';
 
-/** One room's stream. `offsets[i]` is the offset of `texts[i]`; both oldest first. */
+/**
+ * One room's stream: the kept texts are `texts[start..]` with their times, oldest first,
+ * and their offsets are consecutive, ending at `last`. Dropped entries are skipped by
+ * moving `start`, and cut off in one go once they are half of the arrays (amortised O(1)).
+ */
 interface RoomStream {
   readonly epoch: string;
   /** The offset of the last publication (0: none yet). */
   last: number;
-  readonly offsets: number[];
   readonly texts: string[];
   readonly times: number[];
+  start: number;
   /** When the room is forgotten: the last publication plus its ttl. */
   expires: number;
 }
@@ -81,7 +85,7 @@ export class MemoryHistoryStore implements HistoryStore {
     let stream = this.#rooms.get(key);
     if (stream !== undefined && stream.expires <= now) stream = undefined;
     if (stream === undefined) {
-      stream = { epoch: newEpoch(), last: 0, offsets: [], texts: [], times: [], expires: 0 };
+      stream = { epoch: newEpoch(), last: 0, texts: [], times: [], start: 0, expires: 0 };
     }
     this.#rooms.delete(key);
     this.#rooms.set(key, stream);
@@ -89,7 +93,6 @@ export class MemoryHistoryStore implements HistoryStore {
     stream.expires = now + policy.ttl;
     const offset = stream.last;
     const text = `${template.head}${JSON.stringify(stream.epoch)},"offset":${offset}${template.tail}`;
-    stream.offsets.push(offset);
     stream.texts.push(text);
     stream.times.push(now);
     trim(stream, policy, now);
@@ -118,8 +121,9 @@ export class MemoryHistoryStore implements HistoryStore {
     const position = { offset: stream.last, epoch: stream.epoch };
     const limit = Math.max(0, Math.floor(query.limit));
     const { since } = query;
+    const kept = stream.texts.length - stream.start;
     if (since === undefined) {
-      const from = Math.max(0, stream.texts.length - limit);
+      const from = Math.max(0, kept - limit);
       return { position, messages: slice(stream, from), complete: from === 0 };
     }
     if (since.epoch !== stream.epoch) {
@@ -128,12 +132,12 @@ export class MemoryHistoryStore implements HistoryStore {
     if (since.offset > stream.last) {
       return { position, messages: [], complete: false, reason: 'invalid_position' };
     }
-    const oldest = stream.offsets.length > 0 ? stream.offsets[0]! : stream.last + 1;
+    const oldest = stream.last - kept + 1;
     // The kept offsets are consecutive: the first after `since` is at this index.
     const first = Math.max(0, since.offset + 1 - oldest);
     const missing = since.offset + 1 < oldest;
-    const wanted = stream.texts.length - first;
-    const from = wanted > limit ? stream.texts.length - limit : first;
+    const wanted = kept - first;
+    const from = wanted > limit ? kept - limit : first;
     const complete = !missing && wanted <= limit;
     return {
       position,
@@ -185,19 +189,27 @@ export class MemoryHistoryStore implements HistoryStore {
 
 /** Drops texts beyond `size` and older than `ttl`. */
 function trim(stream: RoomStream, policy: HistoryPolicy, now: number): void {
-  let drop = Math.max(0, stream.texts.length - policy.size);
+  const { texts, times } = stream;
+  let start = Math.max(stream.start, texts.length - policy.size);
   const oldestKept = now - policy.ttl;
-  while (drop < stream.times.length && stream.times[drop]! <= oldestKept) drop += 1;
-  if (drop === 0) return;
-  stream.offsets.splice(0, drop);
-  stream.texts.splice(0, drop);
-  stream.times.splice(0, drop);
+  while (start < times.length && times[start]! <= oldestKept) start += 1;
+  if (start === stream.start) return;
+  // Released for the garbage collector at once; the slots are cut off in one go later.
+  for (let i = stream.start; i < start; i += 1) texts[i] = '';
+  stream.start = start;
+  if (start >= 32 && start * 2 >= texts.length) {
+    texts.splice(0, start);
+    times.splice(0, start);
+    stream.start = 0;
+  }
 }
 
+/** The kept messages from the `from`-th kept one on. */
 function slice(stream: RoomStream, from: number): KeptMessage[] {
   const out: KeptMessage[] = [];
-  for (let i = from; i < stream.texts.length; i += 1) {
-    out.push({ offset: stream.offsets[i]!, text: stream.texts[i]! });
+  const { texts, start, last } = stream;
+  for (let i = start + from; i < texts.length; i += 1) {
+    out.push({ offset: last - (texts.length - 1 - i), text: texts[i]! });
   }
   return out;
 }

@@ -202,9 +202,12 @@ export class Outbound {
   readonly deliver = (clientIds: Iterable<string>, text: string): number =>
     this.#deliver(clientIds, text, this.#o.recovery);
 
-  /** Delivers a live message that was held during a recovery (never held again). */
-  deliverHeld(clientId: string, text: string): void {
-    this.#deliver([clientId], text, undefined);
+  /**
+   * Delivers a replayed message, or a live one held during a recovery, as a broadcast is
+   * (with its `seq` and kept in a session, so a session resume covers it); never held.
+   */
+  deliverHeld(clientId: string, text: string): boolean {
+    return this.#deliver([clientId], text, undefined) > 0;
   }
 
   #deliver(clientIds: Iterable<string>, text: string, recovery: RoomRecovery | undefined): number {

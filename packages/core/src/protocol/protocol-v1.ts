@@ -430,9 +430,8 @@ export class ProtocolV1 {
   }
 
   /**
-   * A client of this process was put in a room it was not in: with `since`, or a
-   * `$hello.positions` entry for that room (taken out), the room is recovered. Only for an
-   * open connection that said `$hello`.
+   * A client of this process was put in a room it was not in: recovered from `since`, or
+   * from its `$hello.positions` entry for that room (see {@link RoomRecovery.joined}).
    */
   recoverRoom(
     clientId: string,
@@ -441,22 +440,7 @@ export class ProtocolV1 {
     since: StreamPosition | undefined,
   ): void {
     const conn = this.#conns.get(clientId);
-    if (conn === undefined || this.#recovery === undefined) return;
-    let position = since;
-    const { positions } = conn;
-    if (positions !== undefined) {
-      const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
-      if (i >= 0) {
-        const [taken] = positions.splice(i, 1);
-        position ??= taken;
-        if (positions.length === 0) conn.positions = undefined;
-      }
-    }
-    if (position === undefined || conn.state !== S.OPEN || !conn.hello) return;
-    this.#recovery.start(clientId, room, namespace, {
-      offset: position.offset,
-      epoch: position.epoch,
-    });
+    if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since);
   }
 
   /** Recoveries running now (for leak checks). */

@@ -20,6 +20,7 @@ import {
 } from '@pkg/wire';
 import type { HistoryRead } from '../cluster/history';
 import { positionOf, type RoomHistory } from '../cluster/room-history';
+import { ConnectionState, type ConnectionRecord } from './connection';
 
 /** Live messages of one room held for one client while its history is read. */
 interface Hold {
@@ -30,10 +31,13 @@ interface Hold {
 export interface RoomRecoveryOptions {
   readonly history: RoomHistory;
   readonly logger: LoggerInterface;
-  /** Writes a text to the client as it is (replayed messages, `$recovered`). */
+  /** Writes a text to the client as it is (`$recovered`). */
   readonly sendRaw: (clientId: string, text: string) => boolean;
-  /** Delivers a held live message as a broadcast would have (with `seq` in a session). */
-  readonly deliver: (clientId: string, text: string) => void;
+  /**
+   * Delivers a replayed or held message as a broadcast would have (with `seq`, kept in a
+   * session); false when the client is no longer there.
+   */
+  readonly deliver: (clientId: string, text: string) => boolean;
 }
 
 function holdKey(namespace: string, room: string): string {
@@ -80,6 +84,32 @@ export class RoomRecovery {
   /** The client is gone: what was held for it is dropped. */
   drop(clientId: string): void {
     this.#holds.delete(clientId);
+  }
+
+  /**
+   * A client was put in a room it was not in: with `since`, or with its `$hello.positions`
+   * entry for that room (taken out: a position is used once), the room is recovered. Only
+   * for an open connection that said `$hello`.
+   */
+  joined(
+    conn: ConnectionRecord,
+    room: string,
+    namespace: string,
+    since: StreamPosition | undefined,
+  ): void {
+    let position = since;
+    const { positions } = conn;
+    if (positions !== undefined) {
+      const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
+      if (i >= 0) {
+        const [taken] = positions.splice(i, 1);
+        position ??= taken;
+        if (positions.length === 0) conn.positions = undefined;
+      }
+    }
+    if (position === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
+    const { offset, epoch } = position;
+    this.start(conn.client.id, room, namespace, { offset, epoch });
   }
 
   /** Recovers one room for a client that was just put in it. */
@@ -146,7 +176,7 @@ export class RoomRecovery {
     let replayed = 0;
     if (reason === undefined) {
       for (const m of read.messages) {
-        if (!this.#o.sendRaw(clientId, m.text)) break;
+        if (!this.#o.deliver(clientId, m.text)) break;
         replayed += 1;
       }
     }

@@ -1,0 +1,371 @@
+// Room history under pressure and on request: live messages held while a history read is
+// pending (an adapter whose store answers later), adversarial recoveries, the $history
+// request and server.history, and the bounds that keep all of it from leaking.
+import { afterEach, describe, expect, it } from '@jest/globals';
+import {
+  LocalAdapter,
+  OnConnect,
+  RoomsController,
+  Server,
+  ServerConfig,
+  SocketController,
+  type HistoryStore,
+} from '../src/index';
+import { TestClient, cleanup, startServer } from './helpers';
+import {
+  CHAT,
+  LaterAdapter,
+  at,
+  join,
+  recover,
+  request,
+  seeOne,
+  setup,
+  until,
+  v1,
+  type Message,
+} from './history-kit';
+
+afterEach(cleanup);
+
+describe('live messages during a replay', () => {
+  for (const snapshot of ['asked', 'released'] as const) {
+    it(`are held until $recovered and sent once each (read sees the stream as ${snapshot})`, async () => {
+      const adapter = new LaterAdapter(snapshot);
+      const { server: s2, wsUrl } = await startServer(
+        [new RoomsController()],
+        {
+          shutdown_timeout: 200,
+          history: [CHAT],
+        },
+        (srv) => srv.setAdapter(adapter),
+      );
+      const pos = await seeOne(s2, wsUrl, 'chat:l');
+      s2.broadcast('msg', { n: 1 }, { room: 'chat:l' });
+      s2.broadcast('msg', { n: 2 }, { room: 'chat:l' });
+
+      const b = await v1(wsUrl);
+      request(b, 'join_room', { room: 'chat:l', since: at(pos) }, 'j');
+      await b.next('join_room');
+      while (adapter.history.reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+      // Live while the read is pending: held, not sent.
+      s2.broadcast('msg', { n: 3 }, { room: 'chat:l' });
+      s2.broadcast('msg', { n: 4 }, { room: 'chat:l' });
+      expect(s2.getLoad().recoveries).toBe(1);
+      adapter.history.release();
+      const got = await until(b, '$recovered');
+      s2.broadcast('msg', { n: 5 }, { room: 'chat:l' });
+      const replayed = got.filter((m) => m.event === 'msg').map((m) => m.data['n']);
+      expect(replayed).toEqual(snapshot === 'asked' ? [1, 2] : [1, 2, 3, 4]);
+      expect(got.at(-1)!.data).toMatchObject({ recovered: true, replayed: replayed.length });
+      // After $recovered: what the replay did not carry, each once, then live traffic.
+      const live = snapshot === 'asked' ? [3, 4, 5] : [5];
+      const after: Message[] = [];
+      for (const _ of live) after.push((await b.next('msg')) as Message);
+      expect(after.map((m) => m.data['n'])).toEqual(live);
+      expect(b.pending()).toEqual([]);
+      const offsets = [...got, ...after].filter((m) => m.pos).map((m) => m.pos!.offset);
+      expect(offsets).toEqual([...offsets].sort((x, y) => x - y));
+      expect(new Set(offsets).size).toBe(offsets.length);
+      expect(s2.getLoad().recoveries).toBe(0);
+    });
+  }
+
+  it('drops what was held when the client leaves during the read (no leak)', async () => {
+    const adapter = new LaterAdapter('asked');
+    const { server, wsUrl } = await startServer(
+      [new RoomsController()],
+      {
+        shutdown_timeout: 200,
+        history: [CHAT],
+      },
+      (srv) => srv.setAdapter(adapter),
+    );
+    const pos = await seeOne(server, wsUrl, 'chat:g');
+    const b = await v1(wsUrl);
+    request(b, 'join_room', { room: 'chat:g', since: at(pos) }, 'j');
+    await b.next('join_room');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:g' });
+    expect(server.getLoad().recoveries).toBe(1);
+    await b.close();
+    while (server.getLoad().webSocketClients > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(server.getLoad().recoveries).toBe(0);
+    adapter.history.release();
+  });
+
+  it('applies max_pending_requests to $history like any request', async () => {
+    const adapter = new LaterAdapter('asked');
+    const { server, wsUrl } = await startServer(
+      [new RoomsController()],
+      {
+        shutdown_timeout: 200,
+        history: [CHAT],
+        max_pending_requests: 2,
+      },
+      (srv) => srv.setAdapter(adapter),
+    );
+    void server;
+    const b = await v1(wsUrl);
+    await join(b, { room: 'chat:p' });
+    for (const id of ['h1', 'h2']) request(b, '$history', { room: 'chat:p' }, id);
+    // The join's answer was sent: two pending now, a third is refused.
+    request(b, '$history', { room: 'chat:p' }, 'h3');
+    const refused = (await b.next('error')) as Message;
+    expect(refused).toMatchObject({ id: 'h3', data: { code: 'too_many_pending' } });
+    adapter.history.release();
+    const answers = [(await b.next('$history')) as Message, (await b.next('$history')) as Message];
+    expect(answers.map((m) => m.id)).toEqual(['h1', 'h2']);
+  });
+});
+
+describe('adversarial recoveries', () => {
+  it('refuses a malformed since with invalid_payload and joins nothing', async () => {
+    const { server, url } = await setup();
+    const c = await v1(url);
+    const bad: unknown[] = [
+      { offset: -1, epoch: 'e' },
+      { offset: 1.5, epoch: 'e' },
+      { offset: '3', epoch: 'e' },
+      { offset: 2 ** 53, epoch: 'e' },
+      { offset: 1 },
+      { offset: 1, epoch: '' },
+      { offset: 1, epoch: 'e'.repeat(65) },
+      'since',
+      [1, 'e'],
+    ];
+    for (const [i, since] of bad.entries()) {
+      const answer = await join(c, { room: 'chat:bad', since }, `b${i}`);
+      expect([i, answer.event, answer.data['code']]).toEqual([i, 'error', 'invalid_payload']);
+    }
+    expect(await server.countClients({ room: 'chat:bad' })).toBe(0);
+  });
+
+  it('refuses an epoch of 1 MB in join_room.since and in $hello.positions', async () => {
+    const { url } = await setup({ max_message_size: 4 * 1024 * 1024 });
+    const epoch = 'e'.repeat(1024 * 1024);
+    const c = await v1(url);
+    const answer = await join(c, { room: 'chat:big', since: { offset: 1, epoch } });
+    expect(answer.data['code']).toBe('invalid_payload');
+    const h = await TestClient.connect(url, {}, ['pkg.v1']);
+    h.sendRaw(
+      JSON.stringify({
+        event: '$hello',
+        data: { v: 1, positions: [{ room: 'chat:big', namespace: '/', offset: 1, epoch }] },
+      }),
+    );
+    expect(((await h.next('error')) as Message).data['code']).toBe('invalid_payload');
+    expect((await h.closed).code).toBe(1008);
+  });
+
+  it('closes with 1008 a $hello with 10,000 positions, a lone surrogate, or a negative offset', async () => {
+    const { url } = await setup();
+    const many = Array.from({ length: 10_000 }, (_, i) => ({
+      room: `chat:${i}`,
+      namespace: '/',
+      offset: 1,
+      epoch: 'e',
+    }));
+    const one = { room: 'chat:1', namespace: '/', offset: 1, epoch: 'e' };
+    for (const positions of [
+      many,
+      [{ ...one, room: 'chat:\ud800' }],
+      [{ ...one, offset: -1 }],
+      [{ ...one, namespace: 'no-slash' }],
+      { room: 'chat:1' },
+    ]) {
+      const h = await TestClient.connect(url, {}, ['pkg.v1']);
+      h.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, positions } }));
+      const error = (await h.next('error')) as Message;
+      expect(error.data['code']).toBe('invalid_payload');
+      expect(String(error.data['message'])).toMatch(/positions/);
+      expect((await h.closed).code).toBe(1008);
+    }
+  });
+
+  it('refuses a lone surrogate in the room of join_room and of $history', async () => {
+    const { url } = await setup();
+    const c = await v1(url);
+    const answer = await join(c, { room: 'chat:\udc00', since: { offset: 1, epoch: 'e' } });
+    expect(answer.data['code']).toBe('invalid_payload');
+    request(c, '$history', { room: 'chat:\udc00' }, 'h');
+    const refused = (await c.next('error')) as Message;
+    expect(refused).toMatchObject({ id: 'h', data: { code: 'invalid_payload' } });
+  });
+
+  it('ignores since from a client that did not say $hello (sent before it, as version 0)', async () => {
+    const { server, url } = await setup({ hello_wait: 5000 });
+    const pos = await seeOne(server, url, 'chat:v0');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:v0' });
+    // A pkg.v1 connection whose first message is join_room is served as version 0.
+    const early = await TestClient.connect(url, {}, ['pkg.v1']);
+    const answer = await join(early, { room: 'chat:v0', since: at(pos) });
+    expect(answer.data).toEqual({ room: 'chat:v0', namespace: '/' });
+    server.broadcast('msg', { n: 2 }, { room: 'chat:v0' });
+    const next = (await early.next('msg')) as Message;
+    expect(next.data['n']).toBe(2);
+    expect(early.received.some((m) => m.event === '$recovered')).toBe(false);
+  });
+
+  it('recovers once per membership: a second join_room with since replays nothing', async () => {
+    const { server, url } = await setup();
+    const pos = await seeOne(server, url, 'chat:twice');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:twice' });
+    const { client } = await recover(url, 'chat:twice', at(pos));
+    await client.next('join_room');
+    request(client, 'join_room', { room: 'chat:twice', since: at(pos) }, 'again');
+    await client.next('join_room');
+    server.broadcast('msg', { n: 2 }, { room: 'chat:twice' });
+    const next = (await client.next('msg')) as Message;
+    expect(next.data['n']).toBe(2);
+    expect(client.received.filter((m) => m.event === '$recovered')).toHaveLength(1);
+  });
+
+  it('uses a $hello position once, only for its room, and only when the client joins it', async () => {
+    class Later extends SocketController {
+      @OnConnect()
+      enter(clientId: string): void {
+        this.joinRoom(clientId, 'chat:other');
+      }
+    }
+    const { server, url } = await setup({}, [new Later()]);
+    const pos = await seeOne(server, url, 'chat:later');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:later' });
+    const b = await v1(url, { v: 1, positions: [pos] });
+    // Joined to chat:other in OnConnect: nothing recovered for it (no position).
+    server.broadcast('msg', { n: 'other' }, { room: 'chat:other' });
+    expect(((await b.next()) as Message).data['n']).toBe('other');
+    // The application joins chat:later later: recovered from the hello position.
+    const id = [...server.getAllClients()].find((x) =>
+      server.namespaceManager.isInRoom(x, 'chat:other'),
+    )!;
+    server.joinRoom(id, 'chat:later');
+    const got = await until(b, '$recovered');
+    expect(got.map((m) => m.event)).toEqual(['msg', '$recovered']);
+    expect(got[1]!.data).toMatchObject({ room: 'chat:later', recovered: true, replayed: 1 });
+    // Leave and join again: the position was used up.
+    server.leaveRoom(id, 'chat:later');
+    server.joinRoom(id, 'chat:later');
+    server.broadcast('msg', { n: 2 }, { room: 'chat:later' });
+    expect(((await b.next()) as Message).data['n']).toBe(2);
+  });
+});
+
+describe('$history', () => {
+  it('answers the kept messages of a room the client is in, with its id, decoded', async () => {
+    const { server, url } = await setup();
+    const c = await v1(url);
+    await join(c, { room: 'chat:h' });
+    for (let n = 1; n <= 3; n += 1) server.broadcast('msg', { n }, { room: 'chat:h' });
+    const live = [(await c.next('msg')) as Message];
+    request(c, '$history', { room: 'chat:h', limit: 2 }, 7);
+    const answer = (await c.next('$history')) as Message;
+    expect(answer.id).toBe(7);
+    expect(answer.data).toEqual({
+      messages: [
+        { event: 'msg', data: { n: 2 }, pos: { ...live[0]!.pos, offset: 2 } },
+        { event: 'msg', data: { n: 3 }, pos: { ...live[0]!.pos, offset: 3 } },
+      ],
+      position: { offset: 3, epoch: live[0]!.pos!.epoch },
+      complete: false,
+      reason: 'too_far_behind',
+    });
+    request(c, '$history', { room: 'chat:h', since: at(live[0]!.pos!) }, 8);
+    const since = (await c.next('$history')) as Message;
+    expect(since.data).toMatchObject({ complete: true });
+    expect((since.data['messages'] as unknown[]).length).toBe(2);
+  });
+
+  it('caps limit at history_max_replay', async () => {
+    const { server, url } = await setup({ history_max_replay: 2 });
+    const c = await v1(url);
+    await join(c, { room: 'chat:cap' });
+    for (let n = 1; n <= 4; n += 1) server.broadcast('msg', { n }, { room: 'chat:cap' });
+    request(c, '$history', { room: 'chat:cap', limit: 1000 }, 'h');
+    const answer = (await c.next('$history')) as Message;
+    const messages = answer.data['messages'] as Array<{ data: { n: number } }>;
+    expect(messages.map((m) => m.data.n)).toEqual([3, 4]);
+    expect(answer.data['complete']).toBe(false);
+  });
+
+  it('refuses a room the client is not in with forbidden and the id', async () => {
+    const { server, url } = await setup();
+    server.broadcast('msg', { n: 1 }, { room: 'chat:secret' });
+    const c = await v1(url);
+    request(c, '$history', { room: 'chat:secret' }, 'h');
+    const refused = (await c.next('error')) as Message;
+    expect(refused).toMatchObject({
+      id: 'h',
+      data: { code: 'forbidden', room: 'chat:secret', namespace: '/' },
+    });
+  });
+
+  it('answers not_kept for a room without history, and refuses $history without an id', async () => {
+    const { url } = await setup();
+    const c = await v1(url);
+    await join(c, { room: 'plain' });
+    request(c, '$history', { room: 'plain' }, 'h');
+    const answer = (await c.next('$history')) as Message;
+    expect(answer.data).toEqual({ messages: [], complete: false, reason: 'not_kept' });
+    c.send('$history', { room: 'plain' });
+    const refused = (await c.next('error')) as Message;
+    expect(refused.data['code']).toBe('invalid_payload');
+    expect(refused.id).toBeUndefined();
+    for (const data of [
+      { room: 'plain', limit: 0 },
+      { room: 'plain', since: { offset: -1, epoch: 'e' } },
+      [],
+    ]) {
+      request(c, '$history', data, 'bad');
+      expect(((await c.next('error')) as Message).data['code']).toBe('invalid_payload');
+    }
+  });
+});
+
+describe('server.history and bounds', () => {
+  it('reads through the store, validates its arguments, and forgets idle rooms (no leak)', async () => {
+    const { server } = await setup({ history: [{ match: 'idle:*', size: 3, ttl: 1000 }] });
+    for (let i = 0; i < 50; i += 1) server.broadcast('msg', { i }, { room: `idle:${i}` });
+    expect(server.getLoad().historyRooms).toBe(50);
+    const h = await server.history('idle:7');
+    expect(h.messages).toEqual([
+      { event: 'msg', data: { i: 7 }, pos: { room: 'idle:7', namespace: '/', ...h.position! } },
+    ]);
+    expect(await server.history('other')).toEqual({
+      messages: [],
+      complete: false,
+      reason: 'not_kept',
+    });
+    expect(() => server.history('')).toThrow(TypeError);
+    expect(() => server.history('idle:1', { limit: 0 })).toThrow(/limit/);
+    expect(() => server.history('idle:1', { since: { offset: -1, epoch: 'e' } })).toThrow(/since/);
+    const since = await server.history('idle:7', {
+      since: { offset: 0, epoch: h.position!.epoch },
+    });
+    expect(since).toMatchObject({ complete: true, messages: [{ data: { i: 7 } }] });
+
+    const deadline = Date.now() + 5000;
+    while (server.getLoad().historyRooms > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(server.getLoad().historyRooms).toBe(0);
+  });
+
+  it('refuses an adapter whose history is not a HistoryStore', () => {
+    const idle = new Server(new ServerConfig({ port: 0 }));
+    const broken = Object.assign(new LocalAdapter(), { history: {} as HistoryStore });
+    expect(() => idle.setAdapter(broken)).toThrow(/history must be a HistoryStore/);
+    expect(() => idle.setAdapter(new LaterAdapter('asked'))).not.toThrow();
+  });
+
+  it('keepHistory keeps one room, checked like the config', async () => {
+    const { server } = await setup({ history: [] });
+    expect(() => server.keepHistory('r', { size: 0, ttl: 10 })).toThrow(/size/);
+    expect(() => server.keepHistory('r', { size: 1, ttl: 10, namespace: 'x' })).toThrow(
+      /namespace/,
+    );
+    server.keepHistory('r', { size: 2, ttl: 60_000 });
+    for (let n = 1; n <= 3; n += 1) server.broadcast('msg', { n }, { room: 'r' });
+    const h = await server.history('r');
+    expect(h.messages.map((m) => m.pos.offset)).toEqual([2, 3]);
+  });
+});
