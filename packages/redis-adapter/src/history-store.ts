@@ -168,7 +168,7 @@ export class RedisHistoryStore implements HistoryStore {
       return this.#failedRead('epoch_changed');
     }
     const client = this.#link.client();
-    if (!client?.isReady) return this.#failedRead('not_kept', 'Redis is unreachable');
+    if (!client?.isReady) return this.#failedRead('epoch_changed', 'Redis is unreachable');
     const limit = Math.max(0, Math.floor(query.limit));
     if (limit === 0 && since === undefined) {
       return { position: null, messages: [], complete: false };
@@ -201,7 +201,7 @@ export class RedisHistoryStore implements HistoryStore {
         : 'too_far_behind';
       return { position, messages, complete: false, reason };
     } catch (err) {
-      return this.#failedRead('not_kept', errorText(err));
+      return this.#failedRead('epoch_changed', errorText(err));
     } finally {
       clearTimeout(timer);
     }
@@ -217,6 +217,7 @@ export class RedisHistoryStore implements HistoryStore {
     );
   }
 
+  /** A read that cannot be served; one that failed answers `epoch_changed`, as docs/protocol.md says. */
   #failedRead(reason: RecoveryFailureReason, error?: string): HistoryRead {
     if (error !== undefined) {
       this.#stats.historyReadFailures += 1;

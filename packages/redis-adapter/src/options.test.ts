@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { REDIS_ADAPTER_DEFAULTS, reconnectDelay, resolveAdapterOptions } from './options';
 import { RedisRateLimitStore } from './rate-limit-store';
+import { RedisAdapter } from './redis-adapter';
 import { redisErrorCodes } from './errors';
 
 describe('options', () => {
@@ -30,6 +31,16 @@ describe('options', () => {
     expect(() => new RedisRateLimitStore({ onError: 'maybe' as 'open' })).toThrow(
       /"open" or "closed"/,
     );
+  });
+
+  it('has a Redis history store unless history is false', () => {
+    expect(new RedisAdapter().history).toBeDefined();
+    expect(new RedisAdapter({ history: false }).history).toBeUndefined();
+    expect(new RedisAdapter({ history: false }).stats()).toMatchObject({
+      historyWrites: 0,
+      historyWriteFailures: 0,
+      historyReadFailures: 0,
+    });
   });
 
   it('backs off up to the maximum delay', () => {

@@ -2,7 +2,8 @@
  * `RedisAdapter`, the adapter interface of @pkg/core over Redis pub/sub. Kept whole
  * although it is a little over 400 lines: every method is one operation of the `Adapter`
  * interface, a few lines each with its doc comment; membership, channel names, cluster
- * requests and the link state already live in their own modules.
+ * requests, the link state and room history (history-store.ts) already live in their own
+ * modules, and what is here of history is the wiring of its store.
  */
 import {
   DEFAULT_NAMESPACE,

@@ -36,6 +36,21 @@ describe('Subscriptions', () => {
     expect(subs.targetOf('p:room:%2F:r')).toBeUndefined();
   });
 
+  it('says a channel is confirmed only once Redis answered its SUBSCRIBE, and not after it left', async () => {
+    const { subs } = setup();
+    subs.update('/', 'r', 1);
+    expect(subs.confirmed('p:room:%2F:r')).toBe(false); // asked, not answered yet
+    await subs.synced();
+    expect(subs.confirmed('p:room:%2F:r')).toBe(true);
+    subs.update('/', 'r', 0);
+    expect(subs.confirmed('p:room:%2F:r')).toBe(false);
+    // Left before the answer came: never confirmed.
+    subs.update('/', 'q', 1);
+    subs.update('/', 'q', 0);
+    await subs.synced();
+    expect(subs.confirmed('p:room:%2F:q')).toBe(false);
+  });
+
   it('reports a failed change and still settles', async () => {
     const { subs, errors } = setup();
     subs.update('/', 'bad', 1);

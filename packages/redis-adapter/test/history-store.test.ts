@@ -1,8 +1,8 @@
 // Room history in Redis Streams (the adapter's `history`), against a private redis-server on
 // a free port (its MONITOR output and keys are ours alone) and servers in this process with
 // real `ws` clients: positions and the text built around them, one command per publish,
-// MAXLEN and ttl, the epoch after the stream is lost, positions that do not exist, and what
-// a broadcast does while Redis is down.
+// MAXLEN and ttl, the epoch after the stream is lost, and positions that do not exist.
+// (While Redis is down: history-outage.test.ts.)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
@@ -392,92 +392,5 @@ describeRedis('RedisHistoryStore', () => {
     await a.history.publish({ namespace: '/', room: 'x' }, template('x', 2), POLICY);
     await waitFor(() => got.length + other.length === 3, 'three deliveries');
     expect([got.length, other.length].sort()).toEqual([1, 2]);
-  });
-});
-
-describeRedis('RedisHistoryStore while Redis is down', () => {
-  let redis: PrivateRedis;
-  const servers: Server[] = [];
-  const sockets: WebSocket[] = [];
-
-  beforeAll(async () => {
-    redis = await PrivateRedis.start();
-  });
-
-  afterAll(async () => {
-    for (const ws of sockets) ws.terminate();
-    for (const s of servers) await s.close();
-    await redis?.stop();
-  });
-
-  it('keeps delivering locally, counts and logs failures once, then starts a new epoch', async () => {
-    const logs = new Logs();
-    const server = new Server(
-      new ServerConfig({ host: '127.0.0.1', port: 0, heartbeat_interval: 0 }),
-      undefined,
-      undefined,
-      undefined,
-      new NullLogger(),
-    );
-    const adapter = new RedisAdapter({
-      url: redis.url,
-      keyPrefix: 'out',
-      logger: logs,
-      maxReconnectDelay: 100,
-    });
-    server.setAdapter(adapter);
-    await server.run();
-    await adapter.ready();
-    servers.push(server);
-    const history = adapter.history!;
-    const ws = new WebSocket(`ws://127.0.0.1:${server.getPort()}/`);
-    sockets.push(ws);
-    const received: Received[] = [];
-    ws.on('message', (raw) => received.push(JSON.parse(String(raw)) as Received));
-    await new Promise((resolve) => ws.once('open', resolve));
-    await waitFor(() => server.getAllClients().length === 1, 'the client');
-    server.joinRoom(server.getAllClients()[0]!, 'o');
-    await adapter.synced();
-
-    const before = await history.publish({ namespace: '/', room: 'o' }, template('o', 1), POLICY);
-    await redis.stop();
-    await waitFor(() => adapter.getState() === 'degraded', 'the adapter to see the outage');
-    const during = [];
-    for (let n = 2; n <= 6; n += 1) {
-      during.push(await history.publish({ namespace: '/', room: 'o' }, template('o', n), POLICY));
-    }
-    expect(during.map((p) => p.delivered)).toEqual([1, 1, 1, 1, 1]);
-    expect(during.map((p) => p.position.offset)).toEqual([1, 2, 3, 4, 5]);
-    expect(during[0]!.position.epoch).not.toBe(before.position.epoch);
-    await waitFor(() => received.length === 6, 'six deliveries');
-    expect(received.map((m) => m.data.n)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(adapter.stats()).toMatchObject({ historyWrites: 1, historyWriteFailures: 5 });
-    const warnings = logs.lines.filter((l) => /history writes are failing/.test(l.message));
-    expect(warnings).toHaveLength(1);
-
-    const read = await history.read('/', 'o', {
-      since: before.position,
-      limit: 10,
-      policy: POLICY,
-    });
-    expect(read).toMatchObject({ messages: [], complete: false });
-    expect(typeof read.reason).toBe('string');
-    await expect(history.read('/', 'o', { limit: 10, policy: POLICY })).resolves.toMatchObject({
-      complete: false,
-    });
-
-    await redis.start(); // comes back empty
-    await waitFor(() => adapter.getState() === 'connected', 'the adapter to reconnect');
-    const after = await history.publish({ namespace: '/', room: 'o' }, template('o', 7), POLICY);
-    expect(after.position.offset).toBe(1);
-    expect([before.position.epoch, during[0]!.position.epoch]).not.toContain(after.position.epoch);
-    expect(
-      await history.read('/', 'o', { since: before.position, limit: 10, policy: POLICY }),
-    ).toMatchObject({
-      complete: false,
-      reason: 'epoch_changed',
-    });
-    expect(logs.lines.filter((l) => /history writes work again/.test(l.message))).toHaveLength(1);
-    await waitFor(() => received.length === 7, 'the seventh delivery');
   });
 });
