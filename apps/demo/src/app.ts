@@ -36,6 +36,14 @@ export interface DemoApp {
   close(): Promise<void>;
 }
 
+/**
+ * The chat rooms keep history: every room of namespace `/` (the page's rooms, RoomsController
+ * rooms), its last 100 messages for 10 minutes. A page entering a room shows the last ones;
+ * a page that comes back after a lost connection, on this instance or on another one (with
+ * REDIS_URL), gets what it missed.
+ */
+export const CHAT_HISTORY = Object.freeze({ match: '*', namespace: '/', size: 100, ttl: 600_000 });
+
 function baseUrl(host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
@@ -69,6 +77,7 @@ export function createApp(
       metrics_path: settings.metrics ? '/metrics' : null,
       restart_spread: settings.restartSpread,
       tracing: settings.otlpEndpoint !== null,
+      history: [{ ...CHAT_HISTORY }],
     }),
     undefined,
     undefined,

@@ -248,3 +248,91 @@ describe('sent away by the server, in Chromium', () => {
     await say(ada, 'back again', ada);
   }, 60_000);
 });
+
+// The chat rooms keep history: a page entering a room shows its last messages, and a page
+// whose connection was cut shows what was said meanwhile, once, when it is back: resumed in
+// the same session, or (after the server ended the session) recovered from the room's
+// position, which the page reports.
+describe('room history in Chromium', () => {
+  const idOf = async (page: Page): Promise<string> => {
+    const line = await page
+      .locator('#messages li.system', { hasText: 'Connected as' })
+      .last()
+      .textContent();
+    return /\(([^()]+)\)\.$/.exec(line ?? '')![1]!;
+  };
+  const count = (page: Page, text: string): Promise<number> =>
+    page.locator('#messages li', { hasText: text }).count();
+  const postToRoom = async (message: string, room: string): Promise<void> => {
+    const res = await fetch(`${demo!.http}/api/broadcast`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ message, room }),
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('shows the last messages on entering a room, in order and once', async () => {
+    await closePages();
+    const ada = await openChat('Ada', 'kept');
+    await say(ada, 'early one', ada);
+    await say(ada, 'early two', ada);
+    await postToRoom('posted early', 'kept');
+    await ada.locator('#messages li.broadcast', { hasText: 'posted early' }).waitFor();
+
+    const bob = await openChat('Bob', 'kept');
+    await bob.locator('#messages li', { hasText: 'posted early' }).waitFor();
+    const lines = await messages(bob);
+    const at = (text: string): number => lines.findIndex((line) => line.includes(text));
+    expect(at('guest-Ada: early one')).toBeGreaterThan(at('You joined room kept.'));
+    expect(at('guest-Ada: early two')).toBeGreaterThan(at('guest-Ada: early one'));
+    expect(at('[broadcast] posted early')).toBeGreaterThan(at('guest-Ada: early two'));
+    // Bob's own arrival is kept too; it shows once, though it came live and in the history.
+    await say(ada, 'now live', bob);
+    expect(await count(bob, 'guest-Ada: early one')).toBe(1);
+    expect(await count(bob, 'now live')).toBe(1);
+    expect(await count(ada, 'guest-Bob joined the room.')).toBe(1);
+  }, 120_000);
+
+  it('shows what was missed after the page’s connection was cut, and after a new session', async () => {
+    await closePages();
+    const ada = await openChat('Ada', 'missed');
+    const bob = await openChat('Bob', 'missed');
+    await ada.locator('#messages li.system', { hasText: 'guest-Bob joined the room.' }).waitFor();
+
+    // The browser goes offline: the page's socket is dropped and the client waits.
+    await bob.context().setOffline(true);
+    await bob
+      .locator('#messages li.system', { hasText: 'Connection lost; reconnecting' })
+      .waitFor();
+    await say(ada, 'said while Bob was away', ada);
+    await postToRoom('posted while Bob was away', 'missed');
+    await bob.context().setOffline(false);
+    await bob.locator('#messages li', { hasText: 'said while Bob was away' }).waitFor();
+    await bob.locator('#messages li', { hasText: 'posted while Bob was away' }).waitFor();
+    await bob.locator('#state', { hasText: 'In room missed as guest-Bob' }).waitFor();
+
+    // The server ends Bob's session; what is said now can only come back from the room's
+    // history when Bob reconnects (the Reconnect button): the page says it caught up.
+    demo!.app.server.disconnectClient(await idOf(bob));
+    await bob.locator('#reconnect').waitFor();
+    await say(ada, 'said in the new session gap', ada);
+    await bob.locator('#reconnect').click();
+    await bob
+      .locator('#messages li.system', { hasText: /Caught up: \d+ missed message/ })
+      .waitFor();
+    await bob.locator('#messages li', { hasText: 'said in the new session gap' }).waitFor();
+    await say(ada, 'and live again', bob);
+    for (const text of [
+      'said while Bob was away',
+      'posted while Bob was away',
+      'said in the new session gap',
+      'and live again',
+    ]) {
+      expect(await count(bob, text)).toBe(1);
+    }
+
+    mkdirSync(RESULTS, { recursive: true });
+    await bob.screenshot({ path: path.join(RESULTS, 'demo-history.png'), fullPage: true });
+  }, 120_000);
+});

@@ -10,8 +10,10 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
+import { Client, type RecoveredInfo, type WebSocketConstructor } from '@pkg/client';
 import { NullLogger } from '@pkg/core';
 import { startDemo, type DemoApp } from '../src/app';
+import type { ClientEvents, ServerEvents } from '../src/events';
 
 const CLIENT_ADDRESS = '127.0.0.2';
 
@@ -126,27 +128,37 @@ function httpFrom(
   });
 }
 
+/** The `ws` WebSocket, connecting from CLIENT_ADDRESS, for @pkg/client. */
+class FromClientAddress extends WebSocket {
+  constructor(url: string, protocols?: string | string[]) {
+    super(url, protocols, { localAddress: CLIENT_ADDRESS });
+  }
+}
+
+/** One demo instance of the pair (port 0: a free one; a restart passes its old port). */
+function startInstance(port = 0): Promise<DemoApp> {
+  return startDemo(
+    {
+      host: '127.0.0.1',
+      port,
+      trustProxy: ['127.0.0.1'],
+      redisUrl: 'redis://127.0.0.1:6379',
+      rateLimitScale: 100, // the restart test posts more than 10 broadcasts a minute
+    },
+    { logger: new NullLogger() },
+  );
+}
+
 describeE2e('nginx in front of two instances sharing Redis', () => {
   let dir: string;
   let proxy: ChildProcess;
   let proxyPort: number;
   const apps: DemoApp[] = [];
   const sockets: WebSocket[] = [];
+  const clients: Array<Client<ClientEvents, ServerEvents>> = [];
 
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) {
-      apps.push(
-        await startDemo(
-          {
-            host: '127.0.0.1',
-            port: 0,
-            trustProxy: ['127.0.0.1'],
-            redisUrl: 'redis://127.0.0.1:6379',
-          },
-          { logger: new NullLogger() },
-        ),
-      );
-    }
+    for (let i = 0; i < 2; i++) apps.push(await startInstance());
     proxyPort = await freePort();
     dir = mkdtempSync(path.join(tmpdir(), 'pkg-nginx-'));
     chmodSync(dir, 0o777); // nginx workers run as an unprivileged user
@@ -188,6 +200,7 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
   });
 
   afterAll(async () => {
+    for (const c of clients) c.disconnect();
     for (const s of sockets) s.terminate();
     if (proxy && proxy.exitCode === null) {
       const exited = new Promise((r) => proxy.once('exit', r));
@@ -269,4 +282,94 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
     expect(log).not.toContain('bob-token');
     expect(log).not.toContain('key=');
   });
+
+  it('restarts the instance that holds the clients: every client comes back in its room with nothing missed', async () => {
+    // A room of this run only: the Redis stream of a room outlives a test run.
+    const room = `restart-${Date.now().toString(36)}`;
+    const count = 4;
+    for (const s of sockets.splice(0)) s.terminate(); // the first test's clients
+    await waitUntil(
+      () => apps.every((app) => app.server.getClientCount() === 0),
+      'the earlier clients to be gone',
+    );
+    const received: string[][] = [];
+    const recoveries: RecoveredInfo[][] = [];
+    for (let i = 0; i < count; i++) {
+      const client = new Client<ClientEvents, ServerEvents>(`ws://127.0.0.1:${proxyPort}/`, {
+        WebSocket: FromClientAddress as unknown as WebSocketConstructor,
+        network: null,
+        // The first retry waits 300 ms, so the broadcasts right after the restart are missed.
+        reconnectionDelay: 300,
+        reconnectionDelayMax: 300,
+        random: () => 0.999,
+      });
+      clients.push(client);
+      received.push([]);
+      recoveries.push([]);
+      client.on('api.message', (data) => void received[i]!.push(data.message));
+      client.on('recovered', (info) => void recoveries[i]!.push(info));
+      // As the page does: a fresh session enters the room again.
+      client.on('connect', (info) => {
+        if (!info.resumed) client.emit('room.join', { room });
+      });
+      const joined = new Promise((resolve) => client.once('room.joined', resolve));
+      await client.connect();
+      await joined;
+    }
+    await waitUntil(
+      () => apps.some((app) => app.server.getClientCount() === count),
+      'every client on one instance',
+    );
+    const holder = apps.findIndex((app) => app.server.getClientCount() === count);
+    const other = apps[1 - holder]!;
+    await Promise.all(
+      apps.map((app) => (app.server.getAdapter() as { synced?: () => Promise<void> }).synced?.()),
+    );
+    const post = async (message: string): Promise<void> => {
+      const res = await httpFrom(
+        `${other.url()}/api/broadcast`,
+        'POST',
+        { message, room },
+        { authorization: 'Bearer admin-token' },
+      );
+      expect(res.status).toBe(200);
+    };
+    const sent: string[] = [];
+    const send = async (from: number, to: number): Promise<void> => {
+      for (let n = from; n <= to; n++) {
+        sent.push(`m${n}`);
+        await post(`m${n}`);
+      }
+    };
+    await send(1, 3);
+    await waitUntil(() => received.every((r) => r.length === 3), 'the first broadcasts');
+
+    // Restart the holder: stop it (its clients are cut), broadcast meanwhile through the
+    // other instance, start it again on the same port.
+    const port = apps[holder]!.server.getPort();
+    const lost = clients.map((c) => new Promise((resolve) => c.once('disconnect', resolve)));
+    await apps[holder]!.close();
+    await Promise.all(lost);
+    await send(4, 6);
+    apps[holder] = await startInstance(port);
+    await waitUntil(
+      () => recoveries.every((r) => r.length > 0),
+      'every client to recover its room',
+    );
+    await send(7, 9);
+    await waitUntil(
+      () => received.every((r) => r.length >= sent.length),
+      'every broadcast on every client',
+    );
+    for (let i = 0; i < count; i++) {
+      expect(received[i]).toEqual(sent);
+      expect(recoveries[i]).toEqual([
+        { room, namespace: '/', recovered: true, replayed: expect.any(Number) },
+      ]);
+    }
+    // The broadcasts sent while the clients were away were replayed from Redis.
+    const replayed = recoveries.map((r) => r[0]!.replayed);
+    expect(replayed.every((n) => n >= 3)).toBe(true);
+    expect(apps[0]!.server.getClientCount() + apps[1]!.server.getClientCount()).toBe(count);
+  }, 60_000);
 });

@@ -19,6 +19,14 @@ async function expectError(client: TestClient, code: string) {
   return error;
 }
 
+/** The `pos` of a message to a chat room: the demo's rooms keep history (CHAT_HISTORY). */
+const kept = (room: string) => ({
+  room,
+  namespace: '/',
+  epoch: expect.any(String),
+  offset: expect.any(Number),
+});
+
 describe('connect and disconnect', () => {
   it('welcomes a client with its id, a marked guest name and the client count', async () => {
     const { join } = await start();
@@ -72,6 +80,7 @@ describe('connect and disconnect', () => {
     expect(await a.next()).toEqual({
       event: 'user.left',
       data: { clientId: welcome.data.clientId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      pos: kept('lobby'),
     });
     expect(notices(await outside.drain())).toEqual([]);
     expect(notices(await other.drain())).toEqual([]);
@@ -171,6 +180,7 @@ describe('room.join', () => {
     expect(await a.next()).toEqual({
       event: 'user.joined',
       data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      pos: kept('lobby'),
     });
     expect(notices(await c.drain())).toEqual([]);
 
@@ -178,10 +188,12 @@ describe('room.join', () => {
     expect(await a.next()).toEqual({
       event: 'user.left',
       data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      pos: kept('lobby'),
     });
     expect(await c.next()).toEqual({
       event: 'user.joined',
       data: { clientId: bId, name: 'guest-Bea', room: 'other', clients: 3 },
+      pos: kept('other'),
     });
     expect(notices(await b.drain())).toEqual([]);
 

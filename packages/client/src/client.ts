@@ -4,7 +4,7 @@
  * reconnect rule to the manager (manager.ts) and what travels on an open connection to the
  * protocol socket (socket.ts), as socket.io-client splits its Manager from its Socket.
  */
-import { CloseCode } from '@pkg/wire';
+import { CloseCode, ControlEvent, readHistoryAnswer, readStreamPosition } from '@pkg/wire';
 import { ClientError, createClientError } from './errors';
 import type {
   AckOptions,
@@ -13,6 +13,8 @@ import type {
   EventData,
   EventName,
   EventsMap,
+  HistoryOptions,
+  HistoryResult,
   LifecycleEventName,
   LifecycleEvents,
   Listener,
@@ -163,37 +165,105 @@ export class Client<
     options: AckOptions = {},
   ): Promise<EventAnswer<Emit, E>> {
     try {
-      const timeout = options.timeout ?? this.#options.ackTimeout;
-      if (typeof timeout !== 'number' || !(timeout > 0) || timeout > 2_147_483_647) {
-        throw createClientError(
-          TypeError,
-          'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-          `emitWithAck("${event}"): timeout must be a positive number of milliseconds.`,
-        );
-      }
       encodeMessage(event, data);
-      const connected = this.connected;
-      if (connected && this.#socket.protocol === 0) throw unsupported(event);
-      if (!connected && this.#options.ackWhenDisconnected === 'reject') {
-        throw new ClientError(
-          'PKG_ERR_CLIENT_NOT_CONNECTED',
-          `emitWithAck("${event}") while disconnected: wait for the "connect" event, or set ackWhenDisconnected to "wait".`,
-          { event },
-        );
-      }
-      const requests = this.#socket.requests;
       const meta = traceMeta(this.#options.traceContext);
-      const { id, promise } = requests.add(
+      return this.#request(
         event,
         (id) => encodeMessage(event, data, id, meta),
-        timeout,
-        this.#options.maxPendingAcks,
-      );
-      if (connected) this.#socket.send(requests.take(id)!);
-      return promise as Promise<EventAnswer<Emit, E>>;
+        options.timeout,
+      ) as Promise<EventAnswer<Emit, E>>;
     } catch (err) {
       return Promise.reject(err as Error);
     }
+  }
+
+  /**
+   * The kept messages of a room the client is in (a room whose server keeps history), for
+   * an initial load or after a `recovered` event that says messages were lost: sends
+   * `$history` and resolves with the messages, oldest first, and the room's position.
+   * Rejects with PKG_ERR_CLIENT_REMOTE when the server refuses (`remoteCode` `forbidden`
+   * when the client is not in the room), and as emitWithAck does on a timeout or a lost
+   * connection.
+   */
+  history(room: string, options: HistoryOptions = {}): Promise<HistoryResult<Listen>> {
+    try {
+      const { namespace = '/', limit, since } = options;
+      checkRoom('history', room, namespace);
+      const data: Record<string, unknown> = { room, namespace };
+      if (limit !== undefined) {
+        if (!Number.isSafeInteger(limit) || limit < 1) {
+          throw createClientError(
+            TypeError,
+            'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+            'history: limit must be a whole number of 1 or more (the server caps it).',
+          );
+        }
+        data['limit'] = limit;
+      }
+      if (since !== undefined) {
+        const position = readStreamPosition(since);
+        if (typeof position === 'string') {
+          throw createClientError(
+            TypeError,
+            'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+            `history: since must be a position {offset, epoch} taken from a message or an earlier answer (${position}).`,
+          );
+        }
+        data['since'] = position;
+      }
+      const event = ControlEvent.HISTORY;
+      const answer = this.#request(
+        event,
+        (id) => JSON.stringify({ event, data, id }),
+        options.timeout,
+      );
+      return answer.then((raw) => {
+        const read = readHistoryAnswer(raw);
+        if (read) {
+          // What the application now has: a recovery need not start before it.
+          const positions = this.#socket.positions;
+          const newest = read.messages[read.messages.length - 1]?.pos;
+          const upTo = since === undefined ? read.position : newest;
+          if (upTo !== undefined) positions.floor(room, namespace, upTo);
+          else if (read.reason === 'not_kept') positions.forget(room, namespace);
+          else if (since === undefined && read.complete) positions.unknown(room, namespace);
+          return read as HistoryResult<Listen>;
+        }
+        throw new ClientError(
+          'PKG_ERR_CLIENT_REMOTE',
+          `The server's answer to $history for room "${room}" has no messages list: it does not keep history as this client expects.`,
+          { event, data: raw, room, namespace },
+        );
+      });
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  /** Sends a request with an id (now, or once connected) and resolves with its answer. */
+  #request(event: string, encode: (id: number) => string, timeout?: number): Promise<unknown> {
+    const call = event === ControlEvent.HISTORY ? 'history()' : `emitWithAck("${event}")`;
+    const ms = timeout ?? this.#options.ackTimeout;
+    if (typeof ms !== 'number' || !(ms > 0) || ms > 2_147_483_647) {
+      throw createClientError(
+        TypeError,
+        'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+        `${call}: timeout must be a positive number of milliseconds.`,
+      );
+    }
+    const connected = this.connected;
+    if (connected && this.#socket.protocol === 0) throw unsupported(event);
+    if (!connected && this.#options.ackWhenDisconnected === 'reject') {
+      throw new ClientError(
+        'PKG_ERR_CLIENT_NOT_CONNECTED',
+        `${call} while disconnected: wait for the "connect" event, or set ackWhenDisconnected to "wait".`,
+        { event },
+      );
+    }
+    const requests = this.#socket.requests;
+    const { id, promise } = requests.add(event, encode, ms, this.#options.maxPendingAcks);
+    if (connected) this.#socket.send(requests.take(id)!);
+    return promise;
   }
 
   // ---------------------------------------------------------------- rooms
@@ -214,7 +284,23 @@ export class Client<
     if (rooms.isJoined(room, namespace)) return Promise.resolve();
     const joined = rooms.join(room, namespace, options.timeout ?? this.#options.ackTimeout);
     if (this.connected) this.#socket.sendJoin(room, namespace);
-    return joined;
+    return joined.then(() => this.#positionAfterJoin(room, namespace));
+  }
+
+  /**
+   * A room joined with no position known yet: its current position is read once (`$history`
+   * with limit 1), so that a client that moves to another instance before the room's first
+   * message still recovers what it missed. Nothing is read for a server of version 0 or
+   * with `recovery: false`; a room that keeps no history is forgotten again (`not_kept`).
+   */
+  #positionAfterJoin(room: string, namespace: string): void {
+    const socket = this.#socket;
+    if (socket.protocol !== 1 || !this.#options.recovery) return;
+    if (socket.positions.get(room, namespace) !== undefined) return;
+    // Until the answer comes (it may not: the connection can drop first), a recovery of the
+    // room cannot name a position; it asks from an unknown one and is told what was lost.
+    socket.positions.unknown(room, namespace);
+    this.history(room, { namespace, limit: 1 }).catch(() => undefined);
   }
 
   /** Leaves a room through `leave_room`; resolves on `room_left` (at once when disconnected). */
@@ -225,6 +311,7 @@ export class Client<
       return Promise.reject(err as Error);
     }
     const timeout = options.timeout ?? this.#options.ackTimeout;
+    this.#socket.positions.forget(room, namespace);
     const left = this.#socket.rooms.leave(room, namespace, this.connected, timeout);
     if (this.connected) this.#socket.sendControl('leave_room', { data: { room, namespace } });
     return left;

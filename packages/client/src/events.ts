@@ -7,6 +7,7 @@
  * The parameter is the event's `data`; the return type is the answer (`emitWithAck` on the
  * client side, a handler's return value for a request from the server).
  */
+import type { RecoveryFailureReason, RoomPosition, StreamPosition } from '@pkg/wire';
 import type { ClientError } from './errors';
 
 /** Any interface whose members are `(data) => answer` functions. */
@@ -75,6 +76,60 @@ export interface ServerErrorData {
 }
 
 /**
+ * What `recovered` reports, once per room the client asked to recover after a reconnect
+ * (with `join_room.since` or `$hello.positions`), after the missed messages were handed to
+ * the listeners: `recovered` true when nothing was missed, false with a `reason` when some
+ * messages are gone (`epoch_changed`, `too_far_behind`, `not_kept`, `invalid_position`):
+ * reload that room's state then, for example with `client.history()`.
+ */
+export interface RecoveredInfo {
+  room: string;
+  namespace: string;
+  recovered: boolean;
+  reason?: RecoveryFailureReason;
+  /** How many missed messages the server replayed before this report. */
+  replayed: number;
+}
+
+/**
+ * The second argument of a server event's listener: `position` is the message's place in
+ * its room's history (rooms that keep history), useful to match a live message with one
+ * that `history()` returned.
+ */
+export interface MessageInfo {
+  position?: RoomPosition;
+}
+
+/** Options of `history()`. */
+export interface HistoryOptions {
+  /** The room's namespace. Default `'/'`. */
+  namespace?: string;
+  /** At most this many messages (the newest ones); the server caps it. */
+  limit?: number;
+  /** The messages after this position instead of the last ones. */
+  since?: StreamPosition;
+  /** Milliseconds before the promise rejects with PKG_ERR_CLIENT_ACK_TIMEOUT. */
+  timeout?: number;
+}
+
+/** One kept message, typed by the `Listen` map: its event, its data and its position. */
+export type HistoryEntry<Listen> = {
+  [E in EventName<Listen>]: { event: E; data: EventData<Listen, E>; pos: RoomPosition };
+}[EventName<Listen>];
+
+/**
+ * What `history()` resolves with: the kept messages, oldest first; the room's current
+ * position (absent when nothing was ever kept); `complete` false when older kept messages
+ * exist than those returned, or `since` could not be served (then `reason` says why).
+ */
+export interface HistoryResult<Listen> {
+  messages: Array<HistoryEntry<Listen>>;
+  position?: StreamPosition;
+  complete: boolean;
+  reason?: RecoveryFailureReason;
+}
+
+/**
  * Events of the client itself. Their names are reserved: a server message with one of
  * these names (other than `error`) is not delivered.
  */
@@ -90,6 +145,8 @@ export interface LifecycleEvents {
   reconnect_stopped: (info: StopInfo) => void;
   /** An `error` event from the server that answers no request. */
   error: (data: ServerErrorData) => void;
+  /** One room's recovery after a reconnect is over (see {@link RecoveredInfo}). */
+  recovered: (info: RecoveredInfo) => void;
 }
 
 export type LifecycleEventName = keyof LifecycleEvents;
@@ -101,7 +158,10 @@ export type ListenName<Listen> = LifecycleEventName | EventName<Listen>;
 export type Listener<Listen, E> = E extends LifecycleEventName
   ? LifecycleEvents[E]
   : E extends keyof Listen
-    ? (data: EventData<Listen, E>) => EventAnswer<Listen, E> | Promise<EventAnswer<Listen, E>>
+    ? (
+        data: EventData<Listen, E>,
+        info: MessageInfo,
+      ) => EventAnswer<Listen, E> | Promise<EventAnswer<Listen, E>>
     : never;
 
 /** Options of one `emitWithAck` call. */

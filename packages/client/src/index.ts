@@ -13,10 +13,15 @@ export type {
   EventData,
   EventName,
   EventsMap,
+  HistoryEntry,
+  HistoryOptions,
+  HistoryResult,
   LifecycleEventName,
   LifecycleEvents,
   Listener,
   ListenName,
+  MessageInfo,
+  RecoveredInfo,
   RoomRef,
   ServerErrorData,
   StopCause,
@@ -29,6 +34,6 @@ export {
   PROTOCOL_VERSION,
   isValidRequestId as isValidId,
 } from '@pkg/wire';
-export type { RequestId } from '@pkg/wire';
+export type { RecoveryFailureReason, RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 export { backoffDelay } from './backoff';
 export type { WebSocketConstructor, WebSocketLike } from './transport';

@@ -15,12 +15,13 @@ export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
   'reconnect_failed',
   'reconnect_stopped',
   'error',
+  'recovered',
 ]);
 
-export type AnyListener = (data: never) => unknown;
+export type AnyListener = (data: never, info: never) => unknown;
 
 interface OnceWrapper {
-  (data: never): unknown;
+  (data: never, info: never): unknown;
   original: AnyListener;
 }
 
@@ -55,9 +56,9 @@ export class Listeners {
     }
     let entry = listener as AnyListener;
     if (once) {
-      const wrapper = ((data: never): unknown => {
+      const wrapper = ((data: never, info: never): unknown => {
         this.remove(event, wrapper);
-        return (listener as AnyListener)(data);
+        return (listener as (d: never, i: never) => unknown)(data, info);
       }) as OnceWrapper;
       wrapper.original = listener as AnyListener;
       entry = wrapper;
@@ -91,10 +92,10 @@ export class Listeners {
    * Calls every listener of an event. A listener that throws (or rejects) does not stop the
    * others; its error is reported with {@link reportAsync}.
    */
-  call(event: string, payload: unknown): void {
+  call(event: string, payload: unknown, info?: unknown): void {
     for (const listener of [...(this.#map.get(event) ?? [])]) {
       try {
-        const result = (listener as (p: unknown) => unknown)(payload);
+        const result = (listener as (p: unknown, i: unknown) => unknown)(payload, info);
         if (result instanceof Promise) result.catch(reportAsync);
       } catch (err) {
         reportAsync(err);

@@ -16,6 +16,21 @@ describe('decodeInbound', () => {
     expect(decodeInbound('{"event":""}')).toBeNull();
   });
 
+  it('reads pos when it is a room position, and leaves a malformed one out', () => {
+    const pos = { room: 'r', namespace: '/', epoch: 'e', offset: 2 };
+    expect(decodeInbound(JSON.stringify({ event: 'a', data: {}, pos }))).toEqual({
+      event: 'a',
+      data: {},
+      pos,
+    });
+    expect(
+      decodeInbound(JSON.stringify({ event: 'a', data: {}, pos: { ...pos, offset: -2 } })),
+    ).toEqual({
+      event: 'a',
+      data: {},
+    });
+  });
+
   it('takes a server rid as a string only, as the wire rule says (an integer is not a request)', () => {
     expect(decodeInbound('{"event":"ask","data":{},"rid":12}')).toEqual({ event: 'ask', data: {} });
   });

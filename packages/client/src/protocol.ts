@@ -11,7 +11,9 @@ import {
   isValidServerRequestId,
   readEnvelopeMeta,
   type EnvelopeMeta,
+  readRoomPosition,
   type RequestId,
+  type RoomPosition,
 } from '@pkg/wire';
 import { createClientError } from './errors';
 
@@ -79,6 +81,8 @@ export interface InboundMessage {
   rid?: string;
   /** Position in the recovery stream. */
   seq?: number;
+  /** Position in its room's history (rooms that keep history). */
+  pos?: RoomPosition;
 }
 
 /** Decodes one text message; null when it is not an envelope this client understands. */
@@ -91,11 +95,13 @@ export function decodeInbound(text: string): InboundMessage | null {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
   const record = parsed as Record<string, unknown>;
-  const { event, data, id, rid, seq } = record;
+  const { event, data, id, rid, seq, pos } = record;
   if (typeof event !== 'string' || event.length === 0) return null;
   const message: InboundMessage = { event, data: data ?? null };
   if (isValidRequestId(id)) message.id = id;
   if (isValidServerRequestId(rid)) message.rid = rid;
   if (isValidSeq(seq)) message.seq = seq;
+  const position = pos === undefined ? undefined : readRoomPosition(pos);
+  if (position) message.pos = position;
   return message;
 }

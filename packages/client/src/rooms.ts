@@ -80,6 +80,11 @@ export class RoomSet {
     return this.#joined.has(key(room, namespace));
   }
 
+  /** Joined through `joinRoom` (or being joined): rejoined with `join_room` after a reconnect. */
+  isWanted(room: string, namespace: string): boolean {
+    return this.#wanted.has(key(room, namespace));
+  }
+
   /**
    * Records a wanted room; resolves on `room_joined`, rejects when the server refuses it or
    * with PKG_ERR_CLIENT_ACK_TIMEOUT (and forgets the room) after `timeout` ms.

@@ -12,6 +12,7 @@ import {
   SUBPROTOCOL,
   WireErrorCode,
   readErrorData,
+  readRecovered,
   readWelcome,
   type ReceivedWelcome,
 } from '@pkg/wire';
@@ -21,6 +22,7 @@ import { Heartbeat } from './heartbeat';
 import { LIFECYCLE_EVENTS, type Listeners } from './listeners';
 import type { ResolvedClientOptions } from './options';
 import { decodeInbound, type InboundMessage } from './protocol';
+import { RoomPositions } from './positions';
 import { PendingRequests } from './requests';
 import { RoomSet } from './rooms';
 import type { Connection } from './transport';
@@ -51,16 +53,17 @@ export interface CloseFacts {
 }
 
 export function unsupported(event: string): ClientError {
-  return new ClientError(
-    'PKG_ERR_CLIENT_REMOTE',
-    `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`,
-    { event, remoteCode: 'unsupported' },
-  );
+  const message =
+    event === ControlEvent.HISTORY
+      ? 'history(): the server speaks protocol version 0, which keeps no room history.'
+      : `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`;
+  return new ClientError('PKG_ERR_CLIENT_REMOTE', message, { event, remoteCode: 'unsupported' });
 }
 
 export class ProtocolSocket {
   readonly requests = new PendingRequests();
   readonly rooms = new RoomSet();
+  readonly positions = new RoomPositions();
   /** Messages emitted while disconnected (text to send), oldest first. */
   buffer: string[] = [];
   protocol: 0 | 1 | undefined;
@@ -97,11 +100,14 @@ export class ProtocolSocket {
 
   /**
    * Sends `join_room`: with an `id` on a version 1 connection, so that the server's answer
-   * (`{room, namespace}`, or an `error` with its code) settles exactly this room.
+   * (`{room, namespace}`, or an `error` with its code) settles exactly this room, and with
+   * `since`, the last position seen in the room, when there is one (recovery on).
    */
   sendJoin(room: string, namespace: string): void {
-    const data = { room, namespace };
+    const data: Record<string, unknown> = { room, namespace };
     if (this.protocol === 1) {
+      const last = this.#options.recovery ? this.positions.get(room, namespace) : undefined;
+      if (last) data['since'] = { offset: last.offset, epoch: last.epoch };
       this.sendControl('join_room', { data, id: this.rooms.request(room, namespace) });
     } else {
       this.sendControl('join_room', { data });
@@ -123,6 +129,11 @@ export class ProtocolSocket {
     if (this.#options.heartbeat) hello['heartbeat'] = { ...this.#options.heartbeat };
     if (this.#options.recovery && this.#session !== undefined) {
       hello['resume'] = { session: this.#session, seq: this.#lastSeq };
+    }
+    if (this.#options.recovery) {
+      // Rooms the server joined this client to: it recovers them when it joins it again.
+      const positions = this.positions.forHello((room, ns) => this.rooms.isWanted(room, ns));
+      if (positions.length > 0) hello['positions'] = positions;
     }
     this.#early = [];
     this.sendControl(ControlEvent.HELLO, { data: hello });
@@ -182,6 +193,7 @@ export class ProtocolSocket {
     this.rooms.clear(error('join_room'));
     this.buffer = [];
     this.#early = null;
+    this.positions.clear();
     this.forgetSession();
   }
 
@@ -259,6 +271,9 @@ export class ProtocolSocket {
       if (message.seq <= this.#lastSeq) return;
       this.#lastSeq = message.seq;
     }
+    // A message of a room with history that the client has already seen (a replay that
+    // overlaps what arrived live, a resume that crossed a recovery) is dropped.
+    if (message.pos !== undefined && !this.positions.accept(message.pos)) return;
     if (message.rid !== undefined && event !== 'error') {
       void this.#serveRequest(message.rid, event, message.data);
       return;
@@ -269,8 +284,27 @@ export class ProtocolSocket {
       this.#host.emit('error', readErrorData(data));
       return;
     }
+    if (event === ControlEvent.RECOVERED) {
+      this.#recovered(data);
+      return;
+    }
     if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
-    this.#listeners.call(event, data);
+    this.#listeners.call(event, data, message.pos ? { position: { ...message.pos } } : {});
+  }
+
+  /** `$recovered`: where the room stands now, and the `recovered` event. */
+  #recovered(data: unknown): void {
+    const read = readRecovered(data);
+    if (!read) return;
+    this.positions.recovered(read);
+    const { room, namespace, recovered, reason, replayed } = read;
+    this.#host.emit('recovered', {
+      room,
+      namespace,
+      recovered,
+      ...(reason === undefined ? {} : { reason }),
+      replayed,
+    });
   }
 
   /** A request of the server (`rid`): the first listener's result is the answer. */
@@ -288,7 +322,7 @@ export class ProtocolSocket {
       return;
     }
     try {
-      const result = await (listener as (d: unknown) => unknown)(data);
+      const result = await (listener as (d: unknown, i: unknown) => unknown)(data, {});
       reply(ControlEvent.ACK, result === undefined ? null : result);
     } catch (err) {
       reply(ControlEvent.NACK, {

@@ -54,6 +54,7 @@ export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
 export { WireErrorCode, encodeError, readErrorData } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
 export { HISTORY_LIMITS } from './history';
+export { readHistoryAnswer, readRecovered, readRoomPosition } from './history-read';
 export type {
   EnvelopePosition,
   HistoryAnswerData,

@@ -7,12 +7,21 @@
  * server sends the page away (`reconnect_stopped`: disconnected by the server, another tab
  * took the session over, the token no longer accepted), the client does not come back on
  * its own: the page says so and offers a Reconnect button.
+ *
+ * The chat rooms keep history on the server: entering a room shows its last messages
+ * (`client.history`), and after a reconnect the messages missed meanwhile arrive as usual
+ * (replayed by the server, each once) and the page says how the room was recovered
+ * (`recovered`). Every kept message carries its position, which keys its line, so a line is
+ * never shown twice and a line from the history lands in order among the live ones.
  */
-import { Client, ClientError, type StopCause } from '@pkg/client';
+import { Client, ClientError, type RoomPosition, type StopCause } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../events';
 
 type ChatClient = Client<ClientEvents, ServerEvents>;
 type Join = { room: string; name?: string };
+
+/** How many of a room's last messages the page shows on entering it. */
+const HISTORY_SHOWN = 20;
 
 const byId = <T extends HTMLElement = HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
@@ -31,6 +40,8 @@ let client: ChatClient | null = null;
 let clientToken = '';
 let myId: string | null = null;
 let myRoom: string | null = null;
+/** The name the server gave this page in its room (`room.joined`). */
+let myName = '';
 /** The room (and name) this page wants to be in; sent again after every new connection. */
 let wanted: Join | null = null;
 /** True between a lost connection and the room being joined again. */
@@ -42,6 +53,36 @@ function add(kind: string, text: string): HTMLLIElement {
   item.textContent = text;
   list.appendChild(item);
   list.scrollTop = list.scrollHeight;
+  return item;
+}
+
+/** Lines already on the page, by room position (`room epoch offset`). */
+const shown = new Set<string>();
+
+/**
+ * Adds a line that has a room position: null when that position is on the page already (a
+ * message both in the history and live). It goes before the first line of the same room
+ * and epoch with a higher offset, so a history line lands in order among the live ones.
+ */
+function addAt(kind: string, text: string, pos: RoomPosition | undefined): HTMLLIElement | null {
+  if (pos === undefined) return add(kind, text);
+  const key = `${pos.room} ${pos.epoch} ${pos.offset}`;
+  if (shown.has(key)) return null;
+  shown.add(key);
+  const item = document.createElement('li');
+  item.className = kind;
+  item.textContent = text;
+  item.dataset['room'] = pos.room;
+  item.dataset['epoch'] = pos.epoch;
+  item.dataset['offset'] = String(pos.offset);
+  const later = Array.from(list.querySelectorAll<HTMLLIElement>('li[data-offset]')).find(
+    (li) =>
+      li.dataset['room'] === pos.room &&
+      li.dataset['epoch'] === pos.epoch &&
+      Number(li.dataset['offset']) > pos.offset,
+  );
+  list.insertBefore(item, later ?? null);
+  if (!later) list.scrollTop = list.scrollHeight;
   return item;
 }
 
@@ -83,6 +124,48 @@ function markDelivered(text: string): void {
   }
 }
 
+type Data<E extends keyof ServerEvents> = Parameters<ServerEvents[E]>[0];
+
+function showChat(data: Data<'chat.message'>, pos?: RoomPosition): void {
+  const item = addAt(
+    data.clientId === myId ? 'chat mine' : 'chat',
+    `${who(data)}: ${data.message}`,
+    pos,
+  );
+  if (item) item.dataset['text'] = data.message;
+}
+
+function showBroadcast(data: Data<'api.message'>, pos?: RoomPosition): void {
+  addAt('broadcast', `[broadcast] ${data.message}`, pos);
+}
+
+function showJoined(data: Data<'user.joined'>, pos?: RoomPosition): boolean {
+  return addAt('system', `${who(data)} joined the room.`, pos) !== null;
+}
+
+function showLeft(data: Data<'user.left'>, pos?: RoomPosition): boolean {
+  return addAt('system', `${who(data)} left the room.`, pos) !== null;
+}
+
+/**
+ * Shows the room's last kept messages, each in its place among the lines already there.
+ * A server that keeps no history for the room refuses or answers nothing: then the page
+ * simply shows no earlier messages.
+ */
+function loadHistory(c: ChatClient, room: string): void {
+  c.history(room, { limit: HISTORY_SHOWN })
+    .then(({ messages }) => {
+      if (room !== myRoom || client !== c) return;
+      for (const m of messages) {
+        if (m.event === 'chat.message') showChat(m.data, m.pos);
+        else if (m.event === 'api.message') showBroadcast(m.data, m.pos);
+        else if (m.event === 'user.joined') showJoined(m.data, m.pos);
+        else if (m.event === 'user.left') showLeft(m.data, m.pos);
+      }
+    })
+    .catch(() => undefined);
+}
+
 /** Why the server sent the page away, in words. */
 const STOPPED: Readonly<Record<StopCause, string>> = {
   server_disconnect: 'The server closed this connection',
@@ -102,37 +185,48 @@ function listen(c: ChatClient): void {
     showCount(data.clients);
   });
   c.on('room.joined', (data) => {
-    if (data.room !== myRoom) add('system', `You joined room ${data.room}.`);
+    const entered = data.room !== myRoom;
+    if (entered) add('system', `You joined room ${data.room}.`);
     else if (rejoining) add('system', `Back in room ${data.room}.`);
     rejoining = false;
     myRoom = data.room;
+    myName = data.name;
     setState(`In room ${data.room} as ${data.name}`);
     sendButton.disabled = false;
     messageInput.focus();
+    if (entered) loadHistory(c, data.room);
   });
   // The server sends these to the room's members only; the checks keep a line that was on
   // its way while the page moved to another room out of the new one.
-  c.on('user.joined', (data) => {
+  c.on('user.joined', (data, { position }) => {
     if (data.room !== myRoom) return;
-    add('system', `${who(data)} joined the room.`);
-    showCount(data.clients);
+    if (showJoined(data, position)) showCount(data.clients);
   });
-  c.on('user.left', (data) => {
+  c.on('user.left', (data, { position }) => {
     if (data.room !== myRoom) return;
-    add('system', `${who(data)} left the room.`);
-    showCount(data.clients);
+    if (showLeft(data, position)) showCount(data.clients);
   });
-  c.on('chat.message', (data) => {
+  c.on('chat.message', (data, { position }) => {
     if (data.room !== myRoom) return;
-    const item = add(
-      data.clientId === myId ? 'chat mine' : 'chat',
-      `${who(data)}: ${data.message}`,
-    );
-    item.dataset['text'] = data.message;
+    showChat(data, position);
   });
-  c.on('api.message', (data) => {
+  c.on('api.message', (data, { position }) => {
     if (data.room !== null && data.room !== myRoom) return;
-    add('broadcast', `[broadcast] ${data.message}`);
+    showBroadcast(data, position);
+  });
+  c.on('recovered', (info) => {
+    if (info.room !== myRoom) return;
+    if (info.recovered) {
+      if (info.replayed > 0) {
+        add('system', `Caught up: ${info.replayed} missed message(s) in room ${info.room}.`);
+      }
+      return;
+    }
+    add(
+      'system',
+      `Some messages in room ${info.room} could not be recovered (${info.reason ?? 'unknown'}); showing its latest messages.`,
+    );
+    loadHistory(c, info.room);
   });
   c.on('error', (data) => {
     // The message is a sentence meant for people; the code stays in the tooltip.
@@ -142,9 +236,18 @@ function listen(c: ChatClient): void {
   c.on('connect', (info) => {
     everConnected = true;
     setState('Connected');
-    // A resumed session keeps its room; a fresh one (first connection, or the server
-    // restarted) enters the wanted room again, without the user doing anything.
-    if (!info.resumed && wanted) c.emit('room.join', wanted);
+    if (info.clientId !== undefined) myId = info.clientId;
+    // A resumed session keeps its room (and the server replays what was missed); a fresh
+    // one (first connection, or the server restarted) enters the wanted room again, without
+    // the user doing anything.
+    if (info.resumed && myRoom !== null) {
+      if (rejoining) add('system', `Back in room ${myRoom}.`);
+      rejoining = false;
+      setState(`In room ${myRoom} as ${myName}`);
+      sendButton.disabled = false;
+      return;
+    }
+    if (wanted) c.emit('room.join', wanted);
   });
   c.on('disconnect', (info) => {
     myId = null;
@@ -157,8 +260,9 @@ function listen(c: ChatClient): void {
   c.on('reconnect_stopped', (info) => {
     // A refusal of the first connection was already explained (connect_error, stop()).
     if (client !== c) return;
-    myRoom = null;
-    rejoining = false;
+    // The page keeps showing its room: Reconnect enters it again, and the room's history
+    // hands over what was said meanwhile.
+    rejoining = myRoom !== null;
     const said = info.reason ? `: "${info.reason}"` : '';
     add(
       'error',
