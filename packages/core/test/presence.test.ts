@@ -2,6 +2,7 @@
 // joins and leaves, two connections of one key, meta updates, the bound on messages under a
 // join storm, rooms over the list bound, and clients that do odd things.
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { Parser } from '@asyncapi/parser';
 import type { PresenceDiffData, PresenceStateData } from '@pkg/wire';
 import { RoomsController, type Server, type ServerConfigOptions } from '../src/index';
 import { TestClient, cleanup, startServer, type Envelope } from './helpers';
@@ -294,5 +295,25 @@ describe('presence with clients that do odd things', () => {
     await expect(
       startServer([], { presence: [{ match: 'a', namespace: 'x' }] } as ServerConfigOptions),
     ).rejects.toThrow(/namespace a string starting with "\/"/);
+  });
+});
+
+describe('presence in the AsyncAPI document', () => {
+  it('documents $presence and $presence_diff when presence is on, and not otherwise', async () => {
+    const { server } = await rooms();
+    const doc = server.asyncapi();
+    const { document, diagnostics } = await new Parser().parse(JSON.stringify(doc));
+    expect(diagnostics.filter((d) => d.severity === 0)).toEqual([]);
+    const sent = document!
+      .operations()
+      .all()
+      .filter((o) => o.action() === 'send')
+      .map((o) => o.messages().all()[0]!.name());
+    expect(sent).toEqual(expect.arrayContaining(['$presence', '$presence_diff']));
+    const messages = (doc['components'] as { messages: Record<string, { payload: unknown }> })
+      .messages;
+    expect(JSON.stringify(messages['server._presence_diff']!.payload)).toContain('"leaves"');
+    const { server: plain } = await startServer([new RoomsController()]);
+    expect(JSON.stringify(plain.asyncapi())).not.toContain('$presence');
   });
 });
