@@ -317,3 +317,35 @@ describe('presence in the AsyncAPI document', () => {
     expect(JSON.stringify(plain.asyncapi())).not.toContain('$presence');
   });
 });
+
+describe('presence and recovery sessions', () => {
+  it('leaves when a session’s connection drops, joins again and resends the state on resume, and leaves for good when the session ends', async () => {
+    const { wsUrl, server } = await rooms();
+    const watcher = await v1(wsUrl);
+    await join(watcher, 'chat:s');
+    await watcher.client.next('$presence');
+    const first = await TestClient.connect(wsUrl, {}, ['pkg.v1']);
+    first.send('$hello', { v: 1 });
+    const welcome = (await first.next('$welcome')).data;
+    const id = String(welcome['clientId']);
+    first.send('join_room', { room: 'chat:s' });
+    await first.next('room_joined');
+    await first.next('$presence');
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).joins)).toEqual([id]);
+
+    // Dropped without a close frame: the session waits, the entry leaves at once.
+    first.ws.terminate();
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).leaves)).toEqual([id]);
+    expect(await server.presenceStats('chat:s')).toEqual({ connections: 1, keys: 1 });
+
+    const again = await TestClient.connect(wsUrl, {}, ['pkg.v1']);
+    again.send('$hello', { v: 1, resume: { session: welcome['session'], seq: 0 } });
+    expect((await again.next('$welcome')).data).toMatchObject({ resumed: true, clientId: id });
+    expect(clientIds(state(await again.next('$presence')).state!)).toEqual([watcher.id, id].sort());
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).joins)).toEqual([id]);
+
+    server.disconnectClient(id);
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).leaves)).toEqual([id]);
+    expect(await server.presenceStats('chat:s')).toEqual({ connections: 1, keys: 1 });
+  });
+});
