@@ -59,6 +59,10 @@ export interface RedisPresenceStats {
   readonly expiredNodes: number;
   /** Presence messages dropped as malformed. */
   readonly dropped: number;
+  /** Changes not written while the link was down (the rewrite on its return covers them). */
+  readonly unsent: number;
+  /** Writes Redis refused or that failed on the way. */
+  readonly failedWrites: number;
 }
 
 interface RemoteEntry extends StoredEntry {
@@ -87,7 +91,14 @@ export class RedisPresence implements PresenceReplicator {
   #wantAll = false;
   readonly #wantNodes = new Set<string>();
   #running = false;
-  #counters = { commands: 0, syncs: 0, expiredNodes: 0, dropped: 0 };
+  #counters = {
+    commands: 0,
+    syncs: 0,
+    expiredNodes: 0,
+    dropped: 0,
+    unsent: 0,
+    failedWrites: 0,
+  };
 
   constructor(host: PresenceHost) {
     this.#h = host;
@@ -126,7 +137,10 @@ export class RedisPresence implements PresenceReplicator {
   joined(record: PresenceRecord): void {
     this.#seq += 1;
     const pub = this.#h.pub();
-    if (pub === null) return; // written again when the link returns
+    if (pub === null) {
+      this.#counters.unsent += 1; // written again when the link returns
+      return;
+    }
     const { namespace: ns, room: r, key: k, meta: m } = record;
     this.#counters.commands += 2;
     const field = entryField(ns, r, m.clientId);
@@ -140,7 +154,10 @@ export class RedisPresence implements PresenceReplicator {
   left(namespace: string, room: string, clientId: string): void {
     this.#seq += 1;
     const pub = this.#h.pub();
-    if (pub === null) return;
+    if (pub === null) {
+      this.#counters.unsent += 1;
+      return;
+    }
     this.#counters.commands += 3;
     // Field first, number second (one connection keeps the order): a hash read between the
     // two shows the entry gone under the older number, and the leave is applied again, harmlessly.
@@ -170,8 +187,14 @@ export class RedisPresence implements PresenceReplicator {
 
   // ------------------------------------------------------------ receiving
 
+  /**
+   * A write that failed (the link went down, or Redis refused it under load): this
+   * instance's hash may now lack an entry that its number says is there, so it is written
+   * anew under a new number (the others then read it again), now or when the link returns.
+   */
   readonly #lost = (): void => {
-    // A write that failed: the link is down; the rewrite on its return covers it.
+    this.#counters.failedWrites += 1;
+    if (this.#sink !== null) this.#request(true);
   };
 
   readonly #onMessage = (raw: string): void => {
@@ -347,6 +370,9 @@ export class RedisPresence implements PresenceReplicator {
 
   /** Writes this instance's hash anew: every local entry, the current number, the expiry. */
   async #rewriteOwn(pub: RedisClient): Promise<void> {
+    // A new number: every other instance sees a heartbeat ahead of what it has and reads
+    // this hash again.
+    this.#seq += 1;
     const fields: Record<string, string> = { [SEQ_FIELD]: String(this.#seq) };
     for (const r of this.#sink!.local()) {
       fields[entryField(r.namespace, r.room, r.meta.clientId)] = entryValue(r.key, r.meta);
