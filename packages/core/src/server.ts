@@ -647,8 +647,8 @@ export class Server implements ControllerHost {
   /**
    * Who is in a room with presence, by presence key, one meta per connection: every
    * instance's connections with a cluster adapter that shares presence (`@pkg/redis-adapter`),
-   * as this instance sees them now. Throws a TypeError `PKG_ERR_CORE_INVALID_ARGUMENT` for a
-   * room no `presence` pattern matches.
+   * as this instance sees them now. Rejects with a TypeError `PKG_ERR_CORE_INVALID_ARGUMENT`
+   * for a room no `presence` pattern matches.
    */
   async presence(room: string, options: PresenceOptions = {}): Promise<PresenceState> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
