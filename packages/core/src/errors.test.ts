@@ -43,6 +43,8 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_METRICS_UNAVAILABLE',
       'PKG_ERR_CORE_METRICS_FORBIDDEN',
       'PKG_ERR_CORE_TRACING_UNAVAILABLE',
+      // presence
+      'PKG_ERR_CORE_PRESENCE_META_TOO_LARGE',
     ]);
   });
 

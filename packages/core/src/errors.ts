@@ -174,6 +174,11 @@ export const coreErrorCodes = {
     message:
       'tracing is on but @opentelemetry/api could not be loaded: install it (npm install @opentelemetry/api) or set tracing: false.',
   },
+  // presence
+  PKG_ERR_CORE_PRESENCE_META_TOO_LARGE: {
+    message:
+      'A presence meta (from updatePresence or the presence hook) is larger than presence_max_meta_bytes as JSON.',
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;

@@ -161,7 +161,7 @@ export type {
 export { Router } from './routing/router';
 export type { RouterDependencies } from './routing/router';
 export { Server } from './server';
-export type { ServerLoad } from './server';
+export type { PresenceOptions, ServerLoad } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './config/server-config';
 export type {
   ResolvedServerConfig,
@@ -172,6 +172,16 @@ export type {
   WsRateLimitKey,
   HistoryPattern,
 } from './config/server-config';
+// presence
+export type { PresenceEntry, PresenceMeta, PresenceState, PresenceStats } from '@pkg/wire';
+export type { PresencePattern } from './config/server-config';
+export type { PresenceClientInfo, PresenceHook, PresenceJoin } from './ws/presence';
+export type {
+  PresenceRecord,
+  PresenceReplicator,
+  PresenceReplicatorOptions,
+  PresenceSink,
+} from './cluster/presence';
 export { SocketController } from './routing/socket-controller';
 export type {
   BroadcastOptions,

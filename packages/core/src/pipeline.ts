@@ -19,6 +19,7 @@ import { AdapterBridge } from './cluster/adapter-bridge';
 import { RoomHistory } from './cluster/room-history';
 import type { Adapter } from './cluster/adapter';
 import { ApiDocs } from './docs/api-docs';
+import { PRESENCE_EVENT_DOCS } from './docs/presence-docs';
 import { ClientRegistry } from './ws/client-registry';
 import { PendingHandlers } from './ws/pending-handlers';
 import { ConnectionGate } from './lifecycle/connection-gate';
@@ -33,6 +34,8 @@ import { Middleware } from './routing/middleware';
 import { ProtocolV1 } from './protocol/protocol-v1';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 import { Router } from './routing/router';
+import { PresenceTracker, type PresenceClientInfo } from './ws/presence';
+import { PresenceRooms } from './ws/presence-rooms';
 import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
@@ -67,6 +70,7 @@ export interface Pipeline {
   readonly observability: Observability;
   /** With `tracing` on: the spans' maker, filled by run(); null with tracing off. */
   readonly tracing: TracingSlot | null;
+  readonly presence: PresenceTracker;
 }
 
 /**
@@ -101,6 +105,18 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const observability = new Observability(config);
   const metered = observability.holder;
   const clients = new ClientRegistry();
+  // Presence reads the protocol layer (identity, version) and delivers through its outbound.
+  const presence: PresenceTracker = new PresenceTracker({
+    rooms: new PresenceRooms(config.getPresencePatterns()),
+    interval: config.get('presence_interval'),
+    maxList: config.get('presence_max_list'),
+    maxMetaBytes: config.get('presence_max_meta_bytes'),
+    nodeTimeout: config.get('presence_node_timeout'),
+    logger,
+    clientInfo: (clientId): PresenceClientInfo | undefined => protocol.clientInfo(clientId),
+    memberships: (clientId) => namespaces.getMemberships(clientId),
+    deliver: (clientIds, text) => protocol.outbound.deliver(clientIds, text),
+  });
   const middleware = new Middleware();
   // tracing off: null, and nothing below wraps or consults it.
   const tracing = config.isTracing() ? new TracingSlot() : null;
@@ -108,6 +124,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxRoomsPerClient: config.get('max_rooms_per_client'),
     maxNameLength: config.get('max_room_name_length'),
   });
+  if (presence.enabled) namespaces.setRoomListener(presence.roomChanged);
   const rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
   const rateLimiter = new RateLimiter(rateLimitStore);
   const wsHandler = new WebSocketHandler({
@@ -194,6 +211,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     history,
     maxNameLength: config.get('max_room_name_length'),
     isMember: (clientId, room, namespace) => namespaces.isInRoom(clientId, room, namespace),
+    awayChanged: presence.awayChanged,
     start: (clientId) => {
       adapter.connected(clientId, DEFAULT_NAMESPACE);
       dispatcher().connected(clientId);
@@ -273,6 +291,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     joined: (clientId, room, namespace, since) =>
       protocol.recoverRoom(clientId, room, namespace, since),
     ...(tracing === null ? {} : { traceContext: tracing.publish, runTraced: tracing.deliver }),
+    attached: (attachedAdapter) => presence.replicate(attachedAdapter.presence),
   });
   const lifecycle = new Lifecycle({
     // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.
@@ -286,7 +305,10 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     closeAdapter: () =>
       protocol
         .close()
-        .then(() => adapter.close())
+        .then(() => {
+          presence.close();
+          return adapter.close();
+        })
         .finally(() => history.close()),
     adapterState: () => adapter.state(),
     openClients: () => protocol.load().openClients,
@@ -352,6 +374,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
   const docs = new ApiDocs(registry, config.getApiInfo(), () => history.enabled);
+  if (presence.enabled) {
+    for (const [event, doc] of PRESENCE_EVENT_DOCS) docs.declareControlEvent(event, doc);
+  }
 
   observability.attach(
     () => ({
@@ -452,6 +477,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     history,
     observability,
     tracing,
+    presence,
   };
 }
 

@@ -77,6 +77,8 @@ export interface AdapterBridgeOptions {
   ) => EnvelopeMeta | undefined;
   /** With tracing on: runs a delivery another instance asked for in a span of its trace. */
   readonly runTraced?: <T>(trace: EnvelopeMeta, text: string, deliver: () => T) => T;
+  /** Told of each adapter once it is attached (the presence tracker starts its replicator). */
+  readonly attached?: (adapter: Adapter) => void;
 }
 
 /**
@@ -130,6 +132,7 @@ export class AdapterBridge {
     }
     this.#adapter = adapter;
     this.#settle(adapter.attach(this.#host()), 'adapter.attach');
+    this.#o.attached?.(adapter);
   }
 
   /** A new WebSocket client: a member of the default namespace. */

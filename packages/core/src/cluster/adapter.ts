@@ -2,6 +2,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { HistoryStore } from './history';
 import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
+import type { PresenceReplicator } from './presence';
 
 /**
  * Where a broadcast goes. No namespace and no room: every WebSocket client. A namespace: its
@@ -131,6 +132,12 @@ export interface Adapter {
    * `server.history` read through `history.read`.
    */
   readonly history?: HistoryStore;
+
+  /**
+   * Shares presence (the `presence` setting) between instances. Optional: without it,
+   * presence covers this process only.
+   */
+  readonly presence?: PresenceReplicator;
 }
 
 function exceptSet(except: BroadcastTarget['except']): ReadonlySet<string> | null {

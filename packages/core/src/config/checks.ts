@@ -13,6 +13,7 @@ import {
 import { createCoreError } from '../errors';
 import type { ServerConfigOptions } from './options';
 import { MAX_RESTART_DELAY_MS } from '@pkg/wire';
+import { presencePatternProblem } from '../ws/presence-rooms';
 
 /** `null` when the value is good, else what was expected ("a positive number of bytes"). */
 type Check = (value: unknown) => string | null;
@@ -222,6 +223,19 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
     typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_RESTART_DELAY_MS
       ? null
       : `a number of milliseconds from 0 to ${MAX_RESTART_DELAY_MS} (0 = close with 1001, no hint)`,
+  // presence
+  presence: (v) => {
+    if (!Array.isArray(v)) return 'an array of {match, namespace?} room patterns ([] = off)';
+    for (const entry of v) {
+      const problem = presencePatternProblem(entry);
+      if (problem !== null) return `an array of ${problem}`;
+    }
+    return null;
+  },
+  presence_interval: timer('a positive number of milliseconds up to 2147483647', 1),
+  presence_max_list: positiveInt('a positive number of keys'),
+  presence_max_meta_bytes: positiveInt('a positive number of bytes'),
+  presence_node_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
 };
 
 export const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

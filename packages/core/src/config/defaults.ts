@@ -82,4 +82,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   log_context: false,
   tracing: false,
   restart_spread: 5_000,
+  // presence
+  presence: [],
+  presence_interval: 100,
+  presence_max_list: 1000,
+  presence_max_meta_bytes: 1024,
+  presence_node_timeout: 15_000,
 });

@@ -4,6 +4,7 @@
  * in defaults.ts, checks in checks.ts, the class in server-config.ts.
  */
 import type { CorsOptions, TrustPredicate, TrustProxySetting } from '@pkg/http';
+import type { PresencePattern } from '../ws/presence-rooms';
 
 /** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
 export type ServerCorsOptions = CorsOptions;
@@ -206,6 +207,17 @@ export interface ServerConfigOptions {
    * not all reconnect at once. 0 = close with 1001 (going away) and no hint. Default 5000.
    */
   restart_spread?: number;
+  // presence
+  /** Rooms that track presence: `{match, namespace?}` globs on the room name (`*` = any run of characters; every namespace without `namespace`). Default `[]` (off). */
+  presence?: PresencePattern[];
+  /** Milliseconds between two presence flushes of a room: joins and leaves within it go out as one `$presence_diff`. Default 100. */
+  presence_interval?: number;
+  /** Keys a room's presence lists at most; a room with more sends `$presence` with stats `{connections, keys}` and no diffs. Default 1000. */
+  presence_max_list?: number;
+  /** Bytes of JSON the application members of one presence meta may take. Default 1024. */
+  presence_max_meta_bytes?: number;
+  /** Milliseconds after which an instance that stopped heartbeating is gone, with its presence entries (cluster adapters). Default 15000. */
+  presence_node_timeout?: number;
 }
 
 /** One entry of `history`: which rooms keep history, how many messages and for how long. */
@@ -219,6 +231,8 @@ export interface HistoryPattern {
   /** Milliseconds a message is kept (a positive whole number). */
   ttl: number;
 }
+
+export type { PresencePattern } from '../ws/presence-rooms';
 
 /** See `ws_rate_limit_key`. */
 export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);

@@ -3,6 +3,7 @@ import { createCoreError } from '../errors';
 import { CHECKS, KEYS, checkKey, compileTrust, copy, describe, isPlainObject } from './checks';
 import { SERVER_CONFIG_DEFAULTS } from './defaults';
 import type {
+  PresencePattern,
   ResolvedServerConfig,
   ServerConfigOptions,
   ServerCorsOptions,
@@ -20,6 +21,7 @@ export type {
   UnknownEventPolicy,
   WsRateLimitKey,
   HistoryPattern,
+  PresencePattern,
 } from './options';
 
 /**
@@ -240,6 +242,12 @@ export class ServerConfig {
   /** The `history` patterns (a copy). */
   getHistory(): HistoryPattern[] {
     return copy(this.#values.history);
+  }
+
+  // presence
+  /** The `presence` room patterns (a copy); empty when presence is off. */
+  getPresencePatterns(): PresencePattern[] {
+    return copy(this.#values.presence);
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

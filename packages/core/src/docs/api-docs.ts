@@ -2,7 +2,7 @@ import type { AnySchema } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import { createCoreError } from '../errors';
-import { buildAsyncApi, checkDeclaredEvent } from './asyncapi';
+import { buildAsyncApi, checkDeclaredEvent, type ControlEventDoc } from './asyncapi';
 import type { Json, JsonSchemaConverter } from './json-schema';
 import { buildOpenApi } from './openapi';
 
@@ -39,6 +39,7 @@ export class ApiDocs {
   readonly #registry: ControllerRegistry;
   readonly #info: { title: string; version: string };
   readonly #events = new Map<string, ServerEventDeclaration>();
+  readonly #controlEvents = new Map<string, ControlEventDoc>();
   #converter: JsonSchemaConverter | undefined;
 
   readonly #history: () => boolean;
@@ -81,7 +82,13 @@ export class ApiDocs {
       this.#info,
       this.#withConverter(options),
       this.#history(),
+      this.#controlEvents,
     );
+  }
+
+  /** Documents a `$` control event that a feature turned on by the configuration sends. */
+  declareControlEvent(event: string, doc: ControlEventDoc): void {
+    this.#controlEvents.set(event, doc);
   }
 
   #withConverter(options: ApiDocumentOptions): ApiDocumentOptions {

@@ -38,6 +38,12 @@ const ERROR_DATA: Json = {
   },
 };
 
+/** A `$` control event the server sends when a feature is on (its data as JSON Schema). */
+export interface ControlEventDoc {
+  readonly data: Json;
+  readonly summary: string;
+}
+
 /** The AsyncAPI 3.0 document of every WebSocket event, both directions. */
 export function buildAsyncApi(
   registry: ControllerRegistry,
@@ -45,6 +51,7 @@ export function buildAsyncApi(
   info: { title: string; version: string },
   options: ApiDocumentOptions = {},
   history = false,
+  controlEvents: ReadonlyMap<string, ControlEventDoc> = new Map(),
 ): Json {
   const messages: Record<string, Json> = {};
   const operations: Record<string, Json> = {};
@@ -83,6 +90,9 @@ export function buildAsyncApi(
     add('send', event, payload, declared.description ?? 'Sent by the server.');
   }
   if (history) addHistoryMessages(add);
+  for (const [event, doc] of controlEvents) {
+    add('send', event, envelope(event, doc.data, false), doc.summary);
+  }
   if (!serverEvents.has('error')) {
     add(
       'send',

@@ -49,6 +49,8 @@ export interface ProtocolV1Options {
   readonly maxNameLength?: number;
   /** Whether a client is a member of a room (for `$history`). */
   readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
+  /** The connection of a session dropped (the session waits) or a session resumed. */
+  readonly awayChanged?: (clientId: string, away: boolean) => void;
 }
 
 /** What the protocol layer holds, for `getLoad()`. */
