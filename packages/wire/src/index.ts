@@ -52,6 +52,13 @@ export type {
   RoomPosition,
   StreamPosition,
 } from './history';
+export {
+  readPresenceData,
+  readPresenceDiff,
+  readPresenceMeta,
+  readPresenceState,
+  readPresenceStats,
+} from './presence-read';
 export type {
   PresenceDiffData,
   PresenceEntry,
