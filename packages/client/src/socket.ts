@@ -21,6 +21,7 @@ import { Heartbeat } from './heartbeat';
 import { LIFECYCLE_EVENTS, type Listeners } from './listeners';
 import type { ResolvedClientOptions } from './options';
 import { decodeInbound, type InboundMessage } from './protocol';
+import { PresenceRegistry } from './presence';
 import { PendingRequests } from './requests';
 import { RoomSet } from './rooms';
 import type { Connection } from './transport';
@@ -61,6 +62,7 @@ export function unsupported(event: string): ClientError {
 export class ProtocolSocket {
   readonly requests = new PendingRequests();
   readonly rooms = new RoomSet();
+  readonly presence = new PresenceRegistry();
   /** Messages emitted while disconnected (text to send), oldest first. */
   buffer: string[] = [];
   protocol: 0 | 1 | undefined;
@@ -180,6 +182,7 @@ export class ProtocolSocket {
     this.stopTimers();
     this.requests.rejectAll(error, false);
     this.rooms.clear(error('join_room'));
+    this.presence.clear();
     this.buffer = [];
     this.#early = null;
     this.forgetSession();
@@ -204,6 +207,7 @@ export class ProtocolSocket {
       );
     }
     const { join, leave } = this.rooms.onConnected(resumed);
+    this.presence.connected(resumed);
     for (const r of leave) this.sendControl('leave_room', { data: r });
     for (const r of join) this.sendJoin(r.room, r.namespace);
     const buffered = this.buffer;
@@ -265,12 +269,21 @@ export class ProtocolSocket {
     }
     const data = message.data;
     this.rooms.observe(event, data);
+    if (this.presence.receive(event, data)) return;
+    if (event === 'room_left') this.#roomLeft(data);
     if (event === 'error') {
       this.#host.emit('error', readErrorData(data));
       return;
     }
     if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
     this.#listeners.call(event, data);
+  }
+
+  #roomLeft(data: unknown): void {
+    const { room, namespace } = (data ?? {}) as Record<string, unknown>;
+    if (typeof room === 'string' && typeof namespace === 'string') {
+      this.presence.left(room, namespace);
+    }
   }
 
   /** A request of the server (`rid`): the first listener's result is the answer. */
