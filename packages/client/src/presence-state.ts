@@ -110,14 +110,12 @@ export class RoomPresence {
       const before = this.entries.get(key);
       const ids = new Set(entry.metas.map((m) => m.clientId));
       rejoined.set(key, ids);
+      // A join of a meta the view already holds as it is (a repeated message) is no news.
+      const joined = entry.metas.filter((n) => !before?.some((m) => sameMeta(m, n)));
+      if (joined.length === 0) continue;
       const kept = (before ?? []).filter((m) => !ids.has(m.clientId));
       this.entries.set(key, [...kept, ...entry.metas]);
-      this.#report({
-        kind: 'join',
-        key,
-        current: before ? [...before] : undefined,
-        joined: [...entry.metas],
-      });
+      this.#report({ kind: 'join', key, current: before ? [...before] : undefined, joined });
     }
     for (const [key, entry] of Object.entries(leaves)) {
       const before = this.entries.get(key);

@@ -185,7 +185,7 @@ describe('client.presence()', () => {
     ]);
   });
 
-  it('knows a room whose state arrived before the view was asked for, and a repeated state changes nothing', async () => {
+  it('knows a room whose state arrived before the view was asked for, and a repeated state or join changes nothing', async () => {
     const { client, send } = await setUp();
     const state = { room: 'lobby', namespace: '/', state: { ada: { metas: [meta('a1', 'Ada')] } } };
     await send('$presence', state);
@@ -194,7 +194,10 @@ describe('client.presence()', () => {
     expect(names(view)).toEqual([['ada', ['Ada']]]);
     const events = record(view);
     await send('$presence', state);
-    expect(events.items).toEqual([['sync']]);
+    // The same join twice (a repeated diff): nothing joined.
+    await send('$presence_diff', { room: 'lobby', namespace: '/', joins: state.state, leaves: {} });
+    expect(events.items).toEqual([['sync'], ['sync']]);
+    expect(names(view)).toEqual([['ada', ['Ada']]]);
   });
 
   it('after a reconnect takes the state again and reports the joins and leaves of the difference', async () => {
