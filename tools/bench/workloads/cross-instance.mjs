@@ -34,7 +34,7 @@ function freePort() {
  * so that no other user of the machine's Redis weighs on the figures; else BENCH_REDIS_URL
  * or REDIS_URL (default redis://127.0.0.1:6379).
  */
-async function startRedis() {
+export async function startRedis() {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
     const url = process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     return { url, text: `${url} (redis-server not installed)`, stop: async () => {} };
