@@ -11,6 +11,8 @@ import { ShowcaseController } from './controllers/showcase-controller';
 import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
 import { createOriginCheck } from './origin-check';
+import { PRESENCE_ROOMS, createPresenceHook } from './presence';
+import { createPresenceController } from './controllers/presence-controller';
 import { decideRoomJoin } from './room-policy';
 
 export interface CreateAppOptions {
@@ -64,6 +66,7 @@ export function createApp(
       asyncapi_path: '/asyncapi.json',
       api_title: 'pkg demo',
       allowed_hosts: settings.allowedHosts,
+      presence: PRESENCE_ROOMS.map((pattern) => ({ ...pattern })),
     }),
     undefined,
     undefined,
@@ -92,6 +95,13 @@ export function createApp(
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());
+  // Presence: every room; a meta carries the signed-in user's name (see presence.ts).
+  server.onPresence(
+    createPresenceHook(
+      (clientId) => server.getClientData(clientId, USER_KEY) as DemoUser | undefined,
+    ),
+  );
+  server.registerController(createPresenceController(limits, (room) => server.presence(room)));
   server.registerController(
     createRoomsController(limits.roomJoin, {
       canJoin: (clientId, room, namespace) =>
