@@ -35,6 +35,7 @@ function member(port, index, ids, n, onEvent) {
     bytes: 0,
     statsOnly: false,
     joinedAt: undefined,
+    firstAt: undefined,
     completeAt: undefined,
     closed: new Promise((resolve) => ws.once('close', resolve)),
   };
@@ -62,6 +63,7 @@ function member(port, index, ids, n, onEvent) {
       }
       if (msg.event === '$presence' || msg.event === '$presence_diff') {
         m.messages += 1;
+        m.firstAt ??= performance.now();
         m.bytes += Buffer.byteLength(text);
         if (msg.event === '$presence') {
           m.seen.fill(0);
@@ -143,10 +145,12 @@ async function measure(ctx, { clients: n, instances, interval, redisUrl }) {
           resolve(true);
       };
     });
+    const own0 = process.cpuUsage();
     const t0 = performance.now();
     for (const m of members)
       m.ws.send(JSON.stringify({ event: 'join_room', data: { room: ROOM } }));
     const finished = await within(done, 60_000, false);
+    const own = process.cpuUsage(own0);
     const calls1 = redis ? await redisCalls(redis) : {};
     const cpu1 = await Promise.all(servers.map((s) => s.cpu()));
     const lastJoin = Math.max(...members.map((m) => m.joinedAt ?? Number.NaN));
@@ -175,6 +179,8 @@ async function measure(ctx, { clients: n, instances, interval, redisUrl }) {
       statsOnly: members.filter((m) => m.statsOnly).length,
       redisPerJoin: redis ? redisTotal / n : Number.NaN,
       cpuPerJoin: cpu / n,
+      runnerCpuPerJoin: (own.user + own.system) / n,
+      firstMessageMs: median(members.map((m) => (m.firstAt ?? Number.NaN) - t0)),
       commands: delta,
     };
   } finally {
@@ -230,7 +236,13 @@ export default {
         row('presence bytes per member, median', 'bytesMedian'),
         row('presence bytes per member, max', 'bytesMax'),
         row('Redis commands per join (all instances)', 'redisPerJoin', 2),
+        row("storm start to a member's first presence message, median, ms", 'firstMessageMs'),
         row('server CPU per join (all instances), µs', 'cpuPerJoin', 0),
+        row(
+          "members' CPU per join (the load generator: parsing every view), µs",
+          'runnerCpuPerJoin',
+          0,
+        ),
         row('members that got counts instead of a list', 'statsOnly'),
       ],
       tables: redis
