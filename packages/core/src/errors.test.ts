@@ -40,6 +40,8 @@ describe('coreErrorCodes', () => {
       'PKG_ERR_CORE_INVALID_ROOM_NAME',
       'PKG_ERR_CORE_TOO_MANY_ROOMS',
       'PKG_ERR_CORE_BACKEND_UNAVAILABLE',
+      // presence
+      'PKG_ERR_CORE_PRESENCE_META_TOO_LARGE',
     ]);
   });
 

@@ -160,6 +160,11 @@ export const coreErrorCodes = {
     message:
       'The adapter or the rate-limit store did not connect within backend_connect_timeout when run() started (or its connect() failed); the server listens anyway and the backend keeps reconnecting.',
   },
+  // presence
+  PKG_ERR_CORE_PRESENCE_META_TOO_LARGE: {
+    message:
+      'A presence meta (from updatePresence or the presence hook) is larger than presence_max_meta_bytes as JSON.',
+  },
 } as const satisfies Record<string, CoreErrorInfo>;
 
 export type CoreErrorCode = keyof typeof coreErrorCodes;

@@ -134,7 +134,7 @@ export type {
 export { Router } from './routing/router';
 export type { RouterDependencies } from './routing/router';
 export { Server } from './server';
-export type { ServerLoad } from './server';
+export type { PresenceOptions, ServerLoad } from './server';
 export { SERVER_CONFIG_DEFAULTS, ServerConfig } from './config/server-config';
 export type {
   ResolvedServerConfig,
@@ -144,6 +144,15 @@ export type {
   UnknownEventPolicy,
   WsRateLimitKey,
 } from './config/server-config';
+// presence
+export type { PresencePattern } from './config/server-config';
+export type { PresenceClientInfo, PresenceHook, PresenceJoin } from './ws/presence';
+export type {
+  PresenceRecord,
+  PresenceReplicator,
+  PresenceReplicatorOptions,
+  PresenceSink,
+} from './cluster/presence';
 export { SocketController } from './routing/socket-controller';
 export type {
   BroadcastOptions,

@@ -23,6 +23,8 @@ import { Middleware } from './routing/middleware';
 import { ProtocolV1 } from './protocol/protocol-v1';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 import { Router } from './routing/router';
+import { PresenceTracker, type PresenceClientInfo } from './ws/presence';
+import { PresenceRooms } from './ws/presence-rooms';
 import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';
@@ -51,6 +53,7 @@ export interface Pipeline {
   readonly docs: ApiDocs;
   readonly pendingHandlers: PendingHandlers;
   readonly gate: ConnectionGate;
+  readonly presence: PresenceTracker;
 }
 
 /**
@@ -82,11 +85,24 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     return address;
   };
   const clients = new ClientRegistry();
+  // Presence reads the protocol layer (identity, version) and delivers through its outbound.
+  const presence: PresenceTracker = new PresenceTracker({
+    rooms: new PresenceRooms(config.getPresencePatterns()),
+    interval: config.get('presence_interval'),
+    maxList: config.get('presence_max_list'),
+    maxMetaBytes: config.get('presence_max_meta_bytes'),
+    nodeTimeout: config.get('presence_node_timeout'),
+    logger,
+    clientInfo: (clientId): PresenceClientInfo | undefined => protocol.clientInfo(clientId),
+    memberships: (clientId) => namespaces.getMemberships(clientId),
+    deliver: (clientIds, text) => protocol.outbound.deliver(clientIds, text),
+  });
   const middleware = new Middleware();
   const namespaces = new NamespaceManager({
     maxRoomsPerClient: config.get('max_rooms_per_client'),
     maxNameLength: config.get('max_room_name_length'),
   });
+  if (presence.enabled) namespaces.setRoomListener(presence.roomChanged);
   const rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
   const rateLimiter = new RateLimiter(rateLimitStore);
   const wsHandler = new WebSocketHandler({
@@ -161,6 +177,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxPendingRequests: config.get('max_pending_requests'),
     maxPendingServerRequests: config.get('max_pending_server_requests'),
     ackTimeout: config.get('ack_timeout'),
+    awayChanged: presence.awayChanged,
     start: (clientId) => {
       adapter.connected(clientId, DEFAULT_NAMESPACE);
       dispatcher().connected(clientId);
@@ -214,6 +231,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     deliver: protocol.outbound.deliver,
     localClientIds: () => protocol.localClientIds(),
     sendLocal: (clientId, event, data) => protocol.outbound.send(clientId, event, data),
+    attached: (attachedAdapter) => presence.replicate(attachedAdapter.presence),
   });
   const lifecycle = new Lifecycle({
     config,
@@ -222,7 +240,11 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     httpHandler,
     wsHandler,
     nextId,
-    closeAdapter: () => protocol.close().then(() => adapter.close()),
+    closeAdapter: () =>
+      protocol.close().then(() => {
+        presence.close();
+        return adapter.close();
+      }),
     adapterState: () => adapter.state(),
     openClients: () => protocol.load().openClients,
     gate,
@@ -310,5 +332,6 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     docs,
     pendingHandlers,
     gate,
+    presence,
   };
 }

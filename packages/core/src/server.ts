@@ -34,6 +34,8 @@ import type { HealthDocument } from './lifecycle/health';
 import { connectInMemory, handshakeOnly, type ConnectOptions } from './testing/in-memory-client';
 import { injectRequest, type InjectRequest, type InjectResponse } from './testing/inject';
 import type { ServerState } from './lifecycle/lifecycle';
+import type { PresenceState, PresenceStats } from '@pkg/wire';
+import type { PresenceHook } from './ws/presence';
 import type { Middleware } from './routing/middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './ws/namespace-manager';
 import {
@@ -69,6 +71,11 @@ export type { ClientType } from './ws/client-registry';
 export type { ServerState } from './lifecycle/lifecycle';
 export { CLIENT_ID_ATTRIBUTE } from './lifecycle/lifecycle';
 export type { BroadcastOptions, BroadcastTargetOptions } from './routing/socket-controller';
+
+/** Where a presence call looks: the room's namespace (default `/`). */
+export interface PresenceOptions {
+  readonly namespace?: string;
+}
 
 /** What {@link Server.getLoad} returns. */
 export interface ServerLoad {
@@ -596,6 +603,64 @@ export class Server implements ControllerHost {
       awaySessions: protocol.awaySessions,
       sessionBytes: protocol.sessionBytes,
     };
+  }
+
+  // ------------------------------------------------------------ presence
+
+  /**
+   * Sets the hook that gives a connection's presence meta when it joins a room with presence
+   * (the `presence` setting): `hook({clientId, room, namespace, key})` returns the
+   * application members (e.g. `{ name }` from `getClientData`), at most
+   * `presence_max_meta_bytes` as JSON; `clientId` and `joinedAt` are always set by the
+   * server. A hook that throws or returns too much is logged and the meta has no members of
+   * its own. `undefined` removes the hook.
+   */
+  onPresence(hook: PresenceHook | undefined): this {
+    if (hook !== undefined && typeof hook !== 'function') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'onPresence expects a function ({clientId, room, namespace, key}) => meta, or undefined.',
+      );
+    }
+    this.#parts.presence.setHook(hook);
+    return this;
+  }
+
+  /**
+   * Replaces the application members of a local connection's meta in a room with presence;
+   * members see a leave of the old meta and a join of the new one. False when the client is
+   * not in that room on this instance. Throws a RangeError
+   * `PKG_ERR_CORE_PRESENCE_META_TOO_LARGE` over `presence_max_meta_bytes` (nothing changes).
+   */
+  updatePresence(
+    clientId: string,
+    room: string,
+    meta: Record<string, unknown>,
+    options: PresenceOptions = {},
+  ): boolean {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    this.#parts.presence.check('updatePresence', room, namespace);
+    return this.#parts.presence.update(clientId, room, namespace, meta);
+  }
+
+  /**
+   * Who is in a room with presence, by presence key, one meta per connection: every
+   * instance's connections with a cluster adapter that shares presence (`@pkg/redis-adapter`),
+   * as this instance sees them now. Throws a TypeError `PKG_ERR_CORE_INVALID_ARGUMENT` for a
+   * room no `presence` pattern matches.
+   */
+  async presence(room: string, options: PresenceOptions = {}): Promise<PresenceState> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    this.#parts.presence.check('presence', room, namespace);
+    return this.#parts.presence.state(room, namespace);
+  }
+
+  /** Connections and distinct keys of a room with presence (cluster-wide, as {@link presence}). */
+  async presenceStats(room: string, options: PresenceOptions = {}): Promise<PresenceStats> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    this.#parts.presence.check('presenceStats', room, namespace);
+    return this.#parts.presence.stats(room, namespace);
   }
 
   /** The health document as the health-check path answers it now. */

@@ -6,5 +6,7 @@ export type { RedisAdapterOptions } from './options';
 export { REDIS_RATE_LIMIT_DEFAULTS, RedisRateLimitStore } from './rate-limit-store';
 export type { RedisRateLimitStoreOptions } from './rate-limit-store';
 export { WIRE_VERSION } from './wire';
+// presence
+export type { RedisPresence, RedisPresenceStats } from './presence';
 export { createRedisError, redisErrorCodes } from './errors';
 export type { RedisError, RedisErrorCode, RedisErrorInfo } from './errors';

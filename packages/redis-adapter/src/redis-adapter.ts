@@ -22,6 +22,7 @@ import { createRedisError } from './errors';
 import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests';
 import { LinkState } from './link-state';
 import { Subscriptions } from './subscriptions';
+import { RedisPresence } from './presence';
 import { ChannelMembership } from './membership';
 import {
   resolveAdapterOptions,
@@ -105,6 +106,11 @@ export class RedisAdapter implements Adapter {
   readonly #requests: ClusterRequests;
   readonly #membership: ChannelMembership;
   readonly #link: LinkState;
+  /**
+   * Presence shared between instances (presence.ts), started by the server when its
+   * `presence` setting names rooms; `presence.stats()` for monitoring.
+   */
+  readonly presence: RedisPresence;
   #ready: Promise<void> | null = null;
   #counters = {
     published: 0,
@@ -142,6 +148,16 @@ export class RedisAdapter implements Adapter {
     this.#requests = new ClusterRequests(this.nodeId, this.#channels, this.#options.requestTimeout);
     this.#logger = this.#options.logger;
     this.#link = new LinkState(this.nodeId, () => this.#log());
+    this.presence = new RedisPresence({
+      keyPrefix: this.#options.keyPrefix,
+      nodeId: this.nodeId,
+      pub: () => (this.#pub?.isReady === true ? this.#pub : null),
+      subscribe: (channel, listener) =>
+        this.#sub === null
+          ? Promise.reject(this.#notAttached('presence'))
+          : this.#sub.subscribe(channel, listener),
+      log: () => this.#log(),
+    });
     this.#membership = new ChannelMembership({
       local: this.#local,
       maxSubscribesPerSecond: this.#options.maxSubscribesPerSecond,
@@ -188,10 +204,14 @@ export class RedisAdapter implements Adapter {
       this.#options.unsubscribeGrace,
     );
     this.#membership.attach(host, this.#subscriptions);
+    const linkChanged = (): void => {
+      this.#link.update(this.#isUp());
+      this.presence.linkChanged(this.#isUp());
+    };
     for (const client of [pub, sub]) {
-      client.on('ready', () => this.#link.update(this.#isUp()));
-      client.on('end', () => this.#link.update(this.#isUp()));
-      client.on('reconnecting', () => this.#link.update(this.#isUp()));
+      client.on('ready', linkChanged);
+      client.on('end', linkChanged);
+      client.on('reconnecting', linkChanged);
     }
     const connected = Promise.all([pub.connect(), sub.connect()]);
     const fixed = [
@@ -200,9 +220,7 @@ export class RedisAdapter implements Adapter {
       this.#channels.replies(this.nodeId),
     ];
     const subscribed = sub.subscribe(fixed, this.#onMessage);
-    this.#ready = Promise.all([connected, subscribed]).then(() => {
-      this.#link.update(this.#isUp());
-    });
+    this.#ready = Promise.all([connected, subscribed]).then(linkChanged);
     // A failure here is logged through the client's error listener; reconnection goes on.
     this.#ready.catch(() => undefined);
     return Promise.resolve();
@@ -246,6 +264,7 @@ export class RedisAdapter implements Adapter {
   /** Unsubscribes, fails pending requests with `PKG_ERR_REDIS_CLOSED`, and closes both connections. */
   async close(): Promise<void> {
     if (this.#link.state === 'closed') return;
+    await this.presence.close();
     this.#link.close();
     this.#requests.failAll(() =>
       createRedisError(

@@ -54,6 +54,8 @@ export interface AdapterBridgeOptions {
    * handler's send). Only ids unknown here go to a cluster adapter.
    */
   readonly sendLocal?: (clientId: string, event: string, data: EventData) => boolean;
+  /** Told of each adapter once it is attached (the presence tracker starts its replicator). */
+  readonly attached?: (adapter: Adapter) => void;
 }
 
 /**
@@ -93,6 +95,7 @@ export class AdapterBridge {
     }
     this.#adapter = adapter;
     this.#settle(adapter.attach(this.#host()), 'adapter.attach');
+    this.#o.attached?.(adapter);
   }
 
   /** A new WebSocket client: a member of the default namespace. */

@@ -1,5 +1,6 @@
 import type { LoggerInterface } from '@pkg/logger';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
+import type { PresenceReplicator } from './presence';
 
 /**
  * Where a broadcast goes. No namespace and no room: every WebSocket client. A namespace: its
@@ -108,6 +109,11 @@ export interface Adapter {
   forward?(operation: RemoteClientOperation): Promise<boolean>;
   /** The link to the other instances, for the health check. Optional (`local` without it). */
   getState?(): AdapterState;
+  /**
+   * Shares presence (the `presence` setting) between instances. Optional: without it,
+   * presence covers this process only.
+   */
+  readonly presence?: PresenceReplicator;
 }
 
 function exceptSet(except: BroadcastTarget['except']): ReadonlySet<string> | null {

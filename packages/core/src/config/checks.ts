@@ -12,6 +12,7 @@ import {
 } from '@pkg/http';
 import { createCoreError } from '../errors';
 import type { ServerConfigOptions } from './options';
+import { presencePatternProblem } from '../ws/presence-rooms';
 
 /** `null` when the value is good, else what was expected ("a positive number of bytes"). */
 type Check = (value: unknown) => string | null;
@@ -161,6 +162,19 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
     v === 'address' || v === 'client' || typeof v === 'function'
       ? null
       : '"address", "client" or a function (clientId, address) => string',
+  // presence
+  presence: (v) => {
+    if (!Array.isArray(v)) return 'an array of {match, namespace?} room patterns ([] = off)';
+    for (const entry of v) {
+      const problem = presencePatternProblem(entry);
+      if (problem !== null) return `an array of ${problem}`;
+    }
+    return null;
+  },
+  presence_interval: timer('a positive number of milliseconds up to 2147483647', 1),
+  presence_max_list: positiveInt('a positive number of keys'),
+  presence_max_meta_bytes: positiveInt('a positive number of bytes'),
+  presence_node_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
 };
 
 export const KEYS = Object.keys(CHECKS) as Array<keyof ServerConfigOptions>;

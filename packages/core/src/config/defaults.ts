@@ -66,4 +66,10 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   backend_connect_timeout: 10_000,
   allowed_hosts: null,
   ws_rate_limit_key: 'address',
+  // presence
+  presence: [],
+  presence_interval: 100,
+  presence_max_list: 1000,
+  presence_max_meta_bytes: 1024,
+  presence_node_timeout: 15_000,
 });

@@ -4,6 +4,7 @@
  * in defaults.ts, checks in checks.ts, the class in server-config.ts.
  */
 import type { CorsOptions, TrustPredicate, TrustProxySetting } from '@pkg/http';
+import type { PresencePattern } from '../ws/presence-rooms';
 
 /** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
 export type ServerCorsOptions = CorsOptions;
@@ -163,7 +164,20 @@ export interface ServerConfigOptions {
    * client's data). Default `'address'`.
    */
   ws_rate_limit_key?: WsRateLimitKey;
+  // presence
+  /** Rooms that track presence: `{match, namespace?}` globs on the room name (`*` = any run of characters; every namespace without `namespace`). Default `[]` (off). */
+  presence?: PresencePattern[];
+  /** Milliseconds between two presence flushes of a room: joins and leaves within it go out as one `$presence_diff`. Default 100. */
+  presence_interval?: number;
+  /** Keys a room's presence lists at most; a room with more sends `$presence` with stats `{connections, keys}` and no diffs. Default 1000. */
+  presence_max_list?: number;
+  /** Bytes of JSON the application members of one presence meta may take. Default 1024. */
+  presence_max_meta_bytes?: number;
+  /** Milliseconds after which an instance that stopped heartbeating is gone, with its presence entries (cluster adapters). Default 15000. */
+  presence_node_timeout?: number;
 }
+
+export type { PresencePattern } from '../ws/presence-rooms';
 
 /** See `ws_rate_limit_key`. */
 export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);

@@ -3,6 +3,7 @@ import { createCoreError } from '../errors';
 import { CHECKS, KEYS, checkKey, compileTrust, copy, describe, isPlainObject } from './checks';
 import { SERVER_CONFIG_DEFAULTS } from './defaults';
 import type {
+  PresencePattern,
   ResolvedServerConfig,
   ServerConfigOptions,
   ServerCorsOptions,
@@ -18,6 +19,7 @@ export type {
   ServerTlsOptions,
   UnknownEventPolicy,
   WsRateLimitKey,
+  PresencePattern,
 } from './options';
 
 /**
@@ -223,6 +225,12 @@ export class ServerConfig {
   /** The `allowed_hosts` list (a copy), or null when Host is not checked. */
   getAllowedHosts(): string[] | null {
     return this.#values.allowed_hosts === null ? null : [...this.#values.allowed_hosts];
+  }
+
+  // presence
+  /** The `presence` room patterns (a copy); empty when presence is off. */
+  getPresencePatterns(): PresencePattern[] {
+    return copy(this.#values.presence);
   }
 
   /** Every key with its value, defaults applied (TLS key material left out). */

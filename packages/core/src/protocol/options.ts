@@ -40,6 +40,8 @@ export interface ProtocolV1Options {
   readonly dispatch: (client: WsClient, envelope: Envelope) => void;
   /** The client is gone for good: out of rooms, `OnDisconnect`, then `done`. */
   readonly end: (clientId: string, done: () => void) => void;
+  /** The connection of a session dropped (the session waits) or a session resumed. */
+  readonly awayChanged?: (clientId: string, away: boolean) => void;
 }
 
 /** What the protocol layer holds, for `getLoad()`. */

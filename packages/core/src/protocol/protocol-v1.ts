@@ -236,6 +236,7 @@ export class ProtocolV1 {
   #open(conn: ConnectionRecord, start: boolean): void {
     this.#transition(conn, S.OPEN);
     if (start) this.#o.start(conn.client.id);
+    else this.#o.awayChanged?.(conn.client.id, false);
     const held = conn.held;
     conn.held = [];
     for (const envelope of held) {
@@ -317,6 +318,7 @@ export class ProtocolV1 {
     if (session !== undefined && this.#sessions !== undefined && keep) {
       this.#transition(conn, S.AWAY);
       this.#sessions.away(session);
+      this.#o.awayChanged?.(client.id, true);
       return;
     }
     this.#transition(conn, S.CLOSED);
@@ -393,6 +395,20 @@ export class ProtocolV1 {
     const state =
       conn === undefined ? 'gone' : conn.state !== S.OPEN ? 'gone' : conn.hello ? 'v1' : 'v0';
     return requestToClient(this.#requests, this.#ws, clientId, state, event, data, options);
+  }
+
+  /**
+   * Whether a local client said `$hello` (an away session did) and the identity its auth
+   * handlers gave; undefined for an id with neither a connection nor a session here.
+   */
+  clientInfo(
+    clientId: string,
+  ): { v1: boolean; identity: string | undefined; away: boolean } | undefined {
+    const conn = this.#conns.get(clientId);
+    if (conn !== undefined) return { v1: conn.hello, identity: conn.identity, away: false };
+    const session = this.#sessions?.ofClient(clientId);
+    if (session === undefined) return undefined;
+    return { v1: true, identity: session.identity, away: !session.connected };
   }
 
   /** Pending server requests of a client. */

@@ -47,8 +47,17 @@ function checkName(kind: 'client id' | 'room' | 'namespace', value: unknown): st
   return value;
 }
 
+/** Told after a client entered (`joined`) or left a room; see {@link NamespaceManager.setRoomListener}. */
+export type RoomListener = (
+  joined: boolean,
+  clientId: string,
+  room: string,
+  namespace: string,
+) => void;
+
 export class NamespaceManager {
   readonly #maxRooms: number;
+  #roomListener: RoomListener | null = null;
   readonly #maxName: number;
   /** namespace -> its member client ids */
   readonly #namespaces = new Map<string, Set<string>>();
@@ -71,6 +80,14 @@ export class NamespaceManager {
     }
     this.#maxRooms = maxRoomsPerClient;
     this.#maxName = maxNameLength;
+  }
+
+  /**
+   * One listener told of every room a client actually enters or leaves, whichever path
+   * changed it (the server's presence tracking uses it). It must not throw.
+   */
+  setRoomListener(listener: RoomListener | null): void {
+    this.#roomListener = listener;
   }
 
   /** Rooms one client may be in at once (0 = no limit). */
@@ -209,6 +226,7 @@ export class NamespaceManager {
       members = new Set();
       byRoom.set(room, members);
     }
+    const added = !members.has(clientId);
     members.add(clientId);
     let byNamespace = this.#clientRooms.get(clientId);
     if (!byNamespace) {
@@ -221,6 +239,7 @@ export class NamespaceManager {
       byNamespace.set(namespace, own);
     }
     own.add(room);
+    if (added) this.#roomListener?.(true, clientId, room, namespace);
   }
 
   /** Takes the client out of one room. The client stays in the namespace. */
@@ -230,8 +249,9 @@ export class NamespaceManager {
     checkName('namespace', namespace);
     const byRoom = this.#rooms.get(namespace);
     const members = byRoom?.get(room);
+    let removed = false;
     if (byRoom && members) {
-      members.delete(clientId);
+      removed = members.delete(clientId);
       if (members.size === 0) byRoom.delete(room);
       if (byRoom.size === 0) this.#rooms.delete(namespace);
     }
@@ -242,6 +262,7 @@ export class NamespaceManager {
       if (own.size === 0) byNamespace.delete(namespace);
       if (byNamespace.size === 0) this.#clientRooms.delete(clientId);
     }
+    if (removed) this.#roomListener?.(false, clientId, room, namespace);
   }
 
   /** Takes the client out of every room in every namespace; namespace membership stays. */
