@@ -37,7 +37,8 @@ function member(port, index, ids, n, onEvent) {
     joinedAt: undefined,
     firstAt: undefined,
     completeAt: undefined,
-    closed: new Promise((resolve) => ws.once('close', resolve)),
+    closed: new Promise((resolve) => ws.once('close', (code) => resolve((m.closeCode = code)))),
+    closeCode: undefined,
   };
   const mark = (state, on) => {
     for (const entry of Object.values(state ?? {})) {
@@ -157,7 +158,7 @@ async function measure(ctx, { clients: n, instances, interval, redisUrl }) {
     const incomplete = members.filter((m) => m.completeAt === undefined && !m.statsOnly).length;
     if (!finished) {
       throw new Error(
-        `${incomplete} of ${n} views were not complete 60 s after the storm started (median known ${median(members.map((m) => m.known))} of ${n})`,
+        `${incomplete} of ${n} views were not complete 60 s after the storm started (known: median ${median(members.map((m) => m.known))}, min ${Math.min(...members.map((m) => m.known))}, max ${Math.max(...members.map((m) => m.known))} of ${n}; ${members.filter((m) => m.joinedAt === undefined).length} without a join answer, ${members.filter((m) => m.ws.readyState !== WebSocket.OPEN).length} closed; presence messages per member: median ${median(members.map((m) => m.messages))})`,
       );
     }
     const lastComplete = Math.max(...members.map((m) => m.completeAt ?? 0));
