@@ -145,6 +145,7 @@ export type {
   WsRateLimitKey,
 } from './config/server-config';
 // presence
+export type { PresenceEntry, PresenceMeta, PresenceState, PresenceStats } from '@pkg/wire';
 export type { PresencePattern } from './config/server-config';
 export type { PresenceClientInfo, PresenceHook, PresenceJoin } from './ws/presence';
 export type {

@@ -9,6 +9,7 @@ import {
 } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
 import { ApiDocs } from './docs/api-docs';
+import { PRESENCE_EVENT_DOCS } from './docs/presence-docs';
 import { ClientRegistry } from './ws/client-registry';
 import { PendingHandlers } from './ws/pending-handlers';
 import { ConnectionGate } from './lifecycle/connection-gate';
@@ -296,6 +297,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const http = new HttpDispatcher(registry, dependencies);
   const router = new Router(registry, { ws, http });
   const docs = new ApiDocs(registry, config.getApiInfo());
+  if (presence.enabled) {
+    for (const [event, doc] of PRESENCE_EVENT_DOCS) docs.declareControlEvent(event, doc);
+  }
 
   httpHandler.setDispatcher(
     lifecycle.closeWhileDraining(

@@ -2,6 +2,7 @@
 // joins and leaves, two connections of one key, meta updates, the bound on messages under a
 // join storm, rooms over the list bound, and clients that do odd things.
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { Parser } from '@asyncapi/parser';
 import type { PresenceDiffData, PresenceStateData } from '@pkg/wire';
 import { RoomsController, type Server, type ServerConfigOptions } from '../src/index';
 import { TestClient, cleanup, startServer, type Envelope } from './helpers';
@@ -294,5 +295,57 @@ describe('presence with clients that do odd things', () => {
     await expect(
       startServer([], { presence: [{ match: 'a', namespace: 'x' }] } as ServerConfigOptions),
     ).rejects.toThrow(/namespace a string starting with "\/"/);
+  });
+});
+
+describe('presence in the AsyncAPI document', () => {
+  it('documents $presence and $presence_diff when presence is on, and not otherwise', async () => {
+    const { server } = await rooms();
+    const doc = server.asyncapi();
+    const { document, diagnostics } = await new Parser().parse(JSON.stringify(doc));
+    expect(diagnostics.filter((d) => d.severity === 0)).toEqual([]);
+    const sent = document!
+      .operations()
+      .all()
+      .filter((o) => o.action() === 'send')
+      .map((o) => o.messages().all()[0]!.name());
+    expect(sent).toEqual(expect.arrayContaining(['$presence', '$presence_diff']));
+    const messages = (doc['components'] as { messages: Record<string, { payload: unknown }> })
+      .messages;
+    expect(JSON.stringify(messages['server._presence_diff']!.payload)).toContain('"leaves"');
+    const { server: plain } = await startServer([new RoomsController()]);
+    expect(JSON.stringify(plain.asyncapi())).not.toContain('$presence');
+  });
+});
+
+describe('presence and recovery sessions', () => {
+  it('leaves when a session’s connection drops, joins again and resends the state on resume, and leaves for good when the session ends', async () => {
+    const { wsUrl, server } = await rooms();
+    const watcher = await v1(wsUrl);
+    await join(watcher, 'chat:s');
+    await watcher.client.next('$presence');
+    const first = await TestClient.connect(wsUrl, {}, ['pkg.v1']);
+    first.send('$hello', { v: 1 });
+    const welcome = (await first.next('$welcome')).data;
+    const id = String(welcome['clientId']);
+    first.send('join_room', { room: 'chat:s' });
+    await first.next('room_joined');
+    await first.next('$presence');
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).joins)).toEqual([id]);
+
+    // Dropped without a close frame: the session waits, the entry leaves at once.
+    first.ws.terminate();
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).leaves)).toEqual([id]);
+    expect(await server.presenceStats('chat:s')).toEqual({ connections: 1, keys: 1 });
+
+    const again = await TestClient.connect(wsUrl, {}, ['pkg.v1']);
+    again.send('$hello', { v: 1, resume: { session: welcome['session'], seq: 0 } });
+    expect((await again.next('$welcome')).data).toMatchObject({ resumed: true, clientId: id });
+    expect(clientIds(state(await again.next('$presence')).state!)).toEqual([watcher.id, id].sort());
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).joins)).toEqual([id]);
+
+    server.disconnectClient(id);
+    expect(Object.keys(diff(await watcher.client.next('$presence_diff')).leaves)).toEqual([id]);
+    expect(await server.presenceStats('chat:s')).toEqual({ connections: 1, keys: 1 });
   });
 });

@@ -2,7 +2,7 @@
 // processes (test/fixtures/instance.ts, bundled once with esbuild so the child runs the
 // sources), and `ws` clients that queue what they receive.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -118,13 +118,14 @@ export async function waitFor(
 
 let bundleDir: string | null = null;
 
-/** Bundles test/fixtures/instance.ts once per test file; returns the script path. */
-function instanceScript(): string {
-  if (!bundleDir) {
-    bundleDir = mkdtempSync(path.join(tmpdir(), 'pkg-redis-instance-'));
+/** Bundles test/fixtures/<fixture>.ts once per test file; returns the script path. */
+function instanceScript(fixture = 'instance'): string {
+  bundleDir ??= mkdtempSync(path.join(tmpdir(), 'pkg-redis-instance-'));
+  const script = path.join(bundleDir, `${fixture}.cjs`);
+  if (!existsSync(script)) {
     buildSync({
-      entryPoints: [path.join(__dirname, 'fixtures', 'instance.ts')],
-      outfile: path.join(bundleDir, 'instance.cjs'),
+      entryPoints: [path.join(__dirname, 'fixtures', `${fixture}.ts`)],
+      outfile: script,
       bundle: true,
       platform: 'node',
       format: 'cjs',
@@ -135,7 +136,7 @@ function instanceScript(): string {
       absWorkingDir: REPO_ROOT,
     });
   }
-  return path.join(bundleDir, 'instance.cjs');
+  return script;
 }
 
 /** Removes the bundle made by {@link instanceScript}. */
@@ -189,8 +190,9 @@ export class Instance {
     });
   }
 
-  static start(env: Record<string, string>): Promise<Instance> {
-    const child = fork(instanceScript(), [], {
+  /** Starts test/fixtures/<fixture>.ts (default `instance`) in a child process. */
+  static start(env: Record<string, string>, fixture = 'instance'): Promise<Instance> {
+    const child = fork(instanceScript(fixture), [], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

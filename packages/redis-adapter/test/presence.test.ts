@@ -5,21 +5,9 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import {
-  NullLogger,
-  RoomsController,
-  Server,
-  ServerConfig,
-  type PresenceState,
-} from '@pkg/core';
+import { NullLogger, RoomsController, Server, ServerConfig, type PresenceState } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import {
-  Instance,
-  PrivateRedis,
-  removeBundle,
-  sharedRedisAvailableSync,
-  waitFor,
-} from './helpers';
+import { Instance, PrivateRedis, removeBundle, sharedRedisAvailableSync, waitFor } from './helpers';
 
 const SHARED_URL = 'redis://127.0.0.1:6379';
 const NODE_TIMEOUT = 1200;
@@ -138,4 +126,93 @@ suite('presence across instances', () => {
     // A join costs two Redis commands (HSET, PUBLISH), a leave three (HDEL, HSET, PUBLISH).
     expect(b.adapter.presence.stats().remoteEntries).toBe(1);
   });
+});
+
+/** Instances in child processes with presence on `chat:*`. */
+async function instances(n: number, redisUrl: string, prefix: string): Promise<Instance[]> {
+  const env = {
+    REDIS_URL: redisUrl,
+    KEY_PREFIX: prefix,
+    PRESENCE_NODE_TIMEOUT: String(NODE_TIMEOUT),
+  };
+  const started = await Promise.all(
+    Array.from({ length: n }, () => Instance.start(env, 'presence-instance')),
+  );
+  // A killed instance has nothing left to stop.
+  for (const i of started) closers.push(() => (i.child.signalCode === null ? i.stop() : undefined));
+  return started;
+}
+
+async function viewsEqual(nodes: Instance[], room: string, expected: string[], limitMs?: number) {
+  const want = JSON.stringify([...expected].sort());
+  await waitFor(
+    async () => {
+      for (const n of nodes) {
+        if (JSON.stringify(await n.call<string[]>('presence', { room })) !== want) return false;
+      }
+      return true;
+    },
+    `every instance to list exactly ${expected.length} entries in ${room}`,
+    limitMs,
+  );
+}
+
+suite('presence across processes', () => {
+  it('drops the entries of a SIGKILLed instance everywhere within presence_node_timeout, and members get the leaves', async () => {
+    const prefix = `ptest-${randomBytes(4).toString('hex')}`;
+    const [a, b, c] = await instances(3, SHARED_URL, prefix);
+    const watcher = await member(a!.wsUrl);
+    await a!.call('join', { clientId: watcher.id, room: 'chat:k' });
+    const doomed = [await b!.connect(), await b!.connect()];
+    const kept = await c!.connect();
+    for (const d of doomed) await b!.call('join', { clientId: d.id, room: 'chat:k' });
+    await c!.call('join', { clientId: kept.id, room: 'chat:k' });
+    const everyone = [watcher.id, kept.id, ...doomed.map((d) => d.id)];
+    await viewsEqual([a!, b!, c!], 'chat:k', everyone);
+    await waitFor(
+      () =>
+        watcher.got.some(
+          (e) =>
+            (e.event === '$presence' || e.event === '$presence_diff') &&
+            JSON.stringify(e.data).includes(doomed[1]!.id),
+        ),
+      'the watcher to hear of the doomed instance’s members',
+    );
+
+    b!.child.kill('SIGKILL');
+    // The bound is the contract: gone everywhere within the node timeout of the kill.
+    await viewsEqual([a!, c!], 'chat:k', [watcher.id, kept.id], NODE_TIMEOUT);
+    await waitFor(
+      () =>
+        watcher.got.some(
+          (e) =>
+            e.event === '$presence_diff' &&
+            doomed.every((d) => Object.keys(e.data['leaves'] as PresenceState).includes(d.id)),
+        ),
+      'the leaves of the killed instance’s members at the watcher',
+    );
+    expect((await a!.call<{ expiredNodes: number }>('stats')).expiredNodes).toBe(1);
+  }, 60_000);
+
+  it('keeps local presence through a Redis restart and converges when Redis returns', async () => {
+    const redis = await PrivateRedis.start();
+    closers.push(() => redis.stop());
+    const [a, b] = await instances(2, redis.url, 'restart');
+    const [a1, a2, b1] = [await a!.connect(), await a!.connect(), await b!.connect()];
+    await a!.call('join', { clientId: a1.id, room: 'chat:r' });
+    await b!.call('join', { clientId: b1.id, room: 'chat:r' });
+    await viewsEqual([a!, b!], 'chat:r', [a1.id, b1.id]);
+
+    await redis.stop();
+    // Local presence goes on without Redis; the view of the other instance is kept as it was.
+    await a!.call('leave', { clientId: a1.id, room: 'chat:r' });
+    await a!.call('join', { clientId: a2.id, room: 'chat:r' });
+    await viewsEqual([a!], 'chat:r', [a2.id, b1.id]);
+
+    await redis.start();
+    await viewsEqual([a!, b!], 'chat:r', [a2.id, b1.id], 20_000);
+    const b2 = await b!.connect();
+    await b!.call('join', { clientId: b2.id, room: 'chat:r' });
+    await viewsEqual([a!, b!], 'chat:r', [a2.id, b1.id, b2.id]);
+  }, 60_000);
 });

@@ -2,7 +2,7 @@ import type { AnySchema } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import { createCoreError } from '../errors';
-import { buildAsyncApi, checkDeclaredEvent } from './asyncapi';
+import { buildAsyncApi, checkDeclaredEvent, type ControlEventDoc } from './asyncapi';
 import type { Json, JsonSchemaConverter } from './json-schema';
 import { buildOpenApi } from './openapi';
 
@@ -39,6 +39,7 @@ export class ApiDocs {
   readonly #registry: ControllerRegistry;
   readonly #info: { title: string; version: string };
   readonly #events = new Map<string, ServerEventDeclaration>();
+  readonly #controlEvents = new Map<string, ControlEventDoc>();
   #converter: JsonSchemaConverter | undefined;
 
   constructor(registry: ControllerRegistry, info: { title: string; version: string }) {
@@ -67,7 +68,18 @@ export class ApiDocs {
   }
 
   asyncapi(options: ApiDocumentOptions = {}): Json {
-    return buildAsyncApi(this.#registry, this.#events, this.#info, this.#withConverter(options));
+    return buildAsyncApi(
+      this.#registry,
+      this.#events,
+      this.#info,
+      this.#withConverter(options),
+      this.#controlEvents,
+    );
+  }
+
+  /** Documents a `$` control event that a feature turned on by the configuration sends. */
+  declareControlEvent(event: string, doc: ControlEventDoc): void {
+    this.#controlEvents.set(event, doc);
   }
 
   #withConverter(options: ApiDocumentOptions): ApiDocumentOptions {

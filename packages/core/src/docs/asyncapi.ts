@@ -37,12 +37,19 @@ const ERROR_DATA: Json = {
   },
 };
 
+/** A `$` control event the server sends when a feature is on (its data as JSON Schema). */
+export interface ControlEventDoc {
+  readonly data: Json;
+  readonly summary: string;
+}
+
 /** The AsyncAPI 3.0 document of every WebSocket event, both directions. */
 export function buildAsyncApi(
   registry: ControllerRegistry,
   serverEvents: ReadonlyMap<string, ServerEventDeclaration>,
   info: { title: string; version: string },
   options: ApiDocumentOptions = {},
+  controlEvents: ReadonlyMap<string, ControlEventDoc> = new Map(),
 ): Json {
   const messages: Record<string, Json> = {};
   const operations: Record<string, Json> = {};
@@ -77,6 +84,9 @@ export function buildAsyncApi(
       ? schemaFor(declared.schema, options.jsonSchema)
       : { type: ['object', 'array'] };
     add('send', event, envelope(event, data, false), declared.description ?? 'Sent by the server.');
+  }
+  for (const [event, doc] of controlEvents) {
+    add('send', event, envelope(event, doc.data, false), doc.summary);
   }
   if (!serverEvents.has('error')) {
     add(
