@@ -11,6 +11,8 @@ import { ShowcaseController } from './controllers/showcase-controller';
 import { scaleLimits } from './limits';
 import { nameFromHandshake } from './names';
 import { createOriginCheck } from './origin-check';
+import { PRESENCE_ROOMS, createPresenceHook } from './presence';
+import { createPresenceController } from './controllers/presence-controller';
 import { decideRoomJoin } from './room-policy';
 import { startTracing, type DemoTracing } from './tracing';
 
@@ -78,6 +80,7 @@ export function createApp(
       restart_spread: settings.restartSpread,
       tracing: settings.otlpEndpoint !== null,
       history: [{ ...CHAT_HISTORY }],
+      presence: PRESENCE_ROOMS.map((pattern) => ({ ...pattern })),
     }),
     undefined,
     undefined,
@@ -106,6 +109,13 @@ export function createApp(
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());
+  // Presence: every room; a meta carries the signed-in user's name (see presence.ts).
+  server.onPresence(
+    createPresenceHook(
+      (clientId) => server.getClientData(clientId, USER_KEY) as DemoUser | undefined,
+    ),
+  );
+  server.registerController(createPresenceController(limits, (room) => server.presence(room)));
   server.registerController(
     createRoomsController(limits.roomJoin, {
       canJoin: (clientId, room, namespace) =>

@@ -5,6 +5,8 @@
  * Types only: nothing here exists at run time.
  */
 
+import type { DemoPresenceMeta } from './presence';
+
 /** A user as the page sees it in `welcome`. */
 export interface WelcomeUser {
   id: string;
@@ -34,6 +36,8 @@ export interface ClientEvents {
 
 /** What the server sends. */
 export interface ServerEvents {
+  /** Not an event: the members of a presence meta (`client.presence(room)`), see presence.ts. */
+  $presence: (meta: DemoPresenceMeta) => void;
   welcome: (data: {
     clientId: string;
     name: string;

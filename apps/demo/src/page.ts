@@ -31,6 +31,9 @@ const STYLE = `
   #messages li.broadcast { color: #92400e; }
   #messages li.error { color: #b91c1c; }
   #messages li .delivery { color: #047857; font-size: 0.8rem; }
+  #presence-box h2 { font-size: 0.9rem; margin: 8px 0 0; color: #374151; }
+  #presence { list-style: none; display: flex; flex-wrap: wrap; gap: 6px; padding: 0; margin: 4px 0 8px; }
+  #presence li { background: #e5e7eb; border-radius: 999px; padding: 2px 10px; font-size: 0.85rem; overflow-wrap: anywhere; }
 `;
 
 const sha256 = (text: string): string =>
@@ -89,6 +92,10 @@ export const CHAT_PAGE_HTML = `<!doctype html>
   </form>
   <p id="state" role="status">Not connected</p>
   <button id="reconnect" type="button" hidden>Reconnect</button>
+  <section id="presence-box" aria-label="Who is in this room">
+    <h2>In this room: <span id="presence-count">-</span></h2>
+    <ul id="presence" aria-live="polite"></ul>
+  </section>
   <ul id="messages" aria-live="polite"></ul>
   <form id="send-form" autocomplete="off">
     <input id="message" maxlength="2000" placeholder="Write a message" aria-label="Message">

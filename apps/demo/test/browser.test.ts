@@ -336,3 +336,36 @@ describe('room history in Chromium', () => {
     await bob.screenshot({ path: path.join(RESULTS, 'demo-history.png'), fullPage: true });
   }, 120_000);
 });
+
+// Presence: the "In this room" list of the page, from client.presence(room).
+describe('who is in the room, in Chromium', () => {
+  const shown = (page: Page): Promise<string[]> => page.locator('#presence li').allTextContents();
+
+  it('shows the members live: two pages see each other, two tabs of one user once, one leaving disappears', async () => {
+    await closePages();
+    const alice = await openChat('Alice', 'people', 'alice-token');
+    await alice.locator('#presence li', { hasText: 'Alice (you)' }).waitFor();
+    const bob = await openChat('Bob', 'people', 'bob-token');
+    await bob.locator('#presence li', { hasText: 'Alice' }).waitFor();
+    await alice.locator('#presence li', { hasText: 'Bob' }).waitFor();
+    expect((await shown(bob)).sort()).toEqual(['Alice', 'Bob (you)']);
+
+    // A second tab of Alice's: still one Alice, with two tabs.
+    const aliceAgain = await openChat('Alice', 'people', 'alice-token');
+    await bob.locator('#presence li', { hasText: 'Alice (2 tabs)' }).waitFor();
+    expect((await shown(bob)).sort()).toEqual(['Alice (2 tabs)', 'Bob (you)']);
+    expect(await bob.locator('#presence-count').textContent()).toBe('2');
+
+    // Bob closes his tab: he disappears from both of Alice's pages.
+    await bob.context().close();
+    for (const page of [alice, aliceAgain]) {
+      await page.waitForFunction(
+        () => !document.getElementById('presence')?.textContent?.includes('Bob'),
+      );
+      expect(await shown(page)).toEqual(['Alice (2 tabs) (you)']);
+    }
+
+    mkdirSync(RESULTS, { recursive: true });
+    await alice.screenshot({ path: path.join(RESULTS, 'demo-presence.png'), fullPage: true });
+  }, 120_000);
+});

@@ -24,6 +24,7 @@ import type {
 import { Listeners, type AnyListener } from './listeners';
 import { Manager, type ClientStatus } from './manager';
 import { resolveOptions, type ClientOptions, type ResolvedClientOptions } from './options';
+import type { Presence, PresenceMetaType } from './presence';
 import { encodeMessage, traceMeta } from './protocol';
 import { checkRoom } from './rooms';
 import { ProtocolSocket, unsupported } from './socket';
@@ -315,6 +316,18 @@ export class Client<
     const left = this.#socket.rooms.leave(room, namespace, this.connected, timeout);
     if (this.connected) this.#socket.sendControl('leave_room', { data: { room, namespace } });
     return left;
+  }
+
+  /**
+   * The live presence of a room whose server tracks presence: who is in it, kept up to date
+   * from `$presence` and `$presence_diff` (protocol version 1), across reconnects. The same
+   * object until its `close()`. It does not join the room: use `joinRoom`, or let the
+   * server join the client. The metas' members are typed by the `$presence` member of the
+   * map of what the server sends.
+   */
+  presence<M = PresenceMetaType<Listen>>(room: string, namespace = '/'): Presence<M> {
+    checkRoom('presence', room, namespace);
+    return this.#socket.presence.view<M>(room, namespace);
   }
 
   // ----------------------------------------------------------- connecting

@@ -16,8 +16,11 @@ export type EventsMap<T> = { [K in keyof T]: (data: never) => unknown };
 /** The map used when none is given: every event, data and answer `unknown`. */
 export type DefaultEvents = Record<string, (data: unknown) => unknown>;
 
-/** The event names of a map. */
-export type EventName<M> = Extract<keyof M, string>;
+/**
+ * The event names of a map. Names starting with `$` are not events: `$presence` types the
+ * metas of `client.presence()`.
+ */
+export type EventName<M> = Exclude<Extract<keyof M, string>, `$${string}`>;
 
 /** The `data` type of an event. */
 export type EventData<M, E extends keyof M> = M[E] extends (data: infer D) => unknown ? D : never;

@@ -36,4 +36,14 @@ export {
 } from '@pkg/wire';
 export type { RecoveryFailureReason, RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 export { backoffDelay } from './backoff';
+export { Presence } from './presence';
+export type {
+  PresenceEntryOf,
+  PresenceEventName,
+  PresenceEvents,
+  PresenceListItem,
+  PresenceMetaOf,
+  PresenceMetaType,
+} from './presence';
+export type { PresenceMeta, PresenceStats } from '@pkg/wire';
 export type { WebSocketConstructor, WebSocketLike } from './transport';

@@ -23,6 +23,7 @@ import { LIFECYCLE_EVENTS, type Listeners } from './listeners';
 import type { ResolvedClientOptions } from './options';
 import { decodeInbound, type InboundMessage } from './protocol';
 import { RoomPositions } from './positions';
+import { PresenceRegistry } from './presence';
 import { PendingRequests } from './requests';
 import { RoomSet } from './rooms';
 import type { Connection } from './transport';
@@ -64,6 +65,7 @@ export class ProtocolSocket {
   readonly requests = new PendingRequests();
   readonly rooms = new RoomSet();
   readonly positions = new RoomPositions();
+  readonly presence = new PresenceRegistry();
   /** Messages emitted while disconnected (text to send), oldest first. */
   buffer: string[] = [];
   protocol: 0 | 1 | undefined;
@@ -191,6 +193,7 @@ export class ProtocolSocket {
     this.stopTimers();
     this.requests.rejectAll(error, false);
     this.rooms.clear(error('join_room'));
+    this.presence.clear();
     this.buffer = [];
     this.#early = null;
     this.positions.clear();
@@ -216,6 +219,7 @@ export class ProtocolSocket {
       );
     }
     const { join, leave } = this.rooms.onConnected(resumed);
+    this.presence.connected(resumed);
     for (const r of leave) this.sendControl('leave_room', { data: r });
     for (const r of join) this.sendJoin(r.room, r.namespace);
     const buffered = this.buffer;
@@ -280,6 +284,8 @@ export class ProtocolSocket {
     }
     const data = message.data;
     this.rooms.observe(event, data);
+    if (this.presence.receive(event, data)) return;
+    if (event === 'room_left') this.#roomLeft(data);
     if (event === 'error') {
       this.#host.emit('error', readErrorData(data));
       return;
@@ -305,6 +311,13 @@ export class ProtocolSocket {
       ...(reason === undefined ? {} : { reason }),
       replayed,
     });
+  }
+
+  #roomLeft(data: unknown): void {
+    const { room, namespace } = (data ?? {}) as Record<string, unknown>;
+    if (typeof room === 'string' && typeof namespace === 'string') {
+      this.presence.left(room, namespace);
+    }
   }
 
   /** A request of the server (`rid`): the first listener's result is the answer. */

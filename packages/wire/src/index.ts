@@ -65,6 +65,13 @@ export type {
   RoomPosition,
   StreamPosition,
 } from './history';
+export {
+  readPresenceData,
+  readPresenceDiff,
+  readPresenceMeta,
+  readPresenceState,
+  readPresenceStats,
+} from './presence-read';
 export type {
   PresenceDiffData,
   PresenceEntry,

@@ -16,6 +16,7 @@
  */
 import { Client, ClientError, type RoomPosition, type StopCause } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../events';
+import { createPresenceList } from './presence-list';
 
 type ChatClient = Client<ClientEvents, ServerEvents>;
 type Join = { room: string; name?: string };
@@ -35,10 +36,13 @@ const countEl = byId('client-count');
 const sendButton = byId<HTMLButtonElement>('send');
 const messageInput = byId<HTMLInputElement>('message');
 const reconnectButton = byId<HTMLButtonElement>('reconnect');
+const presence = createPresenceList(byId<HTMLUListElement>('presence'), byId('presence-count'));
 
 let client: ChatClient | null = null;
 let clientToken = '';
 let myId: string | null = null;
+/** The signed-in user's id (the presence key of all its tabs), null for a guest. */
+let myUserId: string | null = null;
 let myRoom: string | null = null;
 /** The name the server gave this page in its room (`room.joined`). */
 let myName = '';
@@ -180,6 +184,7 @@ function listen(c: ChatClient): void {
 
   c.on('welcome', (data) => {
     myId = data.clientId;
+    myUserId = data.user?.id ?? null;
     const signedIn = data.user ? `, signed in as ${data.user.name}` : '';
     add('system', `Connected as ${data.name}${signedIn} (${data.clientId}).`);
     showCount(data.clients);
@@ -191,6 +196,7 @@ function listen(c: ChatClient): void {
     rejoining = false;
     myRoom = data.room;
     myName = data.name;
+    presence.show(c, data.room, [myUserId ?? data.clientId]);
     setState(`In room ${data.room} as ${data.name}`);
     sendButton.disabled = false;
     messageInput.focus();
@@ -299,6 +305,7 @@ function stop(): void {
   client = null;
   myId = null;
   myRoom = null;
+  presence.clear();
   sendButton.disabled = true;
   old?.disconnect();
 }
