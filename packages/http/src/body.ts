@@ -70,6 +70,15 @@ export function parseJsonSafely(
   }
 }
 
+/** JSON text without a leading byte-order mark; a blank document is `null`. */
+function parseJsonText(decoded: string, prototypeKeys: PrototypeKeysPolicy): unknown {
+  const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
+  // A document starting with `{` or `[` is not blank; only others need the trim.
+  const first = text.charCodeAt(0);
+  if (first !== 0x7b && first !== 0x5b && text.trim() === '') return null;
+  return parseJsonSafely(text, prototypeKeys);
+}
+
 /**
  * Turns the body bytes into a value according to the Content-Type: JSON (any `json` type),
  * `application/x-www-form-urlencoded` (an object of strings and string arrays), `text/*`
@@ -83,15 +92,14 @@ export function parseBody(
   contentEncoding?: string,
   prototypeKeys: PrototypeKeysPolicy = 'error',
 ): unknown {
+  if (contentEncoding !== undefined) {
+    const encoding = contentEncoding.trim().toLowerCase();
+    if (encoding !== '' && encoding !== 'identity') return raw.length === 0 ? null : raw;
+  }
+  // The usual JSON body: its type needs no parsing and its charset is UTF-8.
+  if (contentType === 'application/json') return parseJsonText(raw.toString('utf8'), prototypeKeys);
   const type = mediaType(contentType);
-  const encoding = contentEncoding?.trim().toLowerCase();
-  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-    return raw.length === 0 ? null : raw;
-  }
-  if (isJsonMediaType(type)) {
-    const text = decodeText(raw, contentType).replace(/^\uFEFF/, '');
-    return text.trim() === '' ? null : parseJsonSafely(text, prototypeKeys);
-  }
+  if (isJsonMediaType(type)) return parseJsonText(decodeText(raw, contentType), prototypeKeys);
   if (type === 'application/x-www-form-urlencoded') {
     const text = raw.toString('utf8');
     if (!hasValidEscapes(text, true)) {

@@ -47,6 +47,21 @@ export function parseHost(value: string): ParsedHost | undefined {
   return port === undefined ? undefined : { hostname, port };
 }
 
+let lastHost = '';
+let lastParsed: ParsedHost | undefined;
+
+/**
+ * {@link parseHost} remembering the last value, which most requests repeat. The result is
+ * shared between callers: read it, never write to it.
+ */
+export function parseHostCached(value: string): Readonly<ParsedHost> | undefined {
+  if (value !== lastHost || lastParsed === undefined) {
+    lastParsed = parseHost(value);
+    lastHost = value;
+  }
+  return lastParsed;
+}
+
 /** The default port of a scheme: 443 for https, 80 otherwise. */
 export function defaultPort(scheme: string): number {
   return scheme === 'https' ? 443 : 80;

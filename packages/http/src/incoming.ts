@@ -13,7 +13,11 @@ export function findAmbiguity(req: IncomingMessage): string | undefined {
   const codings: string[] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
-    const name = (raw[i] ?? '').toLowerCase();
+    const rawName = raw[i] ?? '';
+    // Only names of these three lengths can matter: the others are not lower-cased at all.
+    const length = rawName.length;
+    if (length !== 4 && length !== 14 && length !== 17) continue;
+    const name = rawName.toLowerCase();
     if (name === 'host') hosts++;
     else if (name === 'content-length') lengths++;
     else if (name === 'transfer-encoding') codings.push(...(raw[i + 1] ?? '').split(','));
@@ -48,12 +52,72 @@ export type BodyCallback = (err: HttpError | undefined, body: Buffer) => void;
 
 const EMPTY = Buffer.alloc(0);
 
+/** A body being read: what the listeners shared by every request keep on the message. */
+interface BodyRead {
+  readonly limit: number;
+  readonly done: BodyCallback;
+  chunks: Buffer[] | undefined;
+  first: Buffer | undefined;
+  size: number;
+  settled: boolean;
+}
+
+const kBodyRead = Symbol('body read');
+type ReadingMessage = IncomingMessage & { [kBodyRead]?: BodyRead };
+
+// The same four functions serve every request (no closures per request), and stay attached
+// once the read is over (`settled` makes them inert): removing them costs more than it saves.
+function onBodyData(this: ReadingMessage, chunk: Buffer): void {
+  const read = this[kBodyRead];
+  if (read === undefined || read.settled) return;
+  read.size += chunk.length;
+  if (read.size > read.limit) {
+    read.settled = true;
+    read.chunks = read.first = undefined;
+    // Nothing more is read: no listener is left that would take the stream's data.
+    this.off('data', onBodyData);
+    this.off('end', onBodyEnd);
+    this.off('error', onBodyFailure);
+    this.off('close', onBodyFailure);
+    this.pause();
+    read.done(tooLarge(read.limit), EMPTY);
+    return;
+  }
+  if (read.first === undefined) read.first = chunk;
+  else (read.chunks ??= [read.first]).push(chunk);
+}
+
+function onBodyEnd(this: ReadingMessage): void {
+  const read = this[kBodyRead];
+  if (read === undefined || read.settled) return;
+  read.settled = true;
+  const { first, chunks, size } = read;
+  read.chunks = read.first = undefined;
+  // One chunk (the usual small body) is the body itself; several are joined once.
+  read.done(undefined, chunks !== undefined ? Buffer.concat(chunks, size) : (first ?? EMPTY));
+}
+
+function onBodyFailure(this: ReadingMessage, err?: Error): void {
+  const read = this[kBodyRead];
+  if (read === undefined || read.settled) return;
+  read.settled = true;
+  read.chunks = read.first = undefined;
+  read.done(
+    new HttpError(
+      'PKG_ERR_HTTP_BODY_READ_FAILED',
+      'The connection ended before the whole request body arrived.',
+      err instanceof Error ? { cause: err } : undefined,
+    ),
+    EMPTY,
+  );
+}
+
 /**
  * Reads the body up to `limit` bytes and calls `done` once. A declared Content-Length over
  * the limit is refused before a byte is read; a body that grows past the limit stops being
  * read at once (the stream is paused). Both give an `HttpError` of status 413. A client that
  * aborts gives `PKG_ERR_HTTP_BODY_READ_FAILED`. No promise is made: `HttpHandler` goes on
- * from the callback.
+ * from the callback. A message is read at most once.
  */
 export function readBodyInto(req: IncomingMessage, limit: number, done: BodyCallback): void {
   const declared = declaredLength(req);
@@ -65,43 +129,19 @@ export function readBodyInto(req: IncomingMessage, limit: number, done: BodyCall
     done(undefined, EMPTY);
     return;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const cleanup = (): void => {
-    req.off('data', onData);
-    req.off('end', onEnd);
-    req.off('error', onFailure);
-    req.off('close', onFailure);
+  const message = req as ReadingMessage;
+  message[kBodyRead] = {
+    limit,
+    done,
+    chunks: undefined,
+    first: undefined,
+    size: 0,
+    settled: false,
   };
-  const onData = (chunk: Buffer): void => {
-    size += chunk.length;
-    if (size > limit) {
-      cleanup();
-      req.pause();
-      done(tooLarge(limit), EMPTY);
-      return;
-    }
-    chunks.push(chunk);
-  };
-  const onEnd = (): void => {
-    cleanup();
-    done(undefined, Buffer.concat(chunks, size));
-  };
-  const onFailure = (err?: Error): void => {
-    cleanup();
-    done(
-      new HttpError(
-        'PKG_ERR_HTTP_BODY_READ_FAILED',
-        'The connection ended before the whole request body arrived.',
-        err === undefined ? undefined : { cause: err },
-      ),
-      EMPTY,
-    );
-  };
-  req.on('data', onData);
-  req.on('end', onEnd);
-  req.on('error', onFailure);
-  req.on('close', onFailure);
+  message.on('data', onBodyData);
+  message.on('end', onBodyEnd);
+  message.on('error', onBodyFailure);
+  message.on('close', onBodyFailure);
 }
 
 /** {@link readBodyInto} as a promise: resolves with the body, rejects with the `HttpError`. */

@@ -5,7 +5,7 @@
  */
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import type { PrototypeKeysPolicy } from './body';
-import { createHttpError } from './errors';
+import { createHttpError, HttpError } from './errors';
 import { compileTrustProxy, type TrustPredicate, type TrustProxySetting } from './trust-proxy';
 
 /** What a {@link Request} is built from. `Request.fromIncomingMessage` fills it from Node. */
@@ -39,6 +39,23 @@ export interface RequestInit {
 const kNodeHeaders = Symbol('node headers');
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const TRUST_NONE: TrustPredicate = () => false;
+
+export function invalidHost(host: unknown): HttpError {
+  return new HttpError(
+    'PKG_ERR_HTTP_INVALID_HOST',
+    `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
+      `optional port, once.`,
+  );
+}
+
+export function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    !(value instanceof Uint8Array)
+  );
+}
 
 export function invalidArgument(message: string): TypeError {
   return createHttpError(TypeError, 'PKG_ERR_HTTP_INVALID_ARGUMENT', message);

@@ -1,9 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import { isJsonMediaType, mediaType, parseBody, type PrototypeKeysPolicy } from './body';
-import { HttpError } from './errors';
-import { checkInit, initFromNode, invalidArgument, type RequestInit } from './request-init';
+import {
+  checkInit,
+  initFromNode,
+  invalidArgument,
+  invalidHost,
+  isPlainRecord,
+  type RequestInit,
+} from './request-init';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
-import { defaultPort, parseHost, type ParsedHost } from './host';
+import { defaultPort, parseHostCached, type ParsedHost } from './host';
 import { parseQueryString, parseRequestTarget } from './target';
 import type { Response } from './response';
 import { normalizeIp, type TrustPredicate, type TrustProxySetting } from './trust-proxy';
@@ -12,24 +18,8 @@ export type { RequestInit } from './request-init';
 
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
+
 const EMPTY_BODY = Buffer.alloc(0);
-
-function invalidHost(host: unknown): HttpError {
-  return new HttpError(
-    'PKG_ERR_HTTP_INVALID_HOST',
-    `Invalid Host header ${JSON.stringify(host)}: expected a host name or IP and an ` +
-      `optional port, once.`,
-  );
-}
-
-function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    !Array.isArray(value) &&
-    !(value instanceof Uint8Array)
-  );
-}
 
 /**
  * An HTTP request: method, path, headers, query, path parameters, body and the client's
@@ -78,7 +68,7 @@ export class Request {
     this.#localPort = init.localPort;
     const host = this.#headers.host;
     if (host !== undefined) {
-      this.#hostHeader = typeof host === 'string' ? parseHost(host) : undefined;
+      this.#hostHeader = typeof host === 'string' ? parseHostCached(host) : undefined;
       if (this.#hostHeader === undefined) throw invalidHost(host);
     }
   }

@@ -58,6 +58,8 @@ function parseCanonical(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined 
  * not an IP address is returned unchanged.
  */
 export function normalizeIp(address: string): string {
+  // The common case, without parsing: a canonical dotted quad is already its own spelling.
+  if (IPV4_CANONICAL.test(address)) return address;
   const zoneAt = address.indexOf('%');
   const bare = zoneAt === -1 ? address : address.slice(0, zoneAt);
   const parsed = parseCanonical(bare);

@@ -45,6 +45,10 @@ export class Connection<Owner = unknown> implements HeartbeatMember, FairMember 
   awaitingPong = false;
   turnCount = 0;
   backlog: FairMember['backlog'] = undefined;
+  /** The Outbound batch in which a broadcast last reached it (see Outbound.toMany). */
+  sendBatch = 0;
+  /** True while its raw socket is corked until the end of the batch. */
+  corked = false;
   /** Its inbound budget: messages, bytes, protocol errors, error replies. */
   readonly budget: InboundBudget;
   readonly #rawSocket: Duplex;
@@ -60,6 +64,18 @@ export class Connection<Owner = unknown> implements HeartbeatMember, FairMember 
     this.owner = owner;
     this.#rawSocket = rawSocket;
     this.budget = new InboundBudget(limits, Date.now());
+  }
+
+  /** Holds its writes until {@link uncork}: several frames leave in one system call. */
+  cork(): void {
+    this.corked = true;
+    this.#rawSocket.cork();
+  }
+
+  /** Lets the writes held since {@link cork} go out. */
+  uncork(): void {
+    this.corked = false;
+    this.#rawSocket.uncork();
   }
 
   /** Resolves after onDisconnect has run. */

@@ -14,6 +14,11 @@ import { prepareError } from './envelope';
 /** Send options of every outbound message: a text frame, also when given a Buffer. */
 const SEND_AS_TEXT = { binary: false } as const;
 
+/** Frames larger than this are never held back: coalescing gains nothing on them. */
+const CORK_MAX_FRAME = 16 * 1024;
+/** A corked client's held bytes are written out once they reach this. */
+const CORK_MAX_HELD = 64 * 1024;
+
 /** The limits the outbound side applies. */
 export interface OutboundLimits {
   readonly maxBufferedAmount: number;
@@ -28,6 +33,11 @@ export class Outbound {
   readonly #limits: OutboundLimits;
   readonly #log: LoggerInterface;
   readonly #table: ClientTable;
+  /** Which batch of broadcasts is under way: the ones sent before the next process tick. */
+  #batch = 1;
+  #batchOpen = false;
+  /** Clients corked in this batch (a second broadcast reached them), uncorked at its end. */
+  #corked: HandlerConnection[] = [];
 
   constructor(limits: OutboundLimits, log: LoggerInterface, table: ClientTable) {
     this.#limits = limits;
@@ -41,16 +51,49 @@ export class Outbound {
     return conn !== undefined && this.deliver(conn, text);
   }
 
-  /** Sends one serialised envelope to many clients, converted to bytes once; returns how many. */
+  /**
+   * Sends one serialised envelope to many clients, converted to bytes once; returns how many.
+   * Broadcasts sent in the same tick form a batch: the first reaches each client at once,
+   * and a client that a second one reaches is corked until the tick ends, so the frames of
+   * a burst of broadcasts leave in one write per client instead of one each. The send-buffer
+   * limit still applies to every frame (corked bytes count in `bufferedAmount`).
+   */
   toMany(clientIds: Iterable<string>, text: string): number {
     const payload = Buffer.from(text, 'utf8');
+    if (!this.#batchOpen) {
+      this.#batchOpen = true;
+      process.nextTick(this.#endBatch);
+    }
+    const batch = this.#batch;
     let count = 0;
     for (const id of clientIds) {
       const conn = this.#table.get(id);
-      if (conn !== undefined && this.deliver(conn, payload)) count += 1;
+      if (conn === undefined) continue;
+      if (conn.sendBatch !== batch) {
+        conn.sendBatch = batch;
+      } else if (!conn.corked) {
+        if (payload.length <= CORK_MAX_FRAME) {
+          conn.cork();
+          this.#corked.push(conn);
+        }
+      } else if (conn.client.socket.bufferedAmount >= CORK_MAX_HELD) {
+        // Held bytes are written out early, so the batch never holds more than this.
+        conn.uncork();
+        conn.cork();
+      }
+      if (this.deliver(conn, payload)) count += 1;
     }
     return count;
   }
+
+  readonly #endBatch = (): void => {
+    this.#batchOpen = false;
+    this.#batch += 1;
+    const corked = this.#corked;
+    if (corked.length === 0) return;
+    this.#corked = [];
+    for (const conn of corked) conn.uncork();
+  };
 
   /** The `error` event `{code, message}`; with `id`, as the answer to that request. */
   errorTo(clientId: string, code: string, message: string, id?: RequestId): boolean {

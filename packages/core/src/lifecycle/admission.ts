@@ -54,9 +54,8 @@ export class Admission {
 
   /** The refusal a request or upgrade gets before any handler runs, or undefined. */
   check(req: IncomingMessage): Refusal | undefined {
-    const path = (req.url ?? '/').split('?', 1)[0];
     // The health check answers on: its 503 "draining" is what load balancers look for.
-    const health = req.method === 'GET' && path === this.#o.healthCheckPath;
+    const health = this.#isHealthCheck(req);
     if (this.refusing && !health) return DRAINING;
     const host = this.#checkHost(req);
     if (host !== undefined && !host.ok) {
@@ -66,6 +65,15 @@ export class Admission {
       return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
     }
     return undefined;
+  }
+
+  /** A GET of the health check path (any query): compared without splitting the target. */
+  #isHealthCheck(req: IncomingMessage): boolean {
+    const path = this.#o.healthCheckPath;
+    if (path === null || req.method !== 'GET') return false;
+    const url = req.url ?? '/';
+    if (!url.startsWith(path)) return false;
+    return url.length === path.length || url.charCodeAt(path.length) === 0x3f; // '?'
   }
 
   /**

@@ -95,8 +95,9 @@ export class ConnectionGate {
   /** Counts a new socket until it closes; over the cap and its reserve, answers 503 and closes it. */
   readonly accept = (socket: Duplex): void => {
     this.#open += 1;
-    // One shared listener for every socket: no closure per connection.
-    socket.once('close', this.#closed);
+    // One shared listener for every socket: no closure per connection, and `on` rather than
+    // `once` (a socket closes once; `once` would wrap the listener per socket).
+    socket.on('close', this.#closed);
     if (this.#verdict(socket) === 'over') socket.end(REFUSED);
   };
 
@@ -127,7 +128,7 @@ export class ConnectionGate {
       this.#release(key);
     } else {
       this.#slotOf.set(socket, key);
-      socket.once('close', this.#slotSocketClosed);
+      socket.on('close', this.#slotSocketClosed);
     }
     return true;
   }

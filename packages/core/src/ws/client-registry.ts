@@ -18,6 +18,24 @@ export class ClientRegistry {
   readonly #data = new Map<string, ReadonlyMap<string, unknown>>();
   readonly #sockets = new Map<string, Socket>();
   readonly #ids = new WeakMap<object, string>();
+  /** The one 'close' listener of every tracked socket (no closure per connection). */
+  readonly #socketClosed: (this: object) => void;
+
+  constructor() {
+    const ids = this.#ids;
+    const sockets = this.#sockets;
+    const types = this.#types;
+    const data = this.#data;
+    this.#socketClosed = function (this: object): void {
+      const id = ids.get(this);
+      if (id === undefined) return;
+      sockets.delete(id);
+      if (types.get(id) === 'http') {
+        types.delete(id);
+        data.delete(id);
+      }
+    };
+  }
 
   /** Client id -> type, for every open connection (read-only view). */
   get types(): ReadonlyMap<string, ClientType> {
@@ -30,13 +48,8 @@ export class ClientRegistry {
     this.#sockets.set(id, socket);
     this.#types.set(id, 'http');
     this.#data.set(id, NO_DATA);
-    socket.once('close', () => {
-      this.#sockets.delete(id);
-      if (this.#types.get(id) === 'http') {
-        this.#types.delete(id);
-        this.#data.delete(id);
-      }
-    });
+    // `on`, not `once`: a socket closes once, and `once` would wrap the listener per socket.
+    socket.on('close', this.#socketClosed);
   }
 
   /** The id given to the connection a request or upgrade arrived on. */
