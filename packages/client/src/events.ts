@@ -122,7 +122,7 @@ export type HistoryEntry<Listen> = {
 
 /**
  * What `history()` resolves with: the kept messages, oldest first; the room's current
- * position (absent when nothing was ever kept); `complete` false when older kept messages
+ * position (offset 0 for a room that kept nothing yet; absent when the store could not be read); `complete` false when older kept messages
  * exist than those returned, or `since` could not be served (then `reason` says why).
  */
 export interface HistoryResult<Listen> {

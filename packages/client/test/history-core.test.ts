@@ -109,6 +109,26 @@ describe('recovery with the real server', () => {
     expect(c.offsets).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('recovers a room that was quiet when the client entered it (its stream starts on a read)', async () => {
+    const core = await start();
+    const c = await connected(core);
+    await c.client.joinRoom('chat:quiet');
+    const before = await c.client.history('chat:quiet', { limit: 1 });
+    expect(before.messages).toEqual([]);
+    expect(before.position?.offset).toBe(0);
+    const back = await cut(core, c);
+    say(core, 'chat:quiet', 1, 3);
+    const recovered = next<RecoveredInfo>(c.client, 'recovered');
+    await back();
+    expect(await recovered).toEqual({
+      room: 'chat:quiet',
+      namespace: '/',
+      recovered: true,
+      replayed: 3,
+    });
+    expect(await c.said.waitFor(3)).toEqual([1, 2, 3]);
+  });
+
   it('recovers a room the application joined it to, through $hello.positions', async () => {
     const core = await start();
     const c = await connected(core);

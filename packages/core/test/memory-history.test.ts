@@ -72,6 +72,8 @@ interface ModelRoom {
   /** Publications of the current epoch: offset i+1 at times[i] with text texts[i]. */
   times: number[];
   texts: string[];
+  /** When the stream started or last got a publication: it expires `ttl` after that. */
+  touched: number;
 }
 
 describe('MemoryHistoryStore', () => {
@@ -80,7 +82,12 @@ describe('MemoryHistoryStore', () => {
       fc.property(fc.array(op, { minLength: 10, maxLength: 60, size: 'max' }), (ops) => {
         const clock = { now: 0 };
         const { store, sent } = storeAt(clock);
-        const rooms: ModelRoom[] = [0, 1].map(() => ({ epoch: null, times: [], texts: [] }));
+        const rooms: ModelRoom[] = [0, 1].map(() => ({
+          epoch: null,
+          times: [],
+          texts: [],
+          touched: 0,
+        }));
         let n = 0;
         for (const o of ops) {
           if (o.kind === 'wait') {
@@ -89,8 +96,7 @@ describe('MemoryHistoryStore', () => {
           }
           const m = rooms[o.room]!;
           const name = `r${o.room}`;
-          const lastTime = m.times.at(-1);
-          const expired = lastTime !== undefined && lastTime + policy.ttl <= clock.now;
+          const expired = m.epoch !== null && m.touched + policy.ttl <= clock.now;
           if (o.kind === 'publish') {
             n += 1;
             const p = store.publish({ namespace: '/', room: name }, template(name, n), policy);
@@ -104,6 +110,7 @@ describe('MemoryHistoryStore', () => {
             }
             m.times.push(clock.now);
             m.texts.push(p.text);
+            m.touched = clock.now;
             expect(p.position.offset).toBe(m.times.length);
             expect(sent.at(-1)).toBe(p.text);
             expect(JSON.parse(p.text).pos).toEqual({ room: name, namespace: '/', ...p.position });
@@ -124,10 +131,16 @@ describe('MemoryHistoryStore', () => {
             policy,
           });
           if (m.epoch === null || expired) {
-            expect(read.position).toBeNull();
+            // Nothing kept: the room starts a stream at offset 0 of a new epoch.
+            expect(read.position).toEqual({ offset: 0, epoch: expect.any(String) });
+            expect(read.position!.epoch).not.toBe(m.epoch);
             expect(read.messages).toEqual([]);
             expect(read.complete).toBe(since === undefined);
             if (since !== undefined) expect(read.reason).toBe('epoch_changed');
+            m.epoch = read.position!.epoch;
+            m.times = [];
+            m.texts = [];
+            m.touched = clock.now;
             continue;
           }
           expect(read.position).toEqual({ offset: last, epoch: m.epoch });

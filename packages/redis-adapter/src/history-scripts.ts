@@ -48,19 +48,30 @@ return {offset, epoch, fresh}
  * message is younger than `ttl` was lost (deleted, evicted): `epoch_changed`, as the next
  * message will start a new epoch; one gone because it expired: `too_far_behind`.
  *
- * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms.
- * Reply: { epoch ('' when nothing was kept), offset, reason ('' = complete),
+ * A room that has no epoch yet gets one (the caller's candidate, at offset 0), so that a
+ * client reading a quiet room learns a position it can recover from later.
+ *
+ * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms,
+ * candidate epoch, meta ttl ms.
+ * Reply: { epoch, offset, reason ('' = complete), 1 when the candidate was used else 0,
  * offset1, text1, offset2, text2, ... } oldest first.
  */
 export const READ_SCRIPT = `
 local meta, stream = KEYS[1], KEYS[2]
 local epoch = redis.call('HGET', meta, 'e') or ''
+local fresh = 0
+if epoch == '' then
+  epoch = ARGV[6]
+  fresh = 1
+  redis.call('HSET', meta, 'e', epoch, 'o', 0)
+  redis.call('PEXPIRE', meta, ARGV[7])
+end
 local last = tonumber(redis.call('HGET', meta, 'o') or '0')
 local limit, size = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = redis.call('TIME')
 local oldest = now[1] * 1000 + math.floor(now[2] / 1000) - tonumber(ARGV[5])
 local first = math.max(1, last - size + 1)
-local out = {epoch, last, ''}
+local out = {epoch, last, '', fresh}
 local lost = last > 0 and redis.call('EXISTS', stream) == 0
   and tonumber(redis.call('HGET', meta, 't') or '0') >= oldest
 local function offsetOf(id) return tonumber(string.match(id, '%-(%d+)$')) end
@@ -80,7 +91,7 @@ if ARGV[1] ~= '' then
   for i, entry in ipairs(entries) do
     local t = tonumber(fieldOf(entry[2], 't') or '0')
     if offsetOf(entry[1]) ~= since + i or t < oldest then
-      out = {epoch, last, 'too_far_behind'}
+      out = {epoch, last, 'too_far_behind', fresh}
       return out
     end
     out[#out + 1] = since + i
@@ -131,19 +142,26 @@ export interface ReadReply {
   readonly epoch: string;
   readonly offset: number;
   readonly reason: string;
+  /** The caller's candidate epoch was given to a room that had none. */
+  readonly fresh: boolean;
   readonly messages: { offset: number; text: string }[];
 }
 
 export function parseReadReply(reply: unknown): ReadReply {
-  if (!Array.isArray(reply) || reply.length < 3 || reply.length % 2 === 0) {
+  if (!Array.isArray(reply) || reply.length < 4 || reply.length % 2 === 1) {
     throw new Error('unexpected reply from the history read script');
   }
-  const [epoch, offset, reason] = reply as unknown[];
-  if (typeof epoch !== 'string' || !Number.isSafeInteger(offset) || typeof reason !== 'string') {
+  const [epoch, offset, reason, fresh] = reply as unknown[];
+  if (
+    typeof epoch !== 'string' ||
+    epoch === '' ||
+    !Number.isSafeInteger(offset) ||
+    typeof reason !== 'string'
+  ) {
     throw new Error('unexpected reply from the history read script');
   }
   const messages: { offset: number; text: string }[] = [];
-  for (let i = 3; i < reply.length; i += 2) {
+  for (let i = 4; i < reply.length; i += 2) {
     const o = reply[i] as unknown;
     const text = reply[i + 1] as unknown;
     if (!Number.isSafeInteger(o) || typeof text !== 'string') {
@@ -151,5 +169,5 @@ export function parseReadReply(reply: unknown): ReadReply {
     }
     messages.push({ offset: o as number, text });
   }
-  return { epoch, offset: offset as number, reason, messages };
+  return { epoch, offset: offset as number, reason, fresh: fresh === 1, messages };
 }

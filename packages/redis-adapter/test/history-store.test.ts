@@ -155,8 +155,27 @@ describeRedis('RedisHistoryStore', () => {
     const all = await history.read('/', 'r', { limit: 300, policy: POLICY });
     expect(all.messages.map((m) => m.offset)).toEqual([1, 2, 3, 4, 5]);
     expect(all.complete).toBe(true);
+    // A room with nothing kept starts its stream when read: offset 0 of a new epoch, which
+    // the next message keeps, so a client that read the quiet room can recover from it.
     const never = await history.read('/', 'nothing', { limit: 10, policy: POLICY });
-    expect(never).toEqual({ position: null, messages: [], complete: true });
+    expect(never).toEqual({
+      position: { offset: 0, epoch: expect.stringMatching(/^[0-9a-f]{16}$/) },
+      messages: [],
+      complete: true,
+    });
+    const first = await history.publish(
+      { namespace: '/', room: 'nothing' },
+      template('nothing', 1),
+      POLICY,
+    );
+    expect(first.position).toEqual({ offset: 1, epoch: never.position!.epoch });
+    const caughtUp = await history.read('/', 'nothing', {
+      since: never.position!,
+      limit: 10,
+      policy: POLICY,
+    });
+    expect(caughtUp.complete).toBe(true);
+    expect(caughtUp.messages.map((m) => m.offset)).toEqual([1]);
   });
 
   it('keeps every room apart, and the keys of a room in one hash slot', async () => {

@@ -97,6 +97,19 @@ describe('readHistoryAnswer', () => {
     });
   });
 
+  it("keeps a quiet room's position (offset 0), which a message's pos can never have", () => {
+    const quiet = { offset: 0, epoch: 'e2' };
+    expect(readHistoryAnswer({ messages: [], position: quiet, complete: true })).toEqual({
+      messages: [],
+      position: quiet,
+      complete: true,
+    });
+    expect(
+      readRecovered({ room: 'r', namespace: '/', recovered: true, replayed: 0, position: quiet }),
+    ).toMatchObject({ position: quiet });
+    expect(readRoomPosition({ room: 'r', namespace: '/', ...quiet })).toBeUndefined();
+  });
+
   it('leaves out messages without an event or a valid pos, and unknown reasons', () => {
     expect(
       readHistoryAnswer({

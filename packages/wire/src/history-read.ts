@@ -26,15 +26,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Reads a received `{offset, epoch}`: an offset from 1 to 2^53-1 (messages are numbered
- * from 1) and an epoch of 1 to `HISTORY_LIMITS.maxEpochLength` characters; undefined
- * otherwise. (`readStreamPosition` of control.ts is the strict reader of a position a client
- * sends, where 0 means "before the first message".)
+ * Reads a received `{offset, epoch}`: an offset from `min` to 2^53-1 (messages are numbered
+ * from 1; a room's current position is 0 while it has kept nothing) and an epoch of 1 to
+ * `HISTORY_LIMITS.maxEpochLength` characters; undefined otherwise. (`readStreamPosition` of
+ * control.ts is the strict reader of a position a client sends.)
  */
-function readReceivedPosition(value: unknown): StreamPosition | undefined {
+function readReceivedPosition(value: unknown, min = 1): StreamPosition | undefined {
   if (!isRecord(value)) return undefined;
   const { offset, epoch } = value;
-  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 1) return undefined;
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < min) {
+    return undefined;
+  }
   if (typeof epoch !== 'string' || epoch.length === 0) return undefined;
   if (epoch.length > HISTORY_LIMITS.maxEpochLength) return undefined;
   return { offset, epoch };
@@ -71,7 +73,7 @@ export function readRecovered(data: unknown): RecoveredData | undefined {
   if (typeof reason === 'string' && REASONS.has(reason)) {
     read.reason = reason as RecoveryFailureReason;
   }
-  const position = readReceivedPosition(data['position']);
+  const position = readReceivedPosition(data['position'], 0);
   if (position) read.position = position;
   return read;
 }
@@ -106,7 +108,7 @@ export function readHistoryAnswer(data: unknown): HistoryAnswerData | undefined 
     if (message) messages.push(message);
   }
   const answer: HistoryAnswerData = { messages, complete: data['complete'] === true };
-  const position = readReceivedPosition(data['position']);
+  const position = readReceivedPosition(data['position'], 0);
   if (position) answer.position = position;
   const reason = data['reason'];
   if (typeof reason === 'string' && REASONS.has(reason)) {

@@ -78,7 +78,7 @@ export interface HistoryMessage {
 
 /**
  * The answer to `$history`: the messages, oldest first, and the room's current position
- * (absent when nothing was ever kept). `complete` is false when older kept messages exist
+ * (offset 0 of a new epoch for a room that kept nothing yet; absent when the store could not be read). `complete` is false when older kept messages exist
  * than those returned or the `since` position could not be served (then `reason` says why).
  */
 export interface HistoryAnswerData {

@@ -54,7 +54,8 @@ export interface HistoryQuery {
 }
 
 /**
- * The answer to a read: the room's current position (null when nothing was ever kept),
+ * The answer to a read: the room's current position (a room that kept nothing starts its
+ * stream when read, at offset 0 of a new epoch; null only when the store could not be read),
  * the messages oldest first, and whether they are everything asked for; when not, `reason`.
  */
 export interface HistoryRead {

@@ -109,13 +109,16 @@ export class MemoryHistoryStore implements HistoryStore {
     const now = this.#now();
     this.#sweepFront(now);
     const key = roomKey(namespace, room);
-    const stream = this.#rooms.get(key);
+    let stream = this.#rooms.get(key);
     if (stream === undefined || stream.expires <= now) {
+      // Nothing kept: the room starts a stream now, at offset 0 of a new epoch, so that a
+      // client reading a quiet room learns a position it can recover from later (and a
+      // client that names a position saw a stream this one is not: epoch_changed below).
       if (stream !== undefined) this.#rooms.delete(key);
-      // Nothing kept: a client that names a position saw a stream this one is not.
-      return query.since === undefined
-        ? { position: null, messages: [], complete: true }
-        : { position: null, messages: [], complete: false, reason: 'epoch_changed' };
+      stream = { epoch: newEpoch(), last: 0, texts: [], times: [], start: 0, expires: 0 };
+      stream.expires = now + query.policy.ttl;
+      this.#rooms.set(key, stream);
+      this.#arm();
     }
     trim(stream, query.policy, now);
     const position = { offset: stream.last, epoch: stream.epoch };
