@@ -4,7 +4,7 @@
 // client side included. One variant per process: once any AsyncLocalStorage scope has run,
 // Node 20 keeps its promise hooks on for the whole process.
 //
-//   node tools/bench/observability-cpu.mjs <off|ids|metrics> <http|ws> <operations>
+//   node tools/bench/observability-cpu.mjs <off|ids|scope|metrics> <http|ws> <operations>
 //
 // prints `<variant> <workload> <operations> <CPU µs per operation>`. Run it under
 // `valgrind --tool=callgrind` with two operation counts to get instructions per operation
@@ -16,10 +16,11 @@ const count = Number(countText);
 const VARIANTS = {
   off: { request_id_header: null },
   ids: {},
+  scope: { log_context: true },
   metrics: { metrics_path: '/metrics' },
 };
 if (!(variant in VARIANTS) || !['http', 'ws'].includes(workload) || !(count >= 0)) {
-  console.error('usage: observability-cpu.mjs <off|ids|metrics> <http|ws> <operations>');
+  console.error('usage: observability-cpu.mjs <off|ids|scope|metrics> <http|ws> <operations>');
   process.exit(2);
 }
 

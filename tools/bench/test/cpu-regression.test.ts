@@ -23,6 +23,8 @@ const RECORDED = { httpGet: 1.15, wsEcho: 1.35 } as const;
 /** How much worse than recorded a ratio may get before the check fails. */
 const TOLERANCE = 1.25;
 const ROUNDS = 5;
+/** Measurements at most, when one is over the limit (see settledRatio). */
+const MEASUREMENTS = 3;
 const HTTP_OPS = 2000;
 const WS_OPS = 5000;
 
@@ -159,10 +161,15 @@ async function settledRatio(
   ops: number,
   limit: number,
 ): Promise<{ ratio: number; floor: number; lib: number }> {
-  const first = await ratio(load, orders, ops);
-  if (first.ratio < limit) return first;
-  const second = await ratio(load, orders, ops);
-  return second.ratio < first.ratio ? second : first;
+  // A measurement over the limit is taken again, up to MEASUREMENTS times, keeping the
+  // lowest: a disturbance (another process on the core, a GC at a bad moment) inflates one
+  // measurement, a regression inflates every one.
+  let best = await ratio(load, orders, ops);
+  for (let i = 1; i < MEASUREMENTS && best.ratio >= limit; i++) {
+    const again = await ratio(load, orders, ops);
+    if (again.ratio < best.ratio) best = again;
+  }
+  return best;
 }
 
 function report(name: string, measured: { ratio: number; floor: number; lib: number }): void {

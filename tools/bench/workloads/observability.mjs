@@ -1,7 +1,7 @@
-// The cost of observability: the same WS echo and HTTP GET against @pkg/core three ways, in
+// The cost of observability: the same WS echo and HTTP GET against @pkg/core four ways, in
 // turn within each round: request ids off (`request_id_header: null`, metrics off), the
-// defaults (request ids and the log scope on, metrics off), and metrics on (`metrics_path`,
-// prom-client loaded, every call site recording). Reported as operations/s and the server's
+// defaults (an HTTP request id, no log scope, metrics off), the log scope on (`log_context`),
+// and metrics on (`metrics_path`, prom-client loaded, every call site recording). Reported as operations/s and the server's
 // CPU time per operation, each against the first.
 import autocannon from 'autocannon';
 import { THROUGHPUT_LIMITS, THROUGHPUT_PKG_CONFIG } from '../lib/limits.mjs';
@@ -10,8 +10,9 @@ import { median, secondsSince } from '../lib/stats.mjs';
 
 const VARIANTS = [
   ['off', 'ids off, metrics off', { request_id_header: null }],
-  ['ids', 'defaults: request ids on, metrics off', {}],
-  ['metrics', 'request ids and metrics on', { metrics_path: '/metrics' }],
+  ['ids', 'defaults: request ids on, no log scope, metrics off', {}],
+  ['scope', 'request ids and the log scope (log_context) on', { log_context: true }],
+  ['metrics', 'defaults and metrics on', { metrics_path: '/metrics' }],
 ];
 
 async function echo(server, { clients: n, seconds }) {
@@ -60,7 +61,7 @@ function workload(name, title, order, op, measure, params) {
     name,
     title,
     order,
-    about: `The cost of request ids and metrics on ${op === 'round trip' ? 'WS echo (`ws-echo`)' : 'HTTP GET (`http-get`)'}: @pkg/core three ways, in turn within each round.`,
+    about: `The cost of request ids and metrics on ${op === 'round trip' ? 'WS echo (`ws-echo`)' : 'HTTP GET (`http-get`)'}: @pkg/core four ways, in turn within each round.`,
     limits: THROUGHPUT_LIMITS,
     async run(ctx) {
       const settings = params(ctx);
