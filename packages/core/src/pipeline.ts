@@ -209,6 +209,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxPendingServerRequests: config.get('max_pending_server_requests'),
     ackTimeout: config.get('ack_timeout'),
     history,
+    recoveryOutcome: (outcome) => metered.metrics?.recovery(outcome),
     maxNameLength: config.get('max_room_name_length'),
     isMember: (clientId, room, namespace) => namespaces.isInRoom(clientId, room, namespace),
     awayChanged: presence.awayChanged,

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { OnConnect, SocketController, SocketOn, type Server } from '../src/index';
 import { cleanup, expectRefusedUpgrade, startServer, TestClient } from './helpers';
+import { at, recover, seeOne, setup } from './history-kit';
 import { parseMetrics, promtoolCheck, sumOf, valueOf, type Sample } from './metrics-text';
 
 afterEach(cleanup);
@@ -236,6 +237,27 @@ describe('every metric moves with what it counts', () => {
       socket.resume();
       slow.ws.terminate();
     }
+  });
+});
+
+describe('room recovery outcomes', () => {
+  it('counts each recovery by outcome: recovered, or the reason it failed', async () => {
+    const { server, url } = await setup({ metrics_path: '/metrics' });
+    await server.metrics();
+    const pos = await seeOne(server, url, 'chat:a');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:a' });
+    const ok = await recover(url, 'chat:a', at(pos));
+    expect(ok.recovered.data).toMatchObject({ recovered: true, replayed: 1 });
+    const stale = await recover(url, 'chat:a', { offset: 1, epoch: 'elsewhere' });
+    expect(stale.recovered.data).toMatchObject({ recovered: false, reason: 'epoch_changed' });
+    const unkept = await recover(url, 'lobby', { offset: 1, epoch: pos.epoch });
+    expect(unkept.recovered.data).toMatchObject({ recovered: false, reason: 'not_kept' });
+    const s = await scrape(server);
+    const outcome = (o: string) => valueOf(s, 'pkg_history_recoveries_total', { outcome: o });
+    expect([outcome('recovered'), outcome('epoch_changed'), outcome('not_kept')]).toEqual([
+      1, 1, 1,
+    ]);
+    for (const c of [ok, stale, unkept]) await c.client.close();
   });
 });
 

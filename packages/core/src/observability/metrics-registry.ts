@@ -17,9 +17,19 @@ import {
   closeCodeLabel,
   inboundEventLabel,
   methodLabel,
+  OTHER,
   type MetricsRecorder,
 } from './metrics';
 import { FastCounter, FastHistogram } from './metrics-series';
+
+/** The outcomes a recovery can have: a bounded label (see RecoveryFailureReason of @pkg/wire). */
+const RECOVERY_OUTCOMES: ReadonlySet<string> = new Set([
+  'recovered',
+  'epoch_changed',
+  'too_far_behind',
+  'not_kept',
+  'invalid_position',
+]);
 
 type Prom = typeof PromClient;
 
@@ -136,6 +146,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const messagesOut = counter('ws_messages_sent_total', 'WebSocket messages handed to clients (sends, answers, broadcast deliveries), by event.', ['event']); // prettier-ignore
   const wsDuration = histogram('ws_handler_duration_seconds', 'Time from a WebSocket message to the end of its handler chain, by event.', ['event']); // prettier-ignore
   const httpDuration = histogram('http_request_duration_seconds', 'Time from an HTTP request to its answer, by method, route pattern and status code.', ['method', 'route', 'status_code']); // prettier-ignore
+  const recoveries = counter('history_recoveries_total', 'Room recoveries (join_room since, $hello.positions), by outcome: recovered or the reason it failed.', ['outcome']); // prettier-ignore
   const refusals = counter('refusals_total', 'Messages, requests and connections refused, by error code.', ['code']); // prettier-ignore
   const connects = counter('ws_connects_total', 'WebSocket connections upgraded, by protocol version offered.', ['protocol']); // prettier-ignore
   const disconnects = counter('ws_disconnects_total', 'WebSocket connections ended, by close code.', ['code']); // prettier-ignore
@@ -205,6 +216,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
         seconds(started),
       ),
     refused: (code) => refusals.inc([refusalCodes.of(code)]),
+    recovery: (outcome) => recoveries.inc([RECOVERY_OUTCOMES.has(outcome) ? outcome : OTHER]),
     connected: (protocol) => connects.inc([protocol]),
     disconnected: (code, bytesIn, bytesOut) => {
       disconnects.inc([closeCodeLabel(code)]);

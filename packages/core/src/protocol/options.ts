@@ -45,6 +45,8 @@ export interface ProtocolV1Options {
   // history
   /** Rooms that keep history: recovery on join, `$history`. */
   readonly history?: RoomHistory;
+  /** Told the outcome of each room recovery (`recovered` or the reason), for the metrics. */
+  readonly recoveryOutcome?: (outcome: string) => void;
   /** Longest room or namespace name (`max_room_name_length`), for `$hello.positions` and `$history`. */
   readonly maxNameLength?: number;
   /** Whether a client is a member of a room (for `$history`). */

@@ -76,6 +76,7 @@ export class ProtocolV1 {
             logger: options.logger,
             sendRaw: (clientId, text) => this.#ws.sendRaw(clientId, text),
             deliver: (clientId, text) => this.#out.deliverHeld(clientId, text),
+            ...(options.recoveryOutcome === undefined ? {} : { outcome: options.recoveryOutcome }),
           });
     this.#out = new Outbound({
       ws: this.#ws,

@@ -38,6 +38,8 @@ export interface RoomRecoveryOptions {
    * session); false when the client is no longer there.
    */
   readonly deliver: (clientId: string, text: string) => boolean;
+  /** Told the outcome of each recovery: `recovered`, or the reason it failed (metrics). */
+  readonly outcome?: (outcome: string) => void;
 }
 
 function holdKey(namespace: string, room: string): string {
@@ -196,6 +198,7 @@ export class RoomRecovery {
   }
 
   #recovered(clientId: string, data: RecoveredData): void {
+    this.#o.outcome?.(data.recovered ? 'recovered' : (data.reason ?? 'not_kept'));
     this.#o.sendRaw(clientId, JSON.stringify({ event: ControlEvent.RECOVERED, data }));
   }
 }
