@@ -423,6 +423,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       ];
       return fixed.includes(path) ? path : 'unmatched';
     },
+    tracing?.traceId,
   );
   const httpDispatch = lifecycle.closeWhileDraining(
     withHealthCheck(

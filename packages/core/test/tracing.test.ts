@@ -12,6 +12,7 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
+import { withLogScope } from '@pkg/logger';
 import { TracingSlot } from '../src/observability/tracing-load';
 import { eventOfText } from '../src/observability/tracing';
 import type { ServerConfigOptions } from '../src/index';
@@ -243,5 +244,46 @@ describe('loading @opentelemetry/api', () => {
     expect(eventOfText('{"event":"a\\"b","data":{}}')).toBe('a"b');
     expect(eventOfText('{"data":{},"event":"x"}')).toBe('message');
     expect(eventOfText('')).toBe('message');
+  });
+});
+
+describe('log correlation with tracing', () => {
+  it('puts the trace id in the log scope of a traced request and message (log_context on)', async () => {
+    const seen: Array<Readonly<Record<string, unknown>>> = [];
+    const { base, wsUrl } = await startServer(
+      [],
+      { tracing: true, log_context: true },
+      (server) => {
+        server.route('GET', '/scope', () => {
+          seen.push(withLogScope({}));
+          return { ok: true };
+        });
+        server.on('scope', function (this: { emit(id: string, e: string, d: object): void }, id) {
+          seen.push(withLogScope({}));
+          this.emit(id, 'scoped', {});
+        });
+      },
+    );
+    await fetch(`${base}/scope`, { headers: { traceparent: TRACEPARENT } });
+    expect(seen[0]).toMatchObject({ traceId: TRACE_ID, requestId: expect.any(String) });
+    const client = await TestClient.connect(wsUrl);
+    client.send('scope', {});
+    await client.next('scoped');
+    const [span] = await spansNamed('scope receive');
+    expect(seen[1]).toMatchObject({ traceId: span!.spanContext().traceId });
+    expect(seen[1]!['traceId']).not.toBe(TRACE_ID);
+    await client.close();
+  });
+
+  it('leaves the trace id out without log_context, and outside any span', async () => {
+    const seen: Array<Readonly<Record<string, unknown>>> = [];
+    const { base } = await startServer([], { tracing: true }, (server) => {
+      server.route('GET', '/scope', () => {
+        seen.push(withLogScope({}));
+        return { ok: true };
+      });
+    });
+    await fetch(`${base}/scope`, { headers: { traceparent: TRACEPARENT } });
+    expect(seen).toEqual([{}]);
   });
 });

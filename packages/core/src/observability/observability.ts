@@ -47,12 +47,17 @@ export class Observability {
   }
 
   /** Called once the server's parts exist; turns metrics on when metrics_path is set. */
-  attach(sources: SourcesFactory, routeOf: (request: Request) => string): void {
+  attach(
+    sources: SourcesFactory,
+    routeOf: (request: Request) => string,
+    traceId?: () => string | undefined,
+  ): void {
     this.#sources = sources;
     this.#observers = new Observers({
       holder: this.holder,
       header: this.#config.get('request_id_header'),
       scope: this.#config.get('log_context'),
+      ...(traceId === undefined ? {} : { traceId }),
       trust: this.#config.getTrustPredicate(),
       routeOf,
     });

@@ -56,6 +56,8 @@ export interface ObserverOptions {
   /** The route pattern of a request (`/api/users/{id}`), or a fixed label when it has none. */
   readonly routeOf: (request: Request) => string;
   readonly nextId?: () => string;
+  /** With tracing on: the active trace id, read when a line is written (`traceId`). */
+  readonly traceId?: () => string | undefined;
 }
 
 /** The work of one message: undefined when it finished synchronously. */
@@ -104,9 +106,7 @@ export class Observers {
       });
       if (id === undefined || !this.#o.scope) return dispatch(request);
       const clientId = request.getAttribute<string>('clientId');
-      return runWithLogContext({ requestId: id, clientId } satisfies LogScope, () =>
-        dispatch(request),
-      );
+      return runWithLogContext(this.#scope(id, clientId), () => dispatch(request));
     };
   }
 
@@ -119,9 +119,7 @@ export class Observers {
       return;
     }
     const started = metrics === null ? 0 : performance.now();
-    const work = scoped
-      ? runWithLogContext({ requestId: this.#nextId(), clientId } satisfies LogScope, run)
-      : run();
+    const work = scoped ? runWithLogContext(this.#scope(this.#nextId(), clientId), run) : run();
     if (metrics === null) return;
     if (work === undefined) metrics.wsHandled(event, started);
     else
@@ -129,5 +127,16 @@ export class Observers {
         () => metrics.wsHandled(event, started),
         () => metrics.wsHandled(event, started),
       );
+  }
+
+  /**
+   * The log scope of one request or message; with tracing, `traceId` is a getter, read when
+   * a line is written, because the span starts inside the scope.
+   */
+  #scope(requestId: string, clientId: string | undefined): LogScope {
+    const scope = { requestId, clientId };
+    const traceId = this.#o.traceId;
+    if (traceId === undefined) return scope satisfies LogScope;
+    return Object.defineProperty(scope, 'traceId', { enumerable: true, get: traceId }) as LogScope;
   }
 }

@@ -47,6 +47,9 @@ export class TracingSlot {
     this.current = new Tracing(api, routeOf);
   }
 
+  /** The trace id of the active span (undefined: no span, or before run()). */
+  readonly traceId = (): string | undefined => this.current?.traceId();
+
   /** The trace context a broadcast made now carries (undefined: no active span). */
   readonly publish = (
     event: string,

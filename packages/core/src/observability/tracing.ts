@@ -150,6 +150,12 @@ export class Tracing {
     else void work.then(() => span.end());
   }
 
+  /** The trace id of the active span, for the log scope; undefined outside a trace. */
+  readonly traceId = (): string | undefined => {
+    const id = this.#api.trace.getActiveSpan()?.spanContext().traceId;
+    return id === undefined || /^0+$/.test(id) ? undefined : id;
+  };
+
   /** Marks the active span failed (a handler threw): called by the dispatchers' error path. */
   readonly failed = (err: unknown): void => {
     const span = this.#api.trace.getActiveSpan();
