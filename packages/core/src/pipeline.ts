@@ -293,6 +293,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       protocol.recoverRoom(clientId, room, namespace, since),
     ...(tracing === null ? {} : { traceContext: tracing.publish, runTraced: tracing.deliver }),
     attached: (attachedAdapter) => presence.replicate(attachedAdapter.presence),
+    crossInstanceLatency: (ms) => metered.metrics?.crossInstance(ms),
   });
   const lifecycle = new Lifecycle({
     // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.

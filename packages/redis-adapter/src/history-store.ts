@@ -128,6 +128,7 @@ export class RedisHistoryStore implements HistoryStore {
     const echoes = this.#link.echoes(channel);
     const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', {
       self: echoes,
+      sentAt: Date.now(),
     });
     const candidate = this.#candidate;
     const args = [

@@ -352,7 +352,10 @@ export class RedisAdapter implements Adapter {
     else channel = this.#channels.all;
     this.#publish(
       channel,
-      encodeBroadcast(this.nodeId, exceptList(target.except), text, { trace: target.trace }),
+      encodeBroadcast(this.nodeId, exceptList(target.except), text, {
+        trace: target.trace,
+        sentAt: Date.now(),
+      }),
     );
     return delivered;
   }
@@ -405,7 +408,13 @@ export class RedisAdapter implements Adapter {
         ? { namespace: null, room: null }
         : this.#subscriptions?.targetOf(channel);
     if (!target) return; // unsubscribed meanwhile: nobody here to deliver to
-    if (message.origin !== this.nodeId) this.#counters.received += 1;
+    if (message.origin !== this.nodeId) {
+      this.#counters.received += 1;
+      // Publish to delivery across instances (the origin's clock against this one's).
+      if (message.sentAt !== undefined) {
+        this.#host?.crossInstanceLatency?.(Math.max(0, Date.now() - message.sentAt));
+      }
+    }
     const deliver = (): number =>
       this.#local.broadcast(message.text, { ...target, except: message.except });
     // A broadcast made inside a trace: the delivery here joins it (a span, with tracing on).

@@ -71,6 +71,19 @@ describe('wire format', () => {
     });
   });
 
+  it('carries the publish time in the header, and ignores one that is not a number', () => {
+    const raw = encodeBroadcast('node-a', [], '{}', { sentAt: 1_700_000_000_123 });
+    expect(raw).toBe(`{"v":${WIRE_VERSION},"o":"node-a","x":[],"ms":1700000000123}\n{}`);
+    expect(decodeBroadcast(raw)).toEqual({
+      ok: true,
+      value: { origin: 'node-a', except: [], text: '{}', self: false, sentAt: 1_700_000_000_123 },
+    });
+    expect(decodeBroadcast(`{"v":${WIRE_VERSION},"o":"a","x":[],"ms":"soon"}\n{}`)).toEqual({
+      ok: true,
+      value: { origin: 'a', except: [], text: '{}', self: false },
+    });
+  });
+
   it('delivers a broadcast whose trace context is malformed, without the trace', () => {
     for (const t of ['x', 5, null, [], {}, { traceparent: 9 }, { traceparent: 'y'.repeat(500) }]) {
       const raw = `${JSON.stringify({ v: WIRE_VERSION, o: 'a', x: [], t })}\n{"event":"e","data":{}}`;

@@ -22,6 +22,8 @@ export interface BroadcastMessage {
   readonly self: boolean;
   /** The trace the broadcast belongs to (absent, or malformed and then ignored: undefined). */
   readonly trace?: EnvelopeMeta;
+  /** When the origin published it, ms since the epoch on the origin's clock (header `ms`). */
+  readonly sentAt?: number;
 }
 
 /** Which clients a request is about: all, a namespace, or a room. */
@@ -124,9 +126,14 @@ export function encodeBroadcast(
   origin: string,
   except: readonly string[],
   text: string,
-  extra: { readonly self?: boolean; readonly trace?: EnvelopeMeta | undefined } = {},
+  extra: {
+    readonly self?: boolean;
+    readonly trace?: EnvelopeMeta | undefined;
+    readonly sentAt?: number;
+  } = {},
 ): string {
   const header: Record<string, unknown> = { v: WIRE_VERSION, o: origin, x: except };
+  if (extra.sentAt !== undefined) header['ms'] = extra.sentAt;
   if (extra.self === true) header['s'] = 1;
   if (extra.trace !== undefined) header['t'] = extra.trace;
   return `${JSON.stringify(header)}\n${text}`;
@@ -167,12 +174,17 @@ export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
   const text = raw.slice(newline + 1);
   // Lenient: a malformed trace context loses the trace, never the message.
   const trace = readEnvelopeMeta(header.value['t']);
+  const sentAt = header.value['ms'];
   return {
     ok: true,
-    value:
-      trace === undefined
-        ? { origin, except, text, self: header.value['s'] === 1 }
-        : { origin, except, text, self: header.value['s'] === 1, trace },
+    value: {
+      origin,
+      except,
+      text,
+      self: header.value['s'] === 1,
+      ...(trace === undefined ? {} : { trace }),
+      ...(typeof sentAt === 'number' && Number.isFinite(sentAt) ? { sentAt } : {}),
+    },
   };
 }
 

@@ -82,6 +82,12 @@ describeRedis('adapter metrics across two instances', () => {
     expect(await sample(b, 'pkg_ws_messages_sent_total{event="news"}')).toBe(1);
     expect(await sample(a, 'pkg_ws_messages_sent_total{event="news"}')).toBe(0);
     expect(await sample(a, 'pkg_adapter_publish_errors_total')).toBe(0);
+    // The publish-to-delivery time across instances: one observation on b, none on a.
+    expect(await sample(b, 'pkg_adapter_delivery_latency_seconds_count')).toBe(1);
+    expect(await sample(a, 'pkg_adapter_delivery_latency_seconds_count')).toBe(0);
+    const seconds = await sample(b, 'pkg_adapter_delivery_latency_seconds_sum');
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    expect(seconds).toBeLessThan(5);
   });
 
   it('counts a publish lost while Redis is down, and the state leaves connected', async () => {

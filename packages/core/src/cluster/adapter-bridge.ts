@@ -77,6 +77,8 @@ export interface AdapterBridgeOptions {
   ) => EnvelopeMeta | undefined;
   /** With tracing on: runs a delivery another instance asked for in a span of its trace. */
   readonly runTraced?: <T>(trace: EnvelopeMeta, text: string, deliver: () => T) => T;
+  /** A broadcast of another instance was delivered here `ms` after it was published. */
+  readonly crossInstanceLatency?: (ms: number) => void;
   /** Told of each adapter once it is attached (the presence tracker starts its replicator). */
   readonly attached?: (adapter: Adapter) => void;
 }
@@ -329,6 +331,9 @@ export class AdapterBridge {
       },
       logger,
       ...(this.#o.runTraced === undefined ? {} : { runTraced: this.#o.runTraced }),
+      ...(this.#o.crossInstanceLatency === undefined
+        ? {}
+        : { crossInstanceLatency: this.#o.crossInstanceLatency }),
     };
   }
 

@@ -67,6 +67,11 @@ export interface AdapterHost {
    * run), on behalf of another instance; false when it is not connected here.
    */
   disconnect?(clientId: string): boolean;
+  /**
+   * A cluster adapter delivered here a broadcast another instance published `ms` ago (on the
+   * publisher's clock against this one's): the server's metrics record it.
+   */
+  crossInstanceLatency?(ms: number): void;
   /** The server's logger, for adapters that have no logger of their own. */
   readonly logger?: LoggerInterface;
   /**

@@ -145,6 +145,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   const messagesIn = counter('ws_messages_received_total', 'WebSocket messages received, by event.', ['event']); // prettier-ignore
   const messagesOut = counter('ws_messages_sent_total', 'WebSocket messages handed to clients (sends, answers, broadcast deliveries), by event.', ['event']); // prettier-ignore
   const wsDuration = histogram('ws_handler_duration_seconds', 'Time from a WebSocket message to the end of its handler chain, by event.', ['event']); // prettier-ignore
+  const crossInstance = histogram('adapter_delivery_latency_seconds', 'Time from a broadcast published by another instance to its delivery here (the two clocks compared).', []); // prettier-ignore
   const httpDuration = histogram('http_request_duration_seconds', 'Time from an HTTP request to its answer, by method, route pattern and status code.', ['method', 'route', 'status_code']); // prettier-ignore
   const recoveries = counter('history_recoveries_total', 'Room recoveries (join_room since, $hello.positions), by outcome: recovered or the reason it failed.', ['outcome']); // prettier-ignore
   const refusals = counter('refusals_total', 'Messages, requests and connections refused, by error code.', ['code']); // prettier-ignore
@@ -216,6 +217,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
         seconds(started),
       ),
     refused: (code) => refusals.inc([refusalCodes.of(code)]),
+    crossInstance: (ms) => crossInstance.observe([], ms / 1000),
     recovery: (outcome) => recoveries.inc([RECOVERY_OUTCOMES.has(outcome) ? outcome : OTHER]),
     connected: (protocol) => connects.inc([protocol]),
     disconnected: (code, bytesIn, bytesOut) => {

@@ -31,6 +31,8 @@ export interface MetricsRecorder {
   connected(protocol: '0' | '1'): void;
   /** A WebSocket connection ended with `code`, having carried these bytes on the wire. */
   disconnected(code: number, bytesIn: number, bytesOut: number): void;
+  /** A broadcast of another instance was delivered here `ms` after it was published. */
+  crossInstance(ms: number): void;
   /** A room recovery ended: `recovered`, or the reason it could not be (`epoch_changed`...). */
   recovery(outcome: string): void;
   /** The text exposition of every metric. */
