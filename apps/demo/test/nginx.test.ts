@@ -3,82 +3,23 @@
 // to nginx's address. Clients connect from 127.0.0.2 so that their address differs from
 // nginx's (127.0.0.1).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { Client, type RecoveredInfo, type WebSocketConstructor } from '@pkg/client';
 import { NullLogger } from '@pkg/core';
 import { startDemo, type DemoApp } from '../src/app';
+import { freePort, nginxSuiteAvailable, waitUntil } from './helpers/nginx';
 import type { ClientEvents, ServerEvents } from '../src/events';
 
 const CLIENT_ADDRESS = '127.0.0.2';
 
-function which(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-}
-
-/** nginx, installed with apt-get when missing and we may (root); null when it cannot be had. */
-function findNginx(): string | null {
-  const paths = ['/usr/sbin/nginx', '/usr/bin/nginx'];
-  const found = (): string | null => paths.find((p) => spawnSync(p, ['-v']).status === 0) ?? null;
-  if (found()) return found();
-  if (process.getuid?.() === 0 && which('apt-get')) {
-    spawnSync(
-      'sh',
-      ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx'],
-      {
-        stdio: 'ignore',
-        timeout: 180_000,
-      },
-    );
-  }
-  return found();
-}
-
-function redisAnswers(): boolean {
-  const probe = spawnSync(process.execPath, [
-    '-e',
-    "const s=require('net').connect(6379,'127.0.0.1',()=>s.write('PING\\r\\n'));s.setTimeout(1000,()=>process.exit(1));s.on('error',()=>process.exit(1));s.on('data',d=>process.exit(String(d).startsWith('+PONG')?0:1));",
-  ]);
-  return probe.status === 0;
-}
-
-const nginx = findNginx();
-const redis = redisAnswers();
-if ((!nginx || !redis) && process.env['CI'] === 'true') {
-  throw new Error(
-    `nginx end-to-end test: ${nginx ? 'Redis at 127.0.0.1:6379 is unreachable' : 'nginx could not be installed'}, and CI=true requires it.`,
-  );
-}
-if (!nginx || !redis) {
-  console.warn(
-    `nginx end-to-end test: skipped, ${nginx ? 'no Redis at 127.0.0.1:6379' : 'nginx is not installed (run as root to let the test install it)'}.`,
-  );
-}
-const describeE2e = nginx && redis ? describe : describe.skip;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-async function waitUntil(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const { nginx, ok } = nginxSuiteAvailable('nginx end-to-end test');
+const describeE2e = ok ? describe : describe.skip;
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -6,8 +6,9 @@
 // resumed session with history does not deliver anything twice.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { RoomsController, SocketController, SocketOn } from '@pkg/core';
-import type { Client, MessageInfo, NetworkEvents, RecoveredInfo } from '../src/index';
+import type { Client, MessageInfo, RecoveredInfo } from '../src/index';
 import { Recorder, cleanup, makeClient, next, startCoreServer, type CoreServer } from './helpers';
+import { Network } from './history-kit';
 
 afterEach(cleanup);
 
@@ -19,22 +20,6 @@ class EnterController extends SocketController {
   enter(clientId: string, data: unknown): void {
     this.joinRoom(clientId, (data as { room: string }).room);
     this.emit(clientId, 'entered', { room: (data as { room: string }).room });
-  }
-}
-
-class Network implements NetworkEvents {
-  readonly #listeners = new Map<string, Array<() => void>>();
-  addEventListener(type: string, listener: () => void): void {
-    this.#listeners.set(type, [...(this.#listeners.get(type) ?? []), listener]);
-  }
-  removeEventListener(type: string, listener: () => void): void {
-    this.#listeners.set(
-      type,
-      (this.#listeners.get(type) ?? []).filter((l) => l !== listener),
-    );
-  }
-  fire(type: 'online' | 'offline'): void {
-    for (const l of this.#listeners.get(type) ?? []) l();
   }
 }
 
