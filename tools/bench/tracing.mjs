@@ -8,57 +8,19 @@
 //
 //   node tools/bench/tracing.mjs            # 3 rounds of 3 s per workload and setting (~1 min)
 //   BENCH_ROUNDS=5 BENCH_SECONDS=5 node tools/bench/tracing.mjs
-import autocannon from 'autocannon';
-import { connectMany, closeAll } from './lib/clients.mjs';
+import { measureEcho, measureGet } from './lib/measure.mjs';
 import { setUpPinning, startServer, usePinning } from './lib/proc.mjs';
 import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
-import { median, secondsSince } from './lib/stats.mjs';
+import { median } from './lib/stats.mjs';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 3);
 
-async function wsEcho(server) {
-  const clients = await connectMany('ws', server.port, 50);
-  let count = 0;
-  let running = true;
-  const payload = { text: 'hello', n: 1 };
-  const done = clients.map(
-    (c) =>
-      new Promise((resolve) => {
-        c.on('echo', () => {
-          count++;
-          if (running) c.send('echo', payload);
-          else resolve();
-        });
-        c.send('echo', payload);
-      }),
-  );
-  const cpu0 = await server.cpu();
-  const t0 = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  running = false;
-  const elapsed = secondsSince(t0);
-  const cpu1 = await server.cpu();
-  await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2000))]);
-  await closeAll(clients);
-  return { rate: count / elapsed, cpu: (cpu1 - cpu0) / count };
-}
-
-async function httpGet(server) {
-  const before = await server.cpu();
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}/json`,
-    connections: 50,
-    duration: seconds,
-  });
-  const after = await server.cpu();
-  if (result.non2xx || result.errors)
-    throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rate: result.requests.average, cpu: (after - before) / result.requests.total };
-}
-
 const settings = { off: { tracing: false }, on: { tracing: true } };
-const workloads = { 'ws-echo': wsEcho, 'http-get': httpGet };
+const workloads = {
+  'ws-echo': (server) => measureEcho('ws', server, { clients: 50, seconds }),
+  'http-get': (server) => measureGet(server, { connections: 50, seconds }),
+};
 
 const pinning = setUpPinning();
 usePinning(pinning);

@@ -3,10 +3,10 @@
 // defaults (an HTTP request id, no log scope, metrics off), the log scope on (`log_context`),
 // and metrics on (`metrics_path`, prom-client loaded, every call site recording). Reported as operations/s and the server's
 // CPU time per operation, each against the first.
-import autocannon from 'autocannon';
 import { THROUGHPUT_LIMITS, THROUGHPUT_PKG_CONFIG } from '../lib/limits.mjs';
-import { clientFor, closeAll, connectMany } from '../lib/clients.mjs';
-import { median, secondsSince } from '../lib/stats.mjs';
+import { clientFor } from '../lib/clients.mjs';
+import { measureEcho, measureGet } from '../lib/measure.mjs';
+import { median } from '../lib/stats.mjs';
 
 const VARIANTS = [
   ['off', 'ids off, metrics off', { request_id_header: null }],
@@ -14,47 +14,6 @@ const VARIANTS = [
   ['scope', 'request ids and the log scope (log_context) on', { log_context: true }],
   ['metrics', 'defaults and metrics on', { metrics_path: '/metrics' }],
 ];
-
-async function echo(server, { clients: n, seconds }) {
-  const clients = await connectMany(clientFor('pkg'), server.port, n);
-  let count = 0;
-  let running = true;
-  const payload = { text: 'hello', n: 1 };
-  const done = clients.map(
-    (c) =>
-      new Promise((resolve) => {
-        c.on('echo', () => {
-          count++;
-          if (running) c.send('echo', payload);
-          else resolve();
-        });
-        c.send('echo', payload);
-      }),
-  );
-  const cpu0 = await server.cpu();
-  const t0 = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  running = false;
-  const elapsed = secondsSince(t0);
-  const cpu1 = await server.cpu();
-  await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2000))]);
-  await closeAll(clients);
-  return { rate: count / elapsed, cpu: (cpu1 - cpu0) / count };
-}
-
-async function get(server, { connections, seconds }) {
-  const before = await server.cpu();
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}/json`,
-    connections,
-    duration: seconds,
-  });
-  const after = await server.cpu();
-  if (result.non2xx || result.errors || result.timeouts) {
-    throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`); // prettier-ignore
-  }
-  return { rate: result.requests.average, cpu: (after - before) / result.requests.total };
-}
 
 function workload(name, title, order, op, measure, params) {
   return {
@@ -105,12 +64,19 @@ export default [
     'Observability cost, WS echo',
     90,
     'round trip',
-    echo,
+    (server, settings) => measureEcho(clientFor('pkg'), server, settings),
     (ctx) => ({
       clients: ctx.param('BENCH_ECHO_CLIENTS', 50),
     }),
   ),
-  workload('observability-http-get', 'Observability cost, HTTP GET', 91, 'request', get, (ctx) => ({
-    connections: ctx.param('BENCH_HTTP_CONNECTIONS', 50),
-  })),
+  workload(
+    'observability-http-get',
+    'Observability cost, HTTP GET',
+    91,
+    'request',
+    measureGet,
+    (ctx) => ({
+      connections: ctx.param('BENCH_HTTP_CONNECTIONS', 50),
+    }),
+  ),
 ];

@@ -1,35 +1,8 @@
 // WS echo: round trips per second, every client keeping one `{event, data}` message in
 // flight for BENCH_SECONDS.
 import { THROUGHPUT_LIMITS, THROUGHPUT_PKG_CONFIG } from '../lib/limits.mjs';
-import { clientFor, closeAll, connectMany } from '../lib/clients.mjs';
-import { secondsSince } from '../lib/stats.mjs';
-
-async function echo(kind, server, { clients: n, seconds }) {
-  const clients = await connectMany(kind, server.port, n);
-  let count = 0;
-  let running = true;
-  const payload = { text: 'hello', n: 1 };
-  const done = clients.map(
-    (c) =>
-      new Promise((resolve) => {
-        c.on('echo', () => {
-          count++;
-          if (running) c.send('echo', payload);
-          else resolve();
-        });
-        c.send('echo', payload);
-      }),
-  );
-  const cpu0 = await server.cpu();
-  const t0 = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  running = false;
-  const elapsed = secondsSince(t0);
-  const cpu1 = await server.cpu();
-  await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2000))]);
-  await closeAll(clients);
-  return { rate: count / elapsed, cpu: (cpu1 - cpu0) / count };
-}
+import { clientFor } from '../lib/clients.mjs';
+import { measureEcho } from '../lib/measure.mjs';
 
 export default {
   name: 'ws-echo',
@@ -42,7 +15,7 @@ export default {
     const clients = ctx.param('BENCH_ECHO_CLIENTS', 50);
     const res = await ctx.series(
       ['ws', 'pkg', 'socket.io'],
-      (k, server) => echo(clientFor(k), server, { clients, seconds: ctx.seconds }),
+      (k, server) => measureEcho(clientFor(k), server, { clients, seconds: ctx.seconds }),
       { pkgConfig: THROUGHPUT_PKG_CONFIG },
     );
     return {
