@@ -3,33 +3,20 @@
 // to nginx's address. Clients connect from 127.0.0.2 so that their address differs from
 // nginx's (127.0.0.1).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { Client, type RecoveredInfo, type WebSocketConstructor } from '@pkg/client';
 import { NullLogger } from '@pkg/core';
 import { startDemo, type DemoApp } from '../src/app';
-import { freePort, nginxSuiteAvailable, waitUntil } from './helpers/nginx';
+import { nginxSuiteAvailable, startNginx, waitUntil, type RunningNginx } from './helpers/nginx';
 import type { ClientEvents, ServerEvents } from '../src/events';
 
 const CLIENT_ADDRESS = '127.0.0.2';
 
 const { nginx, ok } = nginxSuiteAvailable('nginx end-to-end test');
 const describeE2e = ok ? describe : describe.skip;
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** An HTTP request from CLIENT_ADDRESS. */
 function httpFrom(
@@ -92,7 +79,7 @@ function startInstance(port = 0): Promise<DemoApp> {
 
 describeE2e('nginx in front of two instances sharing Redis', () => {
   let dir: string;
-  let proxy: ChildProcess;
+  let running: RunningNginx | undefined;
   let proxyPort: number;
   const apps: DemoApp[] = [];
   const sockets: WebSocket[] = [];
@@ -100,56 +87,16 @@ describeE2e('nginx in front of two instances sharing Redis', () => {
 
   beforeAll(async () => {
     for (let i = 0; i < 2; i++) apps.push(await startInstance());
-    proxyPort = await freePort();
-    dir = mkdtempSync(path.join(tmpdir(), 'pkg-nginx-'));
-    chmodSync(dir, 0o777); // nginx workers run as an unprivileged user
-    const template = readFileSync(path.join(__dirname, '..', 'deploy', 'nginx.conf'), 'utf8');
-    const config = template
-      .replace('listen 8080;', `listen 127.0.0.1:${proxyPort};`)
-      .replace('server 127.0.0.1:6001', `server 127.0.0.1:${apps[0]!.server.getPort()}`)
-      .replace('server 127.0.0.1:6002', `server 127.0.0.1:${apps[1]!.server.getPort()}`)
-      .replace('worker_processes auto;', 'worker_processes 1;')
-      .replace(
-        'http {',
-        [
-          'client_body_temp_path',
-          'proxy_temp_path',
-          'fastcgi_temp_path',
-          'uwsgi_temp_path',
-          'scgi_temp_path',
-        ]
-          .map((d) => `${d} ${dir}/${d};`)
-          .reduce((text, line) => `${text}\n    ${line}`, 'http {'),
-      )
-      .replace('/var/log/nginx/pkg-demo.access.log', `${dir}/access.log`);
-    writeFileSync(path.join(dir, 'nginx.conf'), config);
-    proxy = spawn(
-      nginx!,
-      [
-        '-p',
-        dir,
-        '-c',
-        path.join(dir, 'nginx.conf'),
-        '-g',
-        `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;`,
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
-    await waitUntil(() => portOpen(proxyPort), 'nginx to listen');
+    running = await startNginx(nginx!, [apps[0]!.server.getPort(), apps[1]!.server.getPort()]);
+    proxyPort = running.port;
+    dir = running.dir;
   });
 
   afterAll(async () => {
     for (const c of clients) c.disconnect();
     for (const s of sockets) s.terminate();
-    if (proxy && proxy.exitCode === null) {
-      const exited = new Promise((r) => proxy.once('exit', r));
-      proxy.kill('SIGQUIT');
-      await exited;
-    }
+    await running?.stop();
     for (const app of apps) await app.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('keeps a client on one instance, delivers a broadcast posted to the other, and sees the client address', async () => {
