@@ -1,17 +1,16 @@
 // Redis goes away while clients are connected, then comes back: a private redis-server on a
 // free port, two instances in child processes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
-import { Instance, PrivateRedis, TestClient, removeBundle, waitFor } from './helpers';
+import {
+  Instance,
+  PrivateRedis,
+  TestClient,
+  removeBundle,
+  waitFor,
+  redisServerAvailableSync,
+} from './helpers';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter fault test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter fault test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter fault test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
 
 async function health(

@@ -4,42 +4,19 @@
 // writes and reads are counted and logged once, reads answer `complete: false`, and the
 // first message after Redis is back starts a new epoch.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import WebSocket from 'ws';
-import { NullLogger, Server, ServerConfig, type LogContext } from '@pkg/core';
+import { NullLogger, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor } from './helpers';
+import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
+import { Logs, POLICY, template } from './history-kit';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter history outage test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter history outage test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history outage test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
-
-class Logs extends NullLogger {
-  readonly lines: { level: string; message: string }[] = [];
-  override log(level: string, message: string, _context?: LogContext): void {
-    this.lines.push({ level, message });
-  }
-}
 
 interface Received {
   event: string;
   data: { n: number };
 }
-
-function template(room: string, n: number): { head: string; tail: string } {
-  return {
-    head: `{"event":"m","data":{"n":${n}},"pos":{"room":${JSON.stringify(room)},"namespace":"/","epoch":`,
-    tail: '}}',
-  };
-}
-
-const POLICY = { size: 100, ttl: 60_000 };
 
 describeRedis('RedisHistoryStore while Redis is down', () => {
   let redis: PrivateRedis;

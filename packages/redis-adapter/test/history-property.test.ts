@@ -7,21 +7,13 @@
 // client that keeps the last position and drops positions seen before.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { spawnSync } from 'node:child_process';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
 import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor } from './helpers';
+import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter history property test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter history property test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history property test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
 
 const ROOM = 'p';

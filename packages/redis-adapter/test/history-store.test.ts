@@ -4,46 +4,22 @@
 // MAXLEN and ttl, the epoch after the stream is lost, and positions that do not exist.
 // (While Redis is down: history-outage.test.ts.)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
-import { NullLogger, Server, ServerConfig, type LogContext } from '@pkg/core';
+import { NullLogger, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor } from './helpers';
+import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
+import { Logs, POLICY, template } from './history-kit';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter history store test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter history store test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history store test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
-
-class Logs extends NullLogger {
-  readonly lines: { level: string; message: string }[] = [];
-  override log(level: string, message: string, _context?: LogContext): void {
-    this.lines.push({ level, message });
-  }
-}
 
 interface Received {
   event: string;
   data: { n: number };
   pos: { room: string; namespace: string; epoch: string; offset: number };
 }
-
-/** The template the server would build for `{event: 'm', data: {n}}` to room `room`. */
-function template(room: string, n: number): { head: string; tail: string } {
-  return {
-    head: `{"event":"m","data":{"n":${n}},"pos":{"room":${JSON.stringify(room)},"namespace":"/","epoch":`,
-    tail: '}}',
-  };
-}
-
-const POLICY = { size: 100, ttl: 60_000 };
 
 describeRedis('RedisHistoryStore', () => {
   let redis: PrivateRedis;

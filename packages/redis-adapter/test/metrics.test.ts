@@ -3,20 +3,12 @@
 // delivered messages, both report the link as connected, and a publish while Redis is down
 // is counted as a publish error and the state leaves `connected`.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { NullLogger, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor } from './helpers';
+import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter metrics test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter metrics test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter metrics test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
 
 let redis: PrivateRedis;

@@ -4,7 +4,6 @@
 // channel lingers for unsubscribeGrace after its last member leaves, and new subscriptions
 // per client are bounded by maxSubscribesPerSecond.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
 import {
@@ -18,16 +17,9 @@ import {
   type ServerConfigOptions,
 } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
-import { PrivateRedis, waitFor } from './helpers';
+import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
 
-const hasRedisServer = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!hasRedisServer && process.env['CI'] === 'true') {
-  throw new Error(
-    '@pkg/redis-adapter rooms test: redis-server is not installed, and CI=true requires it.',
-  );
-}
-if (!hasRedisServer)
-  console.warn('@pkg/redis-adapter rooms test: skipped, redis-server is not installed.');
+const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter rooms test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
 
 interface Message {
