@@ -117,15 +117,16 @@ export function spawnLines(command, args, { env, name = command, pin = false } =
  * Starts one bench server in its own process (pinned, with --expose-gc) and waits for its
  * `PORT` line. `name` is one of SERVERS or the path of a server file that speaks the same
  * protocol (servers/control.mjs). `pkgConfig` is handed to the @pkg/core server as its
- * ServerConfig options; `env` and `args` go to the process as they are.
+ * ServerConfig options; `env` and `args` go to the process as they are, `nodeArgs` to Node
+ * (before the script).
  */
-export async function startServer(name, { pkgConfig, env = {}, args = [] } = {}) {
+export async function startServer(name, { pkgConfig, env = {}, args = [], nodeArgs = [] } = {}) {
   const file = SERVERS[name] ?? (path.isAbsolute(name) ? name : undefined);
   if (!file)
     throw new Error(
       `unknown server ${name}: one of ${Object.keys(SERVERS).join(', ')}, or an absolute path`,
     );
-  const proc = spawnLines(process.execPath, ['--expose-gc', file, ...args], {
+  const proc = spawnLines(process.execPath, ['--expose-gc', ...nodeArgs, file, ...args], {
     name,
     pin: true,
     env: { BENCH_PKG_CONFIG: JSON.stringify(pkgConfig ?? {}), ...env },
