@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { NamespaceManager } from './namespace-manager';
+import fc from 'fast-check';
 
 describe('NamespaceManager', () => {
   it('joins and leaves the default namespace', () => {
@@ -147,5 +148,52 @@ describe('NamespaceManager', () => {
     expect(nm.rooms.size).toBe(0);
     expect(nm.clientNamespaces.size).toBe(0);
     expect(nm.clientRooms.size).toBe(0);
+  });
+});
+
+describe('NamespaceManager memberships under any sequence of joins and leaves', () => {
+  // Clients in a single namespace share one set; a join or leave of one client must never
+  // show up in another client's namespaces.
+  const client = fc.constantFrom('a', 'b', 'c');
+  const namespace = fc.constantFrom('/', '/chat', '/admin');
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('join' as const), client, namespace }),
+    fc.record({ kind: fc.constant('joinRoom' as const), client, namespace }),
+    fc.record({ kind: fc.constant('leave' as const), client, namespace }),
+    fc.record({ kind: fc.constant('leaveAll' as const), client, namespace }),
+  );
+
+  it('matches a model of one set per client', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const nm = new NamespaceManager();
+        const model = new Map<string, Set<string>>();
+        for (const step of ops) {
+          if (step.kind === 'join' || step.kind === 'joinRoom') {
+            if (step.kind === 'join') nm.joinNamespace(step.client, step.namespace);
+            else nm.joinRoom(step.client, 'room', step.namespace);
+            const own = model.get(step.client) ?? new Set<string>();
+            own.add(step.namespace);
+            model.set(step.client, own);
+          } else if (step.kind === 'leave') {
+            nm.leaveNamespace(step.client, step.namespace);
+            model.get(step.client)?.delete(step.namespace);
+            if (model.get(step.client)?.size === 0) model.delete(step.client);
+          } else {
+            nm.leaveNamespace(step.client);
+            model.delete(step.client);
+          }
+          for (const id of ['a', 'b', 'c']) {
+            expect(nm.getNamespacesForClient(id)).toEqual([...(model.get(id) ?? [])]);
+            expect(nm.clientNamespaces.has(id)).toBe(model.has(id));
+          }
+          for (const ns of ['/', '/chat', '/admin']) {
+            const members = ['a', 'b', 'c'].filter((id) => model.get(id)?.has(ns) === true);
+            expect([...nm.namespaceMembers(ns)].sort()).toEqual(members);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -63,8 +63,14 @@ export class NamespaceManager {
   readonly #namespaces = new Map<string, Set<string>>();
   /** namespace -> room -> member client ids */
   readonly #rooms = new Map<string, Map<string, Set<string>>>();
-  /** client id -> namespaces it is a member of */
+  /**
+   * client id -> namespaces it is a member of. A client in one namespace (nearly every
+   * client: `/`) shares that namespace's one-member set from #alone instead of owning a
+   * Set; the set is copied when a second namespace is joined (see #ownNamespaces).
+   */
   readonly #clientNamespaces = new Map<string, Set<string>>();
+  /** namespace -> the shared set holding only it (never changed once made). */
+  readonly #alone = new Map<string, Set<string>>();
   /** client id -> namespace -> rooms it is in */
   readonly #clientRooms = new Map<string, Map<string, Set<string>>>();
 
@@ -180,12 +186,27 @@ export class NamespaceManager {
       this.#namespaces.set(namespace, members);
     }
     members.add(clientId);
-    let own = this.#clientNamespaces.get(clientId);
-    if (!own) {
-      own = new Set();
-      this.#clientNamespaces.set(clientId, own);
+    const own = this.#clientNamespaces.get(clientId);
+    if (own === undefined) this.#clientNamespaces.set(clientId, this.#aloneIn(namespace));
+    else if (!own.has(namespace)) this.#ownNamespaces(clientId, own).add(namespace);
+  }
+
+  /** The shared set of the one namespace `namespace`. */
+  #aloneIn(namespace: string): Set<string> {
+    let set = this.#alone.get(namespace);
+    if (set === undefined) {
+      set = new Set([namespace]);
+      this.#alone.set(namespace, set);
     }
-    own.add(namespace);
+    return set;
+  }
+
+  /** The client's own (changeable) set of namespaces: a copy of a shared one. */
+  #ownNamespaces(clientId: string, current: Set<string>): Set<string> {
+    if (this.#alone.get([...current][0]!) !== current) return current;
+    const own = new Set(current);
+    this.#clientNamespaces.set(clientId, own);
+    return own;
   }
 
   /**
@@ -340,12 +361,15 @@ export class NamespaceManager {
     const members = this.#namespaces.get(namespace);
     if (members) {
       members.delete(clientId);
-      if (members.size === 0) this.#namespaces.delete(namespace);
+      if (members.size === 0) {
+        this.#namespaces.delete(namespace);
+        // No client holds the shared set of an empty namespace any more.
+        this.#alone.delete(namespace);
+      }
     }
     const own = this.#clientNamespaces.get(clientId);
-    if (own) {
-      own.delete(namespace);
-      if (own.size === 0) this.#clientNamespaces.delete(clientId);
-    }
+    if (own === undefined || !own.has(namespace)) return;
+    if (own.size === 1) this.#clientNamespaces.delete(clientId);
+    else own.delete(namespace);
   }
 }
