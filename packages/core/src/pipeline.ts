@@ -92,12 +92,14 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   const trust = config.getTrustPredicate();
   // The client address of an upgrade is asked for by admission and by the handshake: it is
   // resolved (trust proxy, IP parsing) once per request.
-  const addresses = new WeakMap<IncomingMessage, string>();
+  // It is kept on the request under this server's own symbol (no WeakMap entry per upgrade).
+  const addressKey = Symbol('client address');
   const clientAddress = (req: IncomingMessage): string => {
-    let address = addresses.get(req);
+    const holder = req as unknown as Record<symbol, string | undefined>;
+    let address = holder[addressKey];
     if (address === undefined) {
       address = resolveClientAddress(req.socket.remoteAddress ?? '', req.headers, trust);
-      addresses.set(req, address);
+      holder[addressKey] = address;
     }
     return address;
   };
@@ -220,7 +222,13 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     dispatch: (client, envelope) => {
       if (pendingHandlers.admit(client.id)) {
         const traced = tracing?.current;
-        observability.observers.message(
+        const observers = observability.observers;
+        // Nothing to observe (no metrics, no log scope, no tracing): no closure per message.
+        if (traced == null && observers.messagesPassThrough()) {
+          dispatcher().onMessage(client, envelope);
+          return;
+        }
+        observers.message(
           client.id,
           envelope.event,
           traced

@@ -39,19 +39,23 @@ export class ConnectionGate {
   #open = 0;
   readonly #reserved = new WeakSet<object>();
   readonly #perIp = new Map<string, number>();
-  /** The address key each socket holding a slot counts under. */
-  readonly #slotOf = new WeakMap<object, string>();
+  /**
+   * Where a socket holding a slot keeps the address key it counts under: a property under
+   * this gate's own symbol (cheaper to set and collect than a WeakMap entry per connection).
+   */
+  readonly #slotKey = Symbol('address slot');
   /** One listener for every socket with a slot (called with the socket as `this`). */
   readonly #slotSocketClosed: (this: Duplex) => void;
 
   constructor(options: ConnectionGateOptions) {
     this.#o = options;
-    const slots = this.#slotOf;
+    const slotKey = this.#slotKey;
     const release = (key: string): void => this.#release(key);
     this.#slotSocketClosed = function (this: Duplex): void {
-      const key = slots.get(this);
+      const holder = this as unknown as Record<symbol, string | undefined>;
+      const key = holder[slotKey];
       if (key === undefined) return;
-      slots.delete(this);
+      holder[slotKey] = undefined;
       release(key);
     };
   }
@@ -127,7 +131,7 @@ export class ConnectionGate {
     if (socket.destroyed) {
       this.#release(key);
     } else {
-      this.#slotOf.set(socket, key);
+      (socket as unknown as Record<symbol, string | undefined>)[this.#slotKey] = key;
       socket.on('close', this.#slotSocketClosed);
     }
     return true;

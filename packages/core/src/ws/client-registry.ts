@@ -17,17 +17,21 @@ export class ClientRegistry {
   readonly #types = new Map<string, ClientType>();
   readonly #data = new Map<string, ReadonlyMap<string, unknown>>();
   readonly #sockets = new Map<string, Socket>();
-  readonly #ids = new WeakMap<object, string>();
+  /**
+   * Where a tracked socket keeps its client id: a property under this registry's own symbol
+   * (cheaper to set, read and collect than a WeakMap entry per connection).
+   */
+  readonly #idKey = Symbol('client id');
   /** The one 'close' listener of every tracked socket (no closure per connection). */
   readonly #socketClosed: (this: object) => void;
 
   constructor() {
-    const ids = this.#ids;
+    const idKey = this.#idKey;
     const sockets = this.#sockets;
     const types = this.#types;
     const data = this.#data;
     this.#socketClosed = function (this: object): void {
-      const id = ids.get(this);
+      const id = (this as Record<symbol, string | undefined>)[idKey];
       if (id === undefined) return;
       sockets.delete(id);
       if (types.get(id) === 'http') {
@@ -44,7 +48,7 @@ export class ClientRegistry {
 
   /** Records a new TCP (or TLS) connection as `http`. */
   trackConnection(socket: Socket, id: string): void {
-    this.#ids.set(socket, id);
+    (socket as unknown as Record<symbol, string>)[this.#idKey] = id;
     this.#sockets.set(id, socket);
     this.#types.set(id, 'http');
     this.#data.set(id, NO_DATA);
@@ -54,7 +58,7 @@ export class ClientRegistry {
 
   /** The id given to the connection a request or upgrade arrived on. */
   idOf(socket: object): string | undefined {
-    return this.#ids.get(socket);
+    return (socket as Record<symbol, string | undefined>)[this.#idKey];
   }
 
   /** Reclassifies a connection as `ws`, with the data its handshake collected. */
