@@ -159,6 +159,28 @@ describe('HTTP request ids', () => {
     expect(lines.some((l) => 'requestId' in l.context || 'clientId' in l.context)).toBe(false);
   });
 
+  it('puts the id on every answer: synchronous, thrown, rejected and unmatched', async () => {
+    for (const log_context of [false, true]) {
+      const { server, base } = await start({ log_context });
+      server.route('GET', '/sync', () => ({ ok: true }));
+      server.route('GET', '/throws', () => {
+        throw new Error('broken');
+      });
+      server.route('GET', '/rejects', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        throw new Error('broken later');
+      });
+      for (const path of ['/sync', '/throws', '/rejects', '/nowhere']) {
+        const res = await fetch(`${base}${path}`);
+        expect([path, res.headers.get('x-request-id')]).toEqual([
+          path,
+          expect.stringMatching(/^[0-9a-f]{12}-[0-9a-z]+$/),
+        ]);
+        expect(res.status).toBe(path === '/sync' ? 200 : path === '/nowhere' ? 404 : 500);
+      }
+    }
+  });
+
   it('gives an in-memory request (inject) an id too', async () => {
     const { server } = await start();
     const res = await server.inject({ method: 'GET', url: '/work/9' });

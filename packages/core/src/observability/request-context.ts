@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Request, Response, TrustPredicate } from '@pkg/http';
+import { Response, type Request, type TrustPredicate } from '@pkg/http';
 import { runWithLogContext, type LogScope } from '@pkg/logger';
 import type { MetricsRecorder } from './metrics';
 
@@ -63,6 +63,51 @@ export interface ObserverOptions {
 /** The work of one message: undefined when it finished synchronously. */
 type Work = Promise<unknown> | undefined;
 
+/** An `onResponse` hook that puts the request id on the answer. */
+function idHook(header: string, id: string): (response: Response) => void {
+  return (response) => void response.setHeader(header, id);
+}
+
+/**
+ * Puts the request id on the answer of a dispatch: on the `Response` (or the one a promise
+ * resolves with) directly; when there is none (the dispatch threw, rejected or answered
+ * something else, which HttpHandler turns into an error answer), through an `onResponse`
+ * hook, so that the error answer carries it too.
+ */
+function withIdHeader<R>(
+  request: Request,
+  header: string,
+  id: string,
+  dispatch: (request: Request) => R,
+): R {
+  let result: R;
+  try {
+    result = dispatch(request);
+  } catch (err) {
+    request.onResponse(idHook(header, id));
+    throw err;
+  }
+  if (result instanceof Response) {
+    result.setHeader(header, id);
+    return result;
+  }
+  if (result === null || typeof (result as { then?: unknown }).then !== 'function') {
+    request.onResponse(idHook(header, id));
+    return result;
+  }
+  return (result as PromiseLike<unknown>).then(
+    (value) => {
+      if (value instanceof Response) value.setHeader(header, id);
+      else request.onResponse(idHook(header, id));
+      return value;
+    },
+    (err: unknown) => {
+      request.onResponse(idHook(header, id));
+      throw err;
+    },
+  ) as R;
+}
+
 /** Wraps the request and message paths with ids, log scope and timing. */
 export class Observers {
   readonly #o: ObserverOptions;
@@ -95,6 +140,14 @@ export class Observers {
       const started = metrics === null ? 0 : performance.now();
       const id = header === null ? undefined : this.requestId(request, header);
       if (id !== undefined) request.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+      if (metrics === null) {
+        // Only the id to add: on the handler's answer itself, without a hook per request.
+        if (!this.#o.scope) return withIdHeader(request, header!, id!, dispatch);
+        const clientId = request.getAttribute<string>('clientId');
+        return runWithLogContext(this.#scope(id!, clientId), () =>
+          withIdHeader(request, header!, id!, dispatch),
+        );
+      }
       request.onResponse((response: Response) => {
         if (id !== undefined) response.setHeader(header!, id);
         metrics?.httpHandled(
@@ -108,6 +161,11 @@ export class Observers {
       const clientId = request.getAttribute<string>('clientId');
       return runWithLogContext(this.#scope(id, clientId), () => dispatch(request));
     };
+  }
+
+  /** True when {@link message} would only call its `run` (no metrics, no log scope). */
+  messagesPassThrough(): boolean {
+    return this.#o.holder.metrics === null && !(this.#o.scope && this.#o.header !== null);
   }
 
   /** Runs one WebSocket message's dispatch with an id in the log scope, timed for metrics. */
