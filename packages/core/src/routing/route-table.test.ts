@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import {
   RouteTable,
   extractPathParameters,
@@ -130,5 +131,96 @@ describe('path helpers', () => {
     });
     expect(extractPathParameters('/users/{id}', '/teams/7')).toEqual({});
     expect(extractPathParameters('/users/{id}', '/users/7/extra')).toEqual({});
+  });
+});
+
+describe('RouteTable.match against the precedence rules, for any routes and paths', () => {
+  // The reference: every declared route whose segments line up with the request (a static
+  // segment equal, a parameter non-empty), ordered by its shape (at the first differing
+  // position a static segment comes before a parameter); the first shape with a route for
+  // the method (or GET, for HEAD) wins.
+  const segment = fc.constantFrom('a', 'b', '{p}', '{q}');
+  const routePath = fc.array(segment, { maxLength: 3 }).map((s) => `/${s.join('/')}`);
+  const method = fc.constantFrom('GET', 'POST', 'HEAD');
+  const route = fc.record({ method, path: routePath });
+  const requestPath = fc
+    .array(fc.constantFrom('a', 'b', 'c', ''), { maxLength: 3 })
+    .map((s) => `/${s.join('/')}`);
+
+  const shapeKey = (path: string): string =>
+    parseRoutePath(path)
+      .map((s) => (s.kind === 'param' ? '1' : `0${s.text}`))
+      .join('/');
+  const linesUp = (path: string, request: string[]): string[] | null => {
+    const segments = parseRoutePath(path);
+    if (segments.length !== request.length) return null;
+    const values: string[] = [];
+    for (let i = 0; i < segments.length; i += 1) {
+      const s = segments[i]!;
+      if (s.kind === 'param') {
+        if (request[i] === '') return null;
+        values.push(request[i]!);
+      } else if (s.text !== request[i]) return null;
+    }
+    return values;
+  };
+
+  it('finds the route, method and parameters the rules give', () => {
+    fc.assert(
+      fc.property(fc.array(route, { maxLength: 8 }), requestPath, method, (routes, path, m) => {
+        const table = new RouteTable<string>();
+        const declared: Array<{ method: string; path: string; id: string }> = [];
+        routes.forEach((r, i) => {
+          if (table.add(r.method, r.path, `r${i}`) === undefined) {
+            declared.push({ ...r, id: `r${i}` });
+          }
+        });
+        const request = splitRequestPath(path)!;
+        const shapes = [...new Set(declared.map((d) => shapeKey(d.path)))]
+          .filter((key) =>
+            declared.some((d) => shapeKey(d.path) === key && linesUp(d.path, request)),
+          )
+          .sort((x, y) => {
+            const a = x.split('/');
+            const b = y.split('/');
+            for (let i = 0; i < a.length; i += 1) {
+              if (a[i] !== b[i]) return a[i]![0]! < b[i]![0]! ? -1 : a[i]! < b[i]! ? -1 : 1;
+            }
+            return 0;
+          });
+        let expected: { id: string; method: string; params: Record<string, string> } | null = null;
+        for (const key of shapes) {
+          const at = declared.filter((d) => shapeKey(d.path) === key);
+          const exact = at.find((d) => d.method === m);
+          const fallback = m === 'HEAD' ? at.find((d) => d.method === 'GET') : undefined;
+          const hit = exact ?? fallback;
+          if (hit === undefined) continue;
+          const names = parseRoutePath(hit.path).flatMap((s) =>
+            s.kind === 'param' ? [s.name] : [],
+          );
+          const values = linesUp(hit.path, request)!;
+          expected = {
+            id: hit.id,
+            method: hit.method,
+            params: Object.fromEntries(names.map((n, i) => [n, values[i]!])),
+          };
+          break;
+        }
+        const got = table.match(m, path);
+        expect(
+          got === null ? null : { id: got.value, method: got.method, params: { ...got.params } },
+        ).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps a parameter named __proto__ as a plain key', () => {
+    const table = new RouteTable<string>();
+    table.add('GET', '/x/{__proto__}', 'proto');
+    const match = table.match('GET', '/x/polluted');
+    expect(Object.getPrototypeOf(match!.params)).toBe(Object.prototype);
+    expect(Object.keys(match!.params)).toEqual(['__proto__']);
+    expect(match!.params['__proto__' as keyof typeof match.params]).toBe('polluted');
   });
 });

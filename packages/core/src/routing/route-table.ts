@@ -179,19 +179,53 @@ export class RouteTable<R> {
       if (leaf !== undefined) return { value: leaf.value, method, params: {} };
     }
     const segments = this.#segments(path);
-    for (const { node, values } of this.#walk(this.#root, segments, 0, [])) {
-      let leaf = node.routes.get(method);
-      let matched = method;
-      if (!leaf && method === 'HEAD') {
-        leaf = node.routes.get('GET');
-        matched = 'GET';
-      }
-      if (leaf) {
-        const params = Object.fromEntries(
-          leaf.paramNames.map((name, i): [string, string] => [name, values[i]!]),
-        );
-        return { value: leaf.value, method: matched, params };
-      }
+    const values: string[] = [];
+    const found = this.#find(this.#root, segments, 0, values, method);
+    if (found === null) return null;
+    const leaf = found.routes.get(method) ?? found.routes.get('GET')!;
+    const params: Record<string, string> = {};
+    const names = leaf.paramNames;
+    // defineProperty: a parameter may be named `__proto__`, which must stay a plain key.
+    for (let i = 0; i < names.length; i += 1) {
+      Object.defineProperty(params, names[i]!, {
+        value: values[i]!,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return { value: leaf.value, method: found.routes.has(method) ? method : 'GET', params };
+  }
+
+  /**
+   * The first node, in match order (a static segment before a parameter, backtracking), that
+   * ends the path and has a route for `method` (or GET for HEAD); `values` then holds the
+   * parameter values along the way. No generator and no array per level: this runs for
+   * every request to a route with parameters.
+   */
+  #find(
+    node: Node<R>,
+    segments: readonly string[],
+    index: number,
+    values: string[],
+    method: string,
+  ): Node<R> | null {
+    if (index === segments.length) {
+      const routes = node.routes;
+      if (routes.has(method) || (method === 'HEAD' && routes.has('GET'))) return node;
+      return null;
+    }
+    const segment = segments[index]!;
+    const next = node.statics.get(segment);
+    if (next !== undefined) {
+      const found = this.#find(next, segments, index + 1, values, method);
+      if (found !== null) return found;
+    }
+    if (node.param !== null && segment !== '') {
+      values.push(segment);
+      const found = this.#find(node.param, segments, index + 1, values, method);
+      if (found !== null) return found;
+      values.pop();
     }
     return null;
   }
