@@ -4,7 +4,8 @@
 //
 //   node tools/bench/profile.mjs <workload> [server] [seconds]
 //
-// workload: http-get | http-param | http-post | ws-echo | ws-connect
+// workload: http-get | http-param | http-post | http-get-pipelined | http-post-pipelined |
+//           ws-echo | ws-connect
 // server:   pkg (default) | node:http | ws | fastify | socket.io
 // The server runs pinned like in run.mjs, with the same settings as the workload's
 // (tools/bench/lib/limits.mjs), under `--cpu-prof`; PROFILE_KEEP=1 keeps the .cpuprofile
@@ -22,6 +23,14 @@ const WORKLOADS = {
   'http-get': { kind: 'http', path: '/json' },
   'http-param': { kind: 'http', path: '/users/42' },
   'http-post': { kind: 'http', path: '/echo', method: 'POST', body: '{"hello":"world","n":1}' },
+  'http-get-pipelined': { kind: 'http', path: '/json', pipelining: 10 },
+  'http-post-pipelined': {
+    kind: 'http',
+    path: '/echo',
+    method: 'POST',
+    body: '{"hello":"world","n":1}',
+    pipelining: 10,
+  },
   'ws-echo': { kind: 'echo' },
   'ws-connect': { kind: 'connect' },
 };
@@ -53,6 +62,7 @@ if (workload.kind === 'http') {
     headers: workload.body ? { 'content-type': 'application/json' } : undefined,
     body: workload.body,
     connections: 50,
+    pipelining: workload.pipelining ?? 1,
     duration: seconds,
   });
   ops = result.requests.total;
