@@ -218,9 +218,9 @@ describe('RouteTable.match against the precedence rules, for any routes and path
   it('keeps a parameter named __proto__ as a plain key', () => {
     const table = new RouteTable<string>();
     table.add('GET', '/x/{__proto__}', 'proto');
-    const match = table.match('GET', '/x/polluted');
-    expect(Object.getPrototypeOf(match!.params)).toBe(Object.prototype);
-    expect(Object.keys(match!.params)).toEqual(['__proto__']);
-    expect(match!.params['__proto__' as keyof typeof match.params]).toBe('polluted');
+    const params = table.match('GET', '/x/polluted')?.params ?? {};
+    expect(Object.getPrototypeOf(params)).toBe(Object.prototype);
+    expect(Object.keys(params)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(params, '__proto__')?.value).toBe('polluted');
   });
 });
