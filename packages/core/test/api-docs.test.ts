@@ -3,7 +3,7 @@
 // paths over a real socket (off by default). The OpenAPI validator is an ES module only,
 // so it runs in a plain node process that reads the document on stdin.
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Parser } from '@asyncapi/parser';
+import { Parser, type AsyncAPIDocumentInterface } from '@asyncapi/parser';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
@@ -76,6 +76,22 @@ const valibotConverter: JsonSchemaConverter = (schema: AnySchema) =>
   schema['~standard'].vendor === 'valibot'
     ? (toJsonSchema(schema as Parameters<typeof toJsonSchema>[0]) as Record<string, unknown>)
     : undefined;
+
+/** `action message` of each operation of a parsed AsyncAPI document, in order. */
+function operationsOf(document: AsyncAPIDocumentInterface | undefined): string[] {
+  return document!
+    .operations()
+    .all()
+    .map((o) => `${o.action()} ${o.messages().all()[0]!.name()}`);
+}
+
+/** The messages of a generated AsyncAPI document, by id. */
+function messagesOf(
+  doc: Record<string, unknown>,
+): Record<string, { payload: Record<string, unknown> }> {
+  return (doc['components'] as { messages: Record<string, { payload: Record<string, unknown> }> })
+    .messages;
+}
 
 async function documented(config = {}) {
   return startServer([new DocumentedController()], config, (server) => {
@@ -159,21 +175,14 @@ describe('server.asyncapi()', () => {
       JSON.stringify({ ...doc, operations: { x: { action: 'shout' } } }),
     );
     expect(broken.diagnostics.some((d) => d.severity === 0)).toBe(true);
-    expect(
-      document!
-        .operations()
-        .all()
-        .map((o) => `${o.action()} ${o.messages().all()[0]!.name()}`),
-    ).toEqual([
+    expect(operationsOf(document)).toEqual([
       'receive chat.message',
       'receive user.rename',
       'receive ping',
       'send chat.message',
       'send error',
     ]);
-    const messages = (
-      doc['components'] as { messages: Record<string, { payload: Record<string, unknown> }> }
-    ).messages;
+    const messages = messagesOf(doc);
     expect(messages['client.chat.message']!.payload).toMatchObject({
       required: ['event', 'data'],
       properties: {
@@ -197,12 +206,7 @@ describe('server.asyncapi() with room history', () => {
     const doc = server.asyncapi();
     const { document, diagnostics } = await new Parser().parse(JSON.stringify(doc));
     expect(diagnostics.filter((d) => d.severity === 0)).toEqual([]);
-    expect(
-      document!
-        .operations()
-        .all()
-        .map((o) => `${o.action()} ${o.messages().all()[0]!.name()}`),
-    ).toEqual([
+    expect(operationsOf(document)).toEqual([
       'receive chat.message',
       'receive user.rename',
       'receive ping',
@@ -212,9 +216,7 @@ describe('server.asyncapi() with room history', () => {
       'send $history.answer',
       'send error',
     ]);
-    const messages = (
-      doc['components'] as { messages: Record<string, { payload: Record<string, unknown> }> }
-    ).messages;
+    const messages = messagesOf(doc);
     expect(messages['server.chat.message']!.payload).toMatchObject({
       properties: { pos: { required: ['room', 'namespace', 'epoch', 'offset'] } },
     });
