@@ -7,6 +7,7 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
+import { createClient } from 'redis';
 import WebSocket from 'ws';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -113,6 +114,27 @@ export class PrivateRedis {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
+  }
+}
+
+/**
+ * A private redis-server and an admin connection to it, for suites that inspect what the
+ * adapter wrote: `start()` in beforeAll, `stop()` in afterAll once the suite's servers closed.
+ */
+export class RedisUnderTest {
+  redis!: PrivateRedis;
+  admin!: ReturnType<typeof createClient>;
+
+  async start(): Promise<void> {
+    this.redis = await PrivateRedis.start();
+    this.admin = createClient({ url: this.redis.url });
+    this.admin.on('error', () => undefined);
+    await this.admin.connect();
+  }
+
+  async stop(): Promise<void> {
+    if (this.admin?.isOpen) await this.admin.close();
+    await this.redis?.stop();
   }
 }
 

@@ -7,11 +7,10 @@
 // client that keeps the last position and drops positions seen before.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { createClient } from 'redis';
 import WebSocket from 'ws';
 import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
+import { RedisUnderTest, waitFor, redisServerAvailableSync } from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history property test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
@@ -95,22 +94,15 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
 );
 
 describeRedis('recovery over random interleavings (history in Redis Streams)', () => {
-  let redis: PrivateRedis;
-  let admin: ReturnType<typeof createClient>;
+  const env = new RedisUnderTest();
   const live = new Set<Server>();
   let run = 0;
 
-  beforeAll(async () => {
-    redis = await PrivateRedis.start();
-    admin = createClient({ url: redis.url });
-    admin.on('error', () => undefined);
-    await admin.connect();
-  });
+  beforeAll(() => env.start());
 
   afterAll(async () => {
     for (const s of live) await s.close();
-    if (admin?.isOpen) await admin.close();
-    await redis?.stop();
+    await env.stop();
   });
 
   async function startServer(keyPrefix: string): Promise<Server> {
@@ -127,7 +119,7 @@ describeRedis('recovery over random interleavings (history in Redis Streams)', (
       undefined,
       new NullLogger(),
     );
-    const adapter = new RedisAdapter({ url: redis.url, keyPrefix, unsubscribeGrace: 0 });
+    const adapter = new RedisAdapter({ url: env.redis.url, keyPrefix, unsubscribeGrace: 0 });
     server.setAdapter(adapter);
     server.registerController(new RoomsController());
     await server.run();
@@ -152,7 +144,7 @@ describeRedis('recovery over random interleavings (history in Redis Streams)', (
           servers[via]!.broadcast('msg', { n: published }, { room: ROOM });
           // Numbered before the next step, so publication order is the order of n.
           await waitFor(
-            async () => (await admin.hGet(meta, 'o')) === String(published),
+            async () => (await env.admin.hGet(meta, 'o')) === String(published),
             `message ${published} to be kept`,
           );
         };

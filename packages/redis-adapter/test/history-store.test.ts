@@ -5,11 +5,10 @@
 // (While Redis is down: history-outage.test.ts.)
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
-import { createClient } from 'redis';
 import WebSocket from 'ws';
 import { NullLogger, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
+import { RedisUnderTest, waitFor, redisServerAvailableSync } from './helpers';
 import { Logs, POLICY, template } from './history-kit';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history store test');
@@ -22,28 +21,19 @@ interface Received {
 }
 
 describeRedis('RedisHistoryStore', () => {
-  let redis: PrivateRedis;
-  let admin: ReturnType<typeof createClient>;
+  const env = new RedisUnderTest();
   const servers: Server[] = [];
   const sockets: WebSocket[] = [];
   let prefixes = 0;
 
-  beforeAll(async () => {
-    redis = await PrivateRedis.start();
-    admin = createClient({ url: redis.url });
-    admin.on('error', () => undefined);
-    await admin.connect();
-  });
+  beforeAll(() => env.start());
 
   afterEach(async () => {
     for (const ws of sockets.splice(0)) ws.terminate();
     for (const s of servers.splice(0)) await s.close();
   });
 
-  afterAll(async () => {
-    if (admin?.isOpen) await admin.close();
-    await redis?.stop();
-  });
+  afterAll(() => env.stop());
 
   async function start(keyPrefix: string, logger = new Logs()) {
     const server = new Server(
@@ -53,7 +43,12 @@ describeRedis('RedisHistoryStore', () => {
       undefined,
       new NullLogger(),
     );
-    const adapter = new RedisAdapter({ url: redis.url, keyPrefix, logger, maxReconnectDelay: 100 });
+    const adapter = new RedisAdapter({
+      url: env.redis.url,
+      keyPrefix,
+      logger,
+      maxReconnectDelay: 100,
+    });
     server.setAdapter(adapter);
     await server.run();
     await adapter.ready();
@@ -161,7 +156,7 @@ describeRedis('RedisHistoryStore', () => {
     await history.publish({ namespace: '/chat', room: 'a' }, template('a', 1), POLICY);
     const b = await history.publish({ namespace: '/', room: 'a}{b' }, template('a}{b', 1), POLICY);
     expect(b.position.offset).toBe(1);
-    const keys = (await admin.keys(`${keyPrefix}:hist:*`)).sort();
+    const keys = (await env.admin.keys(`${keyPrefix}:hist:*`)).sort();
     expect(keys).toEqual(
       [
         `${keyPrefix}:hist:{%2F:a}:m`,
@@ -178,7 +173,7 @@ describeRedis('RedisHistoryStore', () => {
     const { history } = await start(prefix());
     await history.publish({ namespace: '/', room: 'warm' }, template('warm', 0), POLICY); // loads the script
     // MONITOR over a raw socket: one line per command, `[0 lua]` for those a script ran.
-    const monitor = connect(redis.port, '127.0.0.1');
+    const monitor = connect(env.redis.port, '127.0.0.1');
     let output = '';
     monitor.on('data', (chunk) => (output += String(chunk)));
     await new Promise((resolve) => monitor.once('connect', resolve));
@@ -210,7 +205,7 @@ describeRedis('RedisHistoryStore', () => {
         .position.epoch;
     }
     // MAXLEN ~ trims whole blocks: the stream is bounded, not exact; reads apply `size` exactly.
-    expect(await admin.xLen(`${keyPrefix}:hist:{%2F:big}:s`)).toBeLessThan(250);
+    expect(await env.admin.xLen(`${keyPrefix}:hist:{%2F:big}:s`)).toBeLessThan(250);
     const last = await history.read('/', 'big', { limit: 300, policy });
     expect(last.messages.map((m) => m.offset)).toEqual([246, 247, 248, 249, 250]);
     expect(last.complete).toBe(true);
@@ -253,11 +248,11 @@ describeRedis('RedisHistoryStore', () => {
     expect(
       await history.read('/', 't', { since: { offset: 0, epoch }, limit: 10, policy }),
     ).toMatchObject({ complete: false, reason: 'too_far_behind', messages: [] });
-    const ttl = await admin.pTTL(`${keyPrefix}:hist:{%2F:t}:s`);
+    const ttl = await env.admin.pTTL(`${keyPrefix}:hist:{%2F:t}:s`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1000);
     await waitFor(
-      async () => (await admin.exists(`${keyPrefix}:hist:{%2F:t}:s`)) === 0,
+      async () => (await env.admin.exists(`${keyPrefix}:hist:{%2F:t}:s`)) === 0,
       'the stream to expire',
     );
     // The epoch outlives the stream: a client that saw everything is still up to date.
@@ -282,7 +277,7 @@ describeRedis('RedisHistoryStore', () => {
       old = (await history.publish({ namespace: '/', room: 'd' }, template('d', n), POLICY))
         .position.epoch;
     }
-    await admin.del(`${keyPrefix}:hist:{%2F:d}:s`);
+    await env.admin.del(`${keyPrefix}:hist:{%2F:d}:s`);
     // Lost within ttl (not expired): a client behind is told at once, before any new message.
     expect(
       await history.read('/', 'd', { since: { offset: 2, epoch: old }, limit: 10, policy: POLICY }),
@@ -304,13 +299,13 @@ describeRedis('RedisHistoryStore', () => {
       reason: 'epoch_changed',
     });
     // Both keys gone (Redis lost everything): a new epoch as well.
-    await admin.del([`${keyPrefix}:hist:{%2F:d}:s`, `${keyPrefix}:hist:{%2F:d}:m`]);
+    await env.admin.del([`${keyPrefix}:hist:{%2F:d}:s`, `${keyPrefix}:hist:{%2F:d}:m`]);
     const again = await history.publish({ namespace: '/', room: 'd' }, template('d', 5), POLICY);
     expect(again.position.offset).toBe(1);
     expect([old, next.position.epoch]).not.toContain(again.position.epoch);
     // Only the epoch key deleted: the stream is replaced too, offsets start again.
     await history.publish({ namespace: '/', room: 'd' }, template('d', 6), POLICY);
-    await admin.del(`${keyPrefix}:hist:{%2F:d}:m`);
+    await env.admin.del(`${keyPrefix}:hist:{%2F:d}:m`);
     const third = await history.publish({ namespace: '/', room: 'd' }, template('d', 7), POLICY);
     expect(third.position.offset).toBe(1);
     const read = await history.read('/', 'd', { limit: 10, policy: POLICY });

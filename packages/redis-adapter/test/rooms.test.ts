@@ -4,7 +4,6 @@
 // channel lingers for unsubscribeGrace after its last member leaves, and new subscriptions
 // per client are bounded by maxSubscribesPerSecond.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient } from 'redis';
 import WebSocket from 'ws';
 import {
   NullLogger,
@@ -17,7 +16,7 @@ import {
   type ServerConfigOptions,
 } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
-import { PrivateRedis, waitFor, redisServerAvailableSync } from './helpers';
+import { RedisUnderTest, waitFor, redisServerAvailableSync } from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter rooms test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
@@ -96,28 +95,19 @@ class AppController extends SocketController {
 }
 
 describeRedis('RedisAdapter rooms', () => {
-  let redis: PrivateRedis;
-  let admin: ReturnType<typeof createClient>;
+  const env = new RedisUnderTest();
   const servers: Server[] = [];
   const clients: Client[] = [];
   let prefixes = 0;
 
-  beforeAll(async () => {
-    redis = await PrivateRedis.start();
-    admin = createClient({ url: redis.url });
-    admin.on('error', () => undefined);
-    await admin.connect();
-  });
+  beforeAll(() => env.start());
 
   afterEach(async () => {
     for (const c of clients.splice(0)) c.ws.terminate();
     for (const s of servers.splice(0)) await s.close();
   });
 
-  afterAll(async () => {
-    await admin?.close();
-    await redis?.stop();
-  });
+  afterAll(() => env.stop());
 
   async function start(
     adapterOptions: RedisAdapterOptions = {},
@@ -138,7 +128,7 @@ describeRedis('RedisAdapter rooms', () => {
       undefined,
       new NullLogger(),
     );
-    const adapter = new RedisAdapter({ url: redis.url, keyPrefix, ...adapterOptions });
+    const adapter = new RedisAdapter({ url: env.redis.url, keyPrefix, ...adapterOptions });
     const app = new AppController();
     server.setAdapter(adapter);
     server.registerController(app);
@@ -159,7 +149,7 @@ describeRedis('RedisAdapter rooms', () => {
 
   /** Calls of a Redis command since the server started (INFO commandstats). */
   async function calls(command: string): Promise<number> {
-    const info = await admin.info('commandstats');
+    const info = await env.admin.info('commandstats');
     const match = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info);
     return match ? Number(match[1]) : 0;
   }
@@ -203,7 +193,7 @@ describeRedis('RedisAdapter rooms', () => {
     expect(refused.every((a) => a.data['code'] === 'too_many_rooms')).toBe(true);
     await adapter.synced();
     expect(adapter.stats().subscriptions).toBe(3 + 1 + 128);
-    const numsub = await admin.pubSubNumSub(`rooms${prefixes}:room:%2F:r200`);
+    const numsub = await env.admin.pubSubNumSub(`rooms${prefixes}:room:%2F:r200`);
     expect(Object.values(numsub)).toEqual([0]);
   });
 
