@@ -5,8 +5,9 @@
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { BroadcastLoop } from '../lib/broadcast-loop.mjs';
 import { closeAll, connectMany } from '../lib/clients.mjs';
-import { sleep, within } from '../lib/proc.mjs';
+import { sleep } from '../lib/proc.mjs';
 import { startRedis } from '../lib/redis.mjs';
 import { median, percentile } from '../lib/stats.mjs';
 import { waitForCount } from '../lib/wait.mjs';
@@ -39,49 +40,32 @@ async function measure(ctx, kind, url, { seconds, clients: n, inflight }) {
     // Subscriptions (and socket.io's namespace sync) settle before the warm-up.
     await sleep(300);
 
-    const pending = new Map(); // seq -> deliveries still expected
     const latencies = [];
     let deliveries = 0;
     let measuring = false;
-    let onComplete = () => {};
+    const loop = new BroadcastLoop({
+      inflight,
+      expected: () => clients.length,
+      send: (seq) => {
+        const order = { seq, t: performance.now(), text: 'hello from the other instance' };
+        pair[seq % 2].child.stdin.write(`B ${JSON.stringify(order)}\n`);
+      },
+      lost: (n) => `${kind}: ${n} broadcast(s) never reached every client (a delivery was lost)`,
+    });
     const onTick = (data) => {
       if (measuring) {
         latencies.push(performance.now() - data.t);
         deliveries += 1;
       }
-      const left = (pending.get(data.seq) ?? 0) - 1;
-      if (left > 0) pending.set(data.seq, left);
-      else if (pending.delete(data.seq)) onComplete();
+      loop.delivered(data.seq);
     };
     for (const c of clients) c.on('tick', onTick);
 
-    let seq = 0;
-    const send = () => {
-      seq += 1;
-      pending.set(seq, clients.length);
-      const order = { seq, t: performance.now(), text: 'hello from the other instance' };
-      pair[seq % 2].child.stdin.write(`B ${JSON.stringify(order)}\n`);
-    };
-    const run = async (ms) => {
-      const end = performance.now() + ms;
-      const done = new Promise((resolve) => {
-        onComplete = () => {
-          if (performance.now() < end) send();
-          else if (pending.size === 0) resolve(true);
-        };
-      });
-      for (let i = 0; i < inflight; i++) send();
-      if (!(await within(done, ms + 30_000, false))) {
-        throw new Error(
-          `${kind}: ${pending.size} broadcast(s) never reached every client (a delivery was lost)`,
-        );
-      }
-    };
-    await run(500); // warm-up
+    await loop.run(500); // warm-up
     const cpu0 = await Promise.all(pair.map((s) => s.cpu()));
     measuring = true;
     const t0 = performance.now();
-    await run(seconds * 1000);
+    await loop.run(seconds * 1000);
     const elapsed = (performance.now() - t0) / 1000;
     measuring = false;
     const cpu1 = await Promise.all(pair.map((s) => s.cpu()));

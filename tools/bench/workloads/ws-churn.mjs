@@ -8,6 +8,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { PkgClient, SocketIoClient } from '../lib/churn-clients.mjs';
+import { BroadcastLoop } from '../lib/broadcast-loop.mjs';
 import { closeAll, connectMany } from '../lib/clients.mjs';
 import { sleep, within } from '../lib/proc.mjs';
 import { startRedis } from '../lib/redis.mjs';
@@ -153,42 +154,26 @@ async function cost(ctx, url, history, { clients: n, seconds, inflight }) {
       }
     });
     await sleep(500);
-    const pending = new Map();
     let deliveries = 0;
     let counting = false;
-    let onComplete = () => {};
+    const loop = new BroadcastLoop({
+      inflight,
+      expected: () => clients.length,
+      send: (seq) =>
+        pair[seq % 2].child.stdin.write(`R ${JSON.stringify({ seq, text: 'hello room' })}\n`),
+      lost: (n) => `history ${history ? 'on' : 'off'}: ${n} broadcast(s) lost`,
+    });
     for (const c of clients) {
       c.on('tick', (data) => {
         if (counting) deliveries += 1;
-        const left = (pending.get(data.seq) ?? 0) - 1;
-        if (left > 0) pending.set(data.seq, left);
-        else if (pending.delete(data.seq)) onComplete();
+        loop.delivered(data.seq);
       });
     }
-    let seq = 0;
-    const send = () => {
-      seq += 1;
-      pending.set(seq, clients.length);
-      pair[seq % 2].child.stdin.write(`R ${JSON.stringify({ seq, text: 'hello room' })}\n`);
-    };
-    const run = async (ms) => {
-      const end = performance.now() + ms;
-      const done = new Promise((resolve) => {
-        onComplete = () => {
-          if (performance.now() < end) send();
-          else if (pending.size === 0) resolve(true);
-        };
-      });
-      for (let i = 0; i < inflight; i++) send();
-      if (!(await within(done, ms + 30_000, false))) {
-        throw new Error(`history ${history ? 'on' : 'off'}: ${pending.size} broadcast(s) lost`);
-      }
-    };
-    await run(500);
+    await loop.run(500);
     const cpu0 = await Promise.all(pair.map((s) => s.cpu()));
     counting = true;
     const t0 = performance.now();
-    await run(seconds * 1000);
+    await loop.run(seconds * 1000);
     const elapsed = (performance.now() - t0) / 1000;
     counting = false;
     const cpu1 = await Promise.all(pair.map((s) => s.cpu()));
