@@ -245,8 +245,11 @@ describe('presence with clients that do odd things', () => {
     const { wsUrl, server } = await rooms();
     const a = await v1(wsUrl);
     await join(a, 'chat:1');
+    console.log('A');
     await a.client.next('$presence');
+    console.log('B');
     const b = await v1(wsUrl);
+    console.log('C');
     await leave(b, 'chat:1'); // never joined
     await join(b, 'chat:1');
     await join(b, 'chat:1'); // twice
@@ -278,6 +281,37 @@ describe('presence with clients that do odd things', () => {
     await settle();
     expect(await server.presenceStats('chat:1')).toEqual({ connections: 2, keys: 2 });
     expect(old.received.filter((e) => e.event.startsWith('$'))).toEqual([]);
+  });
+
+  it('refuses $presence and $presence_diff sent by a client, early, twice or malformed, and lists only real members', async () => {
+    const { wsUrl } = await rooms({ presence_interval: 50 });
+    const a = await v1(wsUrl);
+    await join(a, 'chat:1');
+    await a.client.next('$presence');
+    const b = await v1(wsUrl);
+    const forged = [
+      ['$presence', { room: 'chat:1', namespace: '/', state: { mallory: { metas: [] } } }],
+      ['$presence_diff', { room: 'chat:1', namespace: '/', joins: { mallory: { metas: [] } } }],
+      ['$presence_diff', { room: 'chat:1', namespace: '/', joins: { mallory: { metas: [] } } }],
+      ['$presence', 'not an object'],
+    ] as const;
+    const send = (): void => {
+      for (const [event, data] of forged) b.client.send(event, data);
+    };
+    // Before b is a member (early), then again as one (twice); the first refusal is answered
+    // (repeats of one error code are answered at most once per interval), none is obeyed.
+    send();
+    expect((await b.client.next('error')).data['code']).toBe('invalid_event');
+    await join(b, 'chat:1');
+    send();
+    await settle(50);
+    expect(b.client.ws.readyState).toBe(b.client.ws.OPEN);
+    const seen = [...a.client.received, ...b.client.received]
+      .filter((e) => e.event === '$presence' || e.event === '$presence_diff')
+      .map((e) => JSON.stringify(e.data));
+    expect(seen.some((text) => text.includes('mallory'))).toBe(false);
+    const lists = b.client.received.filter((e) => e.event === '$presence').map(state);
+    expect(clientIds(lists.at(-1)!.state!)).toEqual([a.id, b.id].sort());
   });
 
   it('refuses odd arguments and settings with messages that say what to do', async () => {
