@@ -118,15 +118,21 @@ export function spawnLines(command, args, { env, name = command, pin = false } =
  * `PORT` line. `name` is one of SERVERS or the path of a server file that speaks the same
  * protocol (servers/control.mjs). `pkgConfig` is handed to the @pkg/core server as its
  * ServerConfig options; `env` and `args` go to the process as they are, `nodeArgs` to Node
- * (before the script).
+ * (before the script). `launcher` is a command line that runs Node (`['valgrind', ...]`);
+ * the child's pid is then the launcher's.
  */
-export async function startServer(name, { pkgConfig, env = {}, args = [], nodeArgs = [] } = {}) {
+export async function startServer(
+  name,
+  { pkgConfig, env = {}, args = [], nodeArgs = [], launcher = [] } = {},
+) {
   const file = SERVERS[name] ?? (path.isAbsolute(name) ? name : undefined);
   if (!file)
     throw new Error(
       `unknown server ${name}: one of ${Object.keys(SERVERS).join(', ')}, or an absolute path`,
     );
-  const proc = spawnLines(process.execPath, ['--expose-gc', ...nodeArgs, file, ...args], {
+  const argv = [process.execPath, '--expose-gc', ...nodeArgs, file, ...args];
+  const [command, ...rest] = [...launcher, ...argv];
+  const proc = spawnLines(command, rest, {
     name,
     pin: true,
     env: { BENCH_PKG_CONFIG: JSON.stringify(pkgConfig ?? {}), ...env },

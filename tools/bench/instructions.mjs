@@ -1,0 +1,181 @@
+// Counts the CPU instructions a server spends per operation, under valgrind's callgrind: a
+// count, not a time, so it repeats from run to run whatever else the machine is doing, and a
+// change of a few percent shows where throughput figures on a shared machine cannot. Run
+// `pnpm build` first; needs valgrind (and callgrind_control, which comes with it).
+//
+//   node tools/bench/instructions.mjs [workload ...]
+//
+// workloads: http-get, http-param, http-post (server pkg against node:http), ws-echo and
+// ws-connect (pkg against ws); all of them when none is named. Each server runs under
+// callgrind with the workload's bench settings (tools/bench/lib/limits.mjs); the load is one
+// client doing one operation at a time (a request on one keep-alive connection, an echo on one
+// WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 3,000, so
+// that the hot code is compiled), then the counter is zeroed and INSTR_OPS operations
+// (default 2,000) are counted. One operation at a time means no batching: each operation pays
+// its own event-loop turn, for every server alike. The table gives instructions per operation
+// and the ratio of the library to its floor (lower is better).
+//
+// INSTR_PKG_CONFIG (JSON) adds ServerConfig options to the library's server, to see what a
+// setting costs (`{"request_id_header": null}`); INSTR_ONLY=pkg (or floor) measures only the
+// library's server (or only the floor).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
+import { once, startServer } from './lib/proc.mjs';
+
+const POST_BODY = '{"hello":"world","n":1}';
+
+const WORKLOADS = {
+  'http-get': { floor: 'node:http', op: (port, agent) => request(port, agent, 'GET', '/json') },
+  'http-param': {
+    floor: 'node:http',
+    op: (port, agent) => request(port, agent, 'GET', '/users/42'),
+  },
+  'http-post': {
+    floor: 'node:http',
+    op: (port, agent) => request(port, agent, 'POST', '/echo', POST_BODY),
+  },
+  'ws-echo': { floor: 'ws', ws: true },
+  'ws-connect': { floor: 'ws', ws: true },
+};
+
+const warmup = Number(process.env.INSTR_WARMUP ?? 3000);
+const counted = Number(process.env.INSTR_OPS ?? 2000);
+const names = process.argv.slice(2);
+for (const name of names) {
+  if (!WORKLOADS[name]) {
+    process.stderr.write(`unknown workload ${name}: one of ${Object.keys(WORKLOADS).join(', ')}\n`);
+    process.exit(2);
+  }
+}
+for (const tool of ['valgrind', 'callgrind_control']) {
+  const probe = spawnSync(tool, ['--version'], { encoding: 'utf8' });
+  if (probe.error) {
+    process.stderr.write(`${tool} is not installed (Debian: apt-get install valgrind)\n`);
+    process.exit(2);
+  }
+}
+
+function request(port, agent, method, target, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: target,
+        agent,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        res.once('end', () =>
+          res.statusCode === 200
+            ? resolve()
+            : reject(new Error(`${method} ${target} answered ${res.statusCode}`)),
+        );
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+async function openSocket(port) {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/`);
+  await once(socket, 'open');
+  return socket;
+}
+
+/** Runs `count` operations of `name`, one at a time. */
+async function drive(name, port, count, state) {
+  const workload = WORKLOADS[name];
+  if (workload.op) {
+    state.agent ??= new http.Agent({ keepAlive: true, maxSockets: 1 });
+    for (let i = 0; i < count; i++) await workload.op(port, state.agent);
+    return;
+  }
+  if (name === 'ws-connect') {
+    for (let i = 0; i < count; i++) {
+      const socket = await openSocket(port);
+      const closed = once(socket, 'close');
+      socket.close();
+      await closed;
+    }
+    return;
+  }
+  state.socket ??= await openSocket(port);
+  const message = JSON.stringify({ event: 'echo', data: { n: 1, text: 'hello' } });
+  for (let i = 0; i < count; i++) {
+    const reply = once(state.socket, 'message');
+    state.socket.send(message);
+    await reply;
+  }
+}
+
+function callgrind(pid, command) {
+  const result = spawnSync('callgrind_control', [command, String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`callgrind_control ${command} failed: ${result.stderr}`);
+}
+
+/** Instructions per operation of one server under one workload. */
+async function measure(name, serverName) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pkg-instructions-'));
+  const server = await startServer(serverName, {
+    pkgConfig: {
+      ...(WORKLOADS[name].ws ? THROUGHPUT_PKG_CONFIG : { heartbeat_interval: 0 }),
+      ...JSON.parse(process.env.INSTR_PKG_CONFIG ?? '{}'),
+    },
+    launcher: [
+      'valgrind',
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      `--log-file=${path.join(dir, 'valgrind.log')}`,
+      `--callgrind-out-file=${path.join(dir, 'callgrind.out')}`,
+    ],
+  });
+  const state = {};
+  try {
+    await drive(name, server.port, warmup, state);
+    callgrind(server.child.pid, '-z');
+    await drive(name, server.port, counted, state);
+    callgrind(server.child.pid, '-d');
+  } finally {
+    state.agent?.destroy();
+    state.socket?.terminate();
+    await server.stop();
+  }
+  const dump = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith('callgrind.out.'))
+    .sort()
+    .at(-1);
+  if (dump === undefined) throw new Error(`callgrind wrote no dump in ${dir}`);
+  const text = fs.readFileSync(path.join(dir, dump), 'utf8');
+  const total = Number(/^(?:totals|summary): (\d+)/m.exec(text)?.[1]);
+  if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return total / counted;
+}
+
+const rows = [];
+process.stdout.write(
+  `# Instructions per operation (callgrind; ${warmup} operations of warm-up, ${counted} counted, one at a time)\n\n`,
+);
+process.stdout.write(
+  '| workload | floor | floor instr/op | @pkg/core instr/op | ratio |\n|---|---|---|---|---|\n',
+);
+for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
+  const { floor } = WORKLOADS[name];
+  const base = process.env.INSTR_ONLY === 'pkg' ? Number.NaN : await measure(name, floor);
+  const pkg = process.env.INSTR_ONLY === 'floor' ? Number.NaN : await measure(name, 'pkg');
+  rows.push({ name, floor, base, pkg });
+  process.stdout.write(
+    `| ${name} | ${floor} | ${Math.round(base).toLocaleString('en')} | ${Math.round(pkg).toLocaleString('en')} | ${(pkg / base).toFixed(2)} |\n`,
+  );
+}
+if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(rows, null, 2));
