@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { responseHeaderEntries, type Response } from './response';
 
 /** The body to send: bytes as they are, anything else as a string (one write with the head). */
@@ -22,25 +22,28 @@ export function writeHeadAndBody(
 ): void {
   const status = response.getStatusCode();
   const bodiless = status === 204 || status === 304 || status < 200;
-  const head: OutgoingHttpHeaders = {};
+  // Names and values in one flat list, which Node takes as it is (no for-in over an object).
+  const head: Array<string | number | string[]> = [];
   let hasContentType = false;
   for (const [lower, entry] of responseHeaderEntries(response)) {
     if (lower === 'content-length' || lower === 'transfer-encoding') continue;
     if (lower === 'connection' && close) continue;
     if (lower === 'content-type') hasContentType = true;
     const values = entry.values;
-    head[entry.name] = values.length === 1 ? values[0] : values.slice();
+    head.push(entry.name, values.length === 1 ? values[0]! : values.slice());
   }
   if (!bodiless) {
     if (!hasContentType) {
       const contentType = response.getContentType();
-      if (contentType !== '') head['Content-Type'] = contentType;
+      if (contentType !== '') head.push('Content-Type', contentType);
     }
-    head['Content-Length'] =
-      typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    head.push(
+      'Content-Length',
+      typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+    );
   }
   if (close) {
-    head.Connection = 'close';
+    head.push('Connection', 'close');
     res.shouldKeepAlive = false;
   }
   res.writeHead(status, head);
