@@ -106,7 +106,7 @@ export class ApiDocs {
   ): (request: Request) => Response | Promise<Response> {
     if (paths.openapi === null && paths.asyncapi === null) return next;
     return (request) => {
-      const method = request.getMethod().toUpperCase();
+      const method = request.getMethod();
       if (method === 'GET' || method === 'HEAD') {
         const path = request.getPath();
         if (path === paths.openapi) return Response.json(this.openapi());

@@ -7,6 +7,7 @@ import {
 } from '../routing/controller-registry';
 import { httpTarget } from './http-result';
 import type { CompiledHttpChain, Middleware } from '../routing/middleware';
+import { NO_PARAMS } from '../routing/route-table';
 
 /** What HTTP dispatch needs, handed over once. */
 export interface HttpDispatchOptions {
@@ -61,11 +62,12 @@ export class HttpDispatcher {
 
   /** Answers one request; see the class. Usable directly as HttpHandler's `dispatch`. */
   readonly dispatch = (request: Request): Response | Promise<Response> => {
-    const method = request.getMethod().toUpperCase();
+    // The method is upper case already (Request.getMethod).
+    const method = request.getMethod();
     const path = request.getPath();
     const match = this.#registry.matchHttpRoute(method, path);
     if (match === null) return this.#noRoute(method, path);
-    request.setParams(match.params);
+    if (match.params !== NO_PARAMS) request.setParams(match.params);
     return this.#compiled.get(match.route)!(request);
   };
 

@@ -4,6 +4,7 @@ import {
   RouteTable,
   extractPathParameters,
   parseRoutePath,
+  plainParams,
   routeShape,
   splitRequestPath,
 } from './route-table';
@@ -215,12 +216,17 @@ describe('RouteTable.match against the precedence rules, for any routes and path
     );
   });
 
-  it('keeps a parameter named __proto__ as a plain key', () => {
+  it('keeps a parameter named __proto__ as a plain key, in the table and in the public copy', () => {
     const table = new RouteTable<string>();
     table.add('GET', '/x/{__proto__}', 'proto');
     const params = table.match('GET', '/x/polluted')?.params ?? {};
-    expect(Object.getPrototypeOf(params)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(params)).toBeNull();
     expect(Object.keys(params)).toEqual(['__proto__']);
     expect(Object.getOwnPropertyDescriptor(params, '__proto__')?.value).toBe('polluted');
+    const copy = plainParams(params);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value).toBe('polluted');
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 });

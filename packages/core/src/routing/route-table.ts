@@ -123,6 +123,29 @@ function exactKey(segments: readonly string[]): string | null {
   return `/${segments.join('/')}`;
 }
 
+/**
+ * The parameters of a match without any (a static route): one frozen object for all. The
+ * table's parameter objects have no prototype and are shared or handed to the request (which
+ * copies them); {@link plainParams} makes the copy that public callers get.
+ */
+export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze(
+  Object.create(null) as Record<string, string>,
+);
+
+/** A plain, writable copy of a match's parameters (a `__proto__` name stays an own key). */
+export function plainParams(params: Readonly<Record<string, string>>): Record<string, string> {
+  const copy: Record<string, string> = {};
+  for (const name of Object.keys(params)) {
+    Object.defineProperty(copy, name, {
+      value: params[name],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return copy;
+}
+
 export class RouteTable<R> {
   readonly #root: Node<R> = newNode();
   /**
@@ -176,24 +199,17 @@ export class RouteTable<R> {
   match(method: string, path: string): RouteTableMatch<R> | null {
     if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
       const leaf = this.#exact.get(trimTrailingSlash(path))?.get(method);
-      if (leaf !== undefined) return { value: leaf.value, method, params: {} };
+      if (leaf !== undefined) return { value: leaf.value, method, params: NO_PARAMS };
     }
     const segments = this.#segments(path);
     const values: string[] = [];
     const found = this.#find(this.#root, segments, 0, values, method);
     if (found === null) return null;
     const leaf = found.routes.get(method) ?? found.routes.get('GET')!;
-    const params: Record<string, string> = {};
+    // No prototype: a parameter may be named `__proto__`, which stays a plain own key.
+    const params = Object.create(null) as Record<string, string>;
     const names = leaf.paramNames;
-    // defineProperty: a parameter may be named `__proto__`, which must stay a plain key.
-    for (let i = 0; i < names.length; i += 1) {
-      Object.defineProperty(params, names[i]!, {
-        value: values[i]!,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
+    for (let i = 0; i < names.length; i += 1) params[names[i]!] = values[i]!;
     return { value: leaf.value, method: found.routes.has(method) ? method : 'GET', params };
   }
 

@@ -259,6 +259,18 @@ describe('Router', () => {
     expect(router.extractPathParameters('/users/{id}', '/users/a%2Fb')).toEqual({ id: 'a/b' });
   });
 
+  it('gives each caller of matchHttpRoute its own plain, writable parameters', () => {
+    const first = router.matchHttpRoute('GET', '/users/me')!.params;
+    expect(Object.getPrototypeOf(first)).toBe(Object.prototype);
+    expect(first).toEqual({});
+    first.extra = 'mine';
+    expect(router.matchHttpRoute('GET', '/users/me')!.params).toEqual({});
+    const withId = router.matchHttpRoute('GET', '/users/7')!.params;
+    expect(Object.getPrototypeOf(withId)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(withId, 'id')).toBe(true);
+    expect(`${String(withId)}`).toBe('[object Object]');
+  });
+
   it('answers HTTP: handler, 404, 405 with Allow, OPTIONS 204 with Allow', async () => {
     expect(await (await router.dispatchHttp(get('/users/a%20b'))).getBody()).toEqual({ id: 'a b' });
     const notFound = await router.dispatchHttp(get('/nothing'));

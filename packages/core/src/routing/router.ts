@@ -10,7 +10,7 @@ import {
 } from './controller-registry';
 import { createCoreError } from '../errors';
 import { HttpDispatcher, type HttpDispatchOptions } from '../http/http-dispatch';
-import { extractPathParameters } from './route-table';
+import { extractPathParameters, plainParams } from './route-table';
 import type { SocketController } from './socket-controller';
 import { WsDispatcher, type WsDispatchOptions } from '../ws/ws-dispatch';
 
@@ -125,7 +125,8 @@ export class Router {
    * including for a path with a malformed percent-escape.
    */
   matchHttpRoute(method: string, path: string): HttpRouteMatch | null {
-    return this.#registry.matchHttpRoute(method.toUpperCase(), path);
+    const match = this.#registry.matchHttpRoute(method.toUpperCase(), path);
+    return match === null ? null : { route: match.route, params: plainParams(match.params) };
   }
 
   /** Methods that some route declares for the path (empty when the path is unknown). */
