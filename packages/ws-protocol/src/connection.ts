@@ -44,6 +44,7 @@ export class Connection<Owner = unknown> implements HeartbeatMember, FairMember 
   heartbeatDue = 0;
   awaitingPong = false;
   turnCount = 0;
+  turnEpoch = 0;
   backlog: FairMember['backlog'] = undefined;
   /** The Outbound batch in which a broadcast last reached it (see Outbound.toMany). */
   sendBatch = 0;
