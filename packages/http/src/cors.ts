@@ -197,7 +197,7 @@ export function appendVary(response: Response, value: string): void {
 /** True for a CORS preflight: OPTIONS with `Origin` and `Access-Control-Request-Method`. */
 export function isPreflightRequest(request: Request): boolean {
   return (
-    request.isMethod('OPTIONS') &&
+    request.getMethod() === 'OPTIONS' &&
     request.hasHeader('origin') &&
     request.hasHeader('access-control-request-method')
   );

@@ -41,6 +41,8 @@ describe('findAmbiguity', () => {
 
   it.each([
     [['Host', 'a', 'host', 'b'], 'more than one Host'],
+    [['HOST', 'a', 'Host', 'b'], 'more than one Host'],
+    [['hOsT', 'a', 'host', 'b'], 'more than one Host'],
     [['Content-Length', '1', 'Content-Length', '1'], 'more than one Content-Length'],
     [
       ['Content-Length', '5', 'Transfer-Encoding', 'chunked'],

@@ -17,7 +17,7 @@ export function findAmbiguity(req: IncomingMessage): string | undefined {
     // Only names of these three lengths can matter: the others are not lower-cased at all.
     const length = rawName.length;
     if (length !== 4 && length !== 14 && length !== 17) continue;
-    const name = rawName.toLowerCase();
+    const name = rawName === 'Host' || rawName === 'host' ? 'host' : rawName.toLowerCase();
     if (name === 'host') hosts++;
     else if (name === 'content-length') lengths++;
     else if (name === 'transfer-encoding') codings.push(...(raw[i + 1] ?? '').split(','));

@@ -79,6 +79,10 @@ describe('Request headers', () => {
     expect(request.hasHeader('X-Custom')).toBe(true);
     expect(request.hasHeader('x-missing')).toBe(false);
     expect(request.getHeader('x-missing')).toBeUndefined();
+    for (const inherited of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(request.getHeader(inherited)).toBeUndefined();
+      expect(request.hasHeader(inherited)).toBe(false);
+    }
   });
 
   it('joins repeated values and lists every header in lower case', () => {

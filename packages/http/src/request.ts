@@ -132,7 +132,11 @@ export class Request {
    * Object.prototype, so only strings and arrays count (never `constructor` or `__proto__`).
    */
   #lookup(name: string): string | string[] | undefined {
-    const value = this.#headers[String(name).toLowerCase()];
+    const headers = this.#headers;
+    // Names are stored in lower case, and most callers ask in lower case: a hit needs no copy.
+    let value = headers[name];
+    if (typeof value === 'string') return value;
+    if (value === undefined) value = headers[String(name).toLowerCase()];
     return typeof value === 'string' || Array.isArray(value) ? value : undefined;
   }
 

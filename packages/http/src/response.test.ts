@@ -126,6 +126,25 @@ describe('Response headers', () => {
     );
   });
 
+  it('checks and keys every name the same way, however many names a process has used', () => {
+    // More distinct names than the process keeps checked: each is still checked, and a
+    // name is matched case-insensitively whether it was kept or not.
+    for (let i = 0; i < 700; i += 1) {
+      const response = new Response().setHeader(`X-Name-${i}`, 'a');
+      expect(response.setHeader(`x-name-${i}`, 'b').getHeaderValues(`X-NAME-${i}`)).toEqual(['b']);
+      expect(() => new Response().setHeader(`X-Name-${i}\r\nX-Evil`, 'v')).toThrow(
+        expect.objectContaining({ code: 'PKG_ERR_HTTP_INVALID_HEADER' }),
+      );
+    }
+    // A refused name is refused every time, never kept as checked.
+    for (let i = 0; i < 3; i += 1) {
+      expect(() => new Response().appendHeader('X A', 'v')).toThrow(TypeError);
+    }
+    expect(
+      new Response().appendHeader('X-Kept', '1').appendHeader('x-kept', '2').getHeader('X-KEPT'),
+    ).toBe('1, 2');
+  });
+
   it('refuses header values that are not strings or numbers and header maps that are not objects', () => {
     expect(() => new Response().setHeader('X-A', {} as unknown as string)).toThrow(TypeError);
     expect(() => new Response(null, 200, null as unknown as Record<string, string>)).toThrow(

@@ -34,40 +34,53 @@ const PLAIN_NAME = /^[A-Za-z0-9-]+$/;
 const PLAIN_VALUE = /^[\x20-\x7e]*$/;
 
 /**
- * Names that passed the check, so that a name set on every response (`X-Request-Id`, the
- * CORS and rate-limit headers) is checked once per process, not once per response: a set
- * lookup costs a third of a regular-expression call. Bounded; once full, further names are
- * checked every time.
+ * Names that passed the check, with their lower-case key, so that a name set on every
+ * response (`X-Request-Id`, the CORS and rate-limit headers) is checked and lower-cased once
+ * per process, not once per response: a map lookup costs a third of a regular-expression
+ * call. Bounded; once full, further names are checked every time.
  */
-const checkedNames = new Set<string>();
+const checkedNames = new Map<string, string>();
 const MAX_CHECKED_NAMES = 512;
 
-/** Node's own check of a header name (`validateHeaderName`): true when it is a token. */
-function isTokenName(name: string): boolean {
-  if (checkedNames.has(name)) return true;
+/**
+ * The lower-case key of a name that Node's `validateHeaderName` accepts (a token), or
+ * undefined for any other name.
+ */
+function tokenKey(name: string): string | undefined {
+  const known = checkedNames.get(name);
+  if (known !== undefined) return known;
   if (!PLAIN_NAME.test(name)) {
     try {
       validateHeaderName(name);
     } catch {
-      return false;
+      return undefined;
     }
   }
-  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.add(name);
-  return true;
+  const key = name.toLowerCase();
+  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, key);
+  return key;
 }
 
 // Names and values are checked with Node's own `validateHeaderName` / `validateHeaderValue`
 // (HTAB, visible ASCII, space and obs-text in values; CR, LF, NUL and anything above U+00FF
 // refused, which is what stops header injection). @pkg/ws-protocol checks the headers of a
 // refused handshake with the same two functions.
-function checkHeader(name: unknown, value: unknown): string {
-  if (typeof name !== 'string' || !isTokenName(name)) {
+
+/** The lower-case key of a valid header name; a `TypeError` for any other. */
+function headerKey(name: unknown): string {
+  const key = typeof name === 'string' ? tokenKey(name) : undefined;
+  if (key === undefined) {
     throw createHttpError(
       TypeError,
       'PKG_ERR_HTTP_INVALID_HEADER',
       `Invalid header name ${JSON.stringify(name)}: use letters, digits and !#$%&'*+-.^_\`|~ only.`,
     );
   }
+  return key;
+}
+
+/** The text of a valid header value (numbers as strings); a `TypeError` for any other. */
+function headerValue(name: string, value: unknown): string {
   if (typeof value !== 'string' && typeof value !== 'number') {
     throw createHttpError(
       TypeError,
@@ -233,16 +246,17 @@ export class Response {
 
   /** Sets a header, replacing any value under the same name in any letter case. */
   setHeader(name: string, value: string | number): this {
-    const text = checkHeader(name, value);
-    this.#headers.set(name.toLowerCase(), { name, values: [text] });
+    const key = headerKey(name);
+    this.#headers.set(key, { name, values: [headerValue(name, value)] });
     return this;
   }
 
   /** Adds a value to a header (for `Set-Cookie` and other repeatable headers). */
   appendHeader(name: string, value: string | number): this {
-    const text = checkHeader(name, value);
-    const entry = this.#headers.get(name.toLowerCase());
-    if (entry === undefined) this.#headers.set(name.toLowerCase(), { name, values: [text] });
+    const key = headerKey(name);
+    const text = headerValue(name, value);
+    const entry = this.#headers.get(key);
+    if (entry === undefined) this.#headers.set(key, { name, values: [text] });
     else entry.values.push(text);
     return this;
   }
