@@ -9,15 +9,17 @@
 // ws-connect (pkg against ws); all of them when none is named. Each server runs under
 // callgrind with the workload's bench settings (tools/bench/lib/limits.mjs); the load is one
 // client doing one operation at a time (a request on one keep-alive connection, an echo on one
-// WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 3,000, so
-// that the hot code is compiled), then the counter is zeroed and INSTR_OPS operations
+// WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 10,000, or
+// 3,000 connections, so that the hot code is compiled before counting starts), then the counter is zeroed and INSTR_OPS operations
 // (default 2,000) are counted. One operation at a time means no batching: each operation pays
 // its own event-loop turn, for every server alike. The table gives instructions per operation
 // and the ratio of the library to its floor (lower is better).
 //
 // INSTR_PKG_CONFIG (JSON) adds ServerConfig options to the library's server, to see what a
-// setting costs (`{"request_id_header": null}`); INSTR_ONLY=pkg (or floor) measures only the
-// library's server (or only the floor).
+// setting costs (`{"request_id_header": null}`). INSTR_SERVERS picks the servers among
+// `floor`, `pkg` and `peer` (Fastify, for the HTTP workloads); default `floor,pkg`.
+// INSTR_KEEP=1 keeps each callgrind dump and prints its path (callgrind_annotate shows the
+// native functions; JIT-compiled code is unnamed).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -30,20 +32,31 @@ import { once, startServer } from './lib/proc.mjs';
 const POST_BODY = '{"hello":"world","n":1}';
 
 const WORKLOADS = {
-  'http-get': { floor: 'node:http', op: (port, agent) => request(port, agent, 'GET', '/json') },
+  'http-get': {
+    floor: 'node:http',
+    peer: 'fastify',
+    op: (port, agent) => request(port, agent, 'GET', '/json'),
+  },
   'http-param': {
     floor: 'node:http',
+    peer: 'fastify',
     op: (port, agent) => request(port, agent, 'GET', '/users/42'),
   },
   'http-post': {
     floor: 'node:http',
+    peer: 'fastify',
     op: (port, agent) => request(port, agent, 'POST', '/echo', POST_BODY),
   },
   'ws-echo': { floor: 'ws', ws: true },
   'ws-connect': { floor: 'ws', ws: true },
 };
 
-const warmup = Number(process.env.INSTR_WARMUP ?? 3000);
+/**
+ * Operations before counting, so that the window holds no compilation: 10,000 (3,000
+ * connections, each of which costs as much as a hundred echoes).
+ */
+const warmupOf = (name) =>
+  Number(process.env.INSTR_WARMUP ?? (name === 'ws-connect' ? 3000 : 10000));
 const counted = Number(process.env.INSTR_OPS ?? 2000);
 const names = process.argv.slice(2);
 for (const name of names) {
@@ -140,7 +153,7 @@ async function measure(name, serverName) {
   });
   const state = {};
   try {
-    await drive(name, server.port, warmup, state);
+    await drive(name, server.port, warmupOf(name), state);
     callgrind(server.child.pid, '-z');
     await drive(name, server.port, counted, state);
     callgrind(server.child.pid, '-d');
@@ -158,24 +171,30 @@ async function measure(name, serverName) {
   const text = fs.readFileSync(path.join(dir, dump), 'utf8');
   const total = Number(/^(?:totals|summary): (\d+)/m.exec(text)?.[1]);
   if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (process.env.INSTR_KEEP === '1')
+    process.stderr.write(`${serverName}: ${path.join(dir, dump)}\n`);
+  else fs.rmSync(dir, { recursive: true, force: true });
   return total / counted;
 }
 
+const servers = new Set((process.env.INSTR_SERVERS ?? 'floor,pkg').split(','));
+const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en'));
+const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];
 process.stdout.write(
-  `# Instructions per operation (callgrind; ${warmup} operations of warm-up, ${counted} counted, one at a time)\n\n`,
+  `# Instructions per operation (callgrind; ${counted} operations counted, one at a time, after a warm-up of 10,000 operations, 3,000 connections, unless INSTR_WARMUP says otherwise)\n\n`,
 );
 process.stdout.write(
-  '| workload | floor | floor instr/op | @pkg/core instr/op | ratio |\n|---|---|---|---|---|\n',
+  '| workload | floor | floor instr/op | @pkg/core instr/op | ratio | peer instr/op | peer / floor |\n|---|---|---|---|---|---|---|\n',
 );
 for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
-  const { floor } = WORKLOADS[name];
-  const base = process.env.INSTR_ONLY === 'pkg' ? Number.NaN : await measure(name, floor);
-  const pkg = process.env.INSTR_ONLY === 'floor' ? Number.NaN : await measure(name, 'pkg');
-  rows.push({ name, floor, base, pkg });
+  const { floor, peer } = WORKLOADS[name];
+  const base = servers.has('floor') ? await measure(name, floor) : Number.NaN;
+  const pkg = servers.has('pkg') ? await measure(name, 'pkg') : Number.NaN;
+  const other = servers.has('peer') && peer !== undefined ? await measure(name, peer) : Number.NaN;
+  rows.push({ name, floor, base, pkg, peer, other });
   process.stdout.write(
-    `| ${name} | ${floor} | ${Math.round(base).toLocaleString('en')} | ${Math.round(pkg).toLocaleString('en')} | ${(pkg / base).toFixed(2)} |\n`,
+    `| ${name} | ${floor} | ${fmt(base)} | ${fmt(pkg)} | ${ratio(pkg, base)} | ${peer === undefined ? '—' : `${fmt(other)} (${peer})`} | ${ratio(other, base)} |\n`,
   );
 }
 if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(rows, null, 2));
