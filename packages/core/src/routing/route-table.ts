@@ -132,18 +132,12 @@ export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze(
   Object.create(null) as Record<string, string>,
 );
 
-/** A plain, writable copy of a match's parameters (a `__proto__` name stays an own key). */
+/**
+ * A plain, writable copy of a match's parameters. `Object.fromEntries` defines each key (as
+ * in extractPathParameters), so a `__proto__` name stays an own key.
+ */
 export function plainParams(params: Readonly<Record<string, string>>): Record<string, string> {
-  const copy: Record<string, string> = {};
-  for (const name of Object.keys(params)) {
-    Object.defineProperty(copy, name, {
-      value: params[name],
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return copy;
+  return Object.fromEntries(Object.entries(params));
 }
 
 export class RouteTable<R> {
