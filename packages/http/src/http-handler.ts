@@ -16,6 +16,9 @@ import { Response, statusText } from './response';
 import type { TrustPredicate } from './trust-proxy';
 import { encode, writeHeadAndBody } from './write-response';
 
+/** A connection as `HttpHandler` marks it (see `#closing`). */
+type MarkedSocket = NonNullable<IncomingMessage['socket']> & { [mark: symbol]: true | undefined };
+
 /** What `handle` returns when the answer was written synchronously. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -113,7 +116,7 @@ export class HttpHandler {
   ): Promise<void> {
     let request: Request | undefined;
     try {
-      const socket = req.socket as (typeof req.socket & Record<symbol, true>) | null;
+      const socket = req.socket as MarkedSocket | null;
       if (socket !== null && socket[this.#closing] === true) {
         // A request pipelined behind one that was refused for its framing: never dispatched;
         // the connection ends once the refusal has been flushed.
@@ -393,9 +396,7 @@ export class HttpHandler {
       response = this.#serverError(err);
       payload = encode(response);
     }
-    if (close && req.socket !== null) {
-      (req.socket as typeof req.socket & Record<symbol, true>)[this.#closing] = true;
-    }
+    if (close && req.socket !== null) (req.socket as MarkedSocket)[this.#closing] = true;
     writeHeadAndBody(req, res, response, payload, close);
   }
 }

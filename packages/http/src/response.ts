@@ -61,12 +61,13 @@ function tokenKey(name: string): string | undefined {
   return key;
 }
 
-// Names and values are checked with Node's own `validateHeaderName` / `validateHeaderValue`
-// (HTAB, visible ASCII, space and obs-text in values; CR, LF, NUL and anything above U+00FF
-// refused, which is what stops header injection). @pkg/ws-protocol checks the headers of a
-// refused handshake with the same two functions.
-
-/** The lower-case key of a valid header name; a `TypeError` for any other. */
+/**
+ * The lower-case key of a valid header name; a `TypeError` for any other. Names and values
+ * are checked with Node's own `validateHeaderName` / `validateHeaderValue` (HTAB, visible
+ * ASCII, space and obs-text in values; CR, LF, NUL and anything above U+00FF refused, which
+ * is what stops header injection). @pkg/ws-protocol checks the headers of a refused
+ * handshake with the same two functions.
+ */
 function headerKey(name: unknown): string {
   const key = typeof name === 'string' ? tokenKey(name) : undefined;
   if (key === undefined) {
