@@ -85,6 +85,18 @@ describe('Request headers', () => {
     }
   });
 
+  it('finds headers by any case, however many names a process has asked for', () => {
+    // More distinct names than the process keeps lower-cased: a name asked for in upper case
+    // is found whether it was kept or not, and an absent one stays absent.
+    for (let i = 0; i < 700; i += 1) {
+      const request = make({ headers: { [`x-name-${i}`]: String(i) } });
+      expect(request.getHeader(`X-Name-${i}`)).toBe(String(i));
+      expect(request.getHeader(`x-name-${i}`)).toBe(String(i));
+      expect(request.hasHeader(`X-NAME-${i + 1}`)).toBe(false);
+      expect(request.getHeader(`x-name-${i + 1}`)).toBeUndefined();
+    }
+  });
+
   it('joins repeated values and lists every header in lower case', () => {
     const request = make({ headers: { 'set-cookie': ['a=1', 'b=2'], Accept: 'text/html' } });
     expect(request.getHeader('Set-Cookie')).toBe('a=1, b=2');
