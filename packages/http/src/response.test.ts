@@ -145,6 +145,22 @@ describe('Response headers', () => {
     ).toBe('1, 2');
   });
 
+  it('checks values built by concatenation like any other', () => {
+    // Joined strings are kept by the engine as pieces until read: each character is checked.
+    const id = ['3f9c1a7b2e40', 'x'.repeat(20)].join('') + String(Date.now());
+    const built = `${id}-${(12345).toString(36)}`;
+    expect(new Response().setHeader('X-Request-Id', built).getHeader('x-request-id')).toBe(built);
+    for (const bad of ['\r\nSet-Cookie: a=1', '\n', '\u0000', '\u0100']) {
+      expect(() => new Response().setHeader('X-Request-Id', `${id}${bad}`)).toThrow(
+        expect.objectContaining({ code: 'PKG_ERR_HTTP_INVALID_HEADER' }),
+      );
+    }
+    // HTAB and obs-text (U+0080-U+00FF) are allowed, as Node allows them.
+    expect(new Response().setHeader('X-A', `${id}\tcaf\u00e9`).getHeader('X-A')).toBe(
+      `${id}\tcaf\u00e9`,
+    );
+  });
+
   it('refuses header values that are not strings or numbers and header maps that are not objects', () => {
     expect(() => new Response().setHeader('X-A', {} as unknown as string)).toThrow(TypeError);
     expect(() => new Response(null, 200, null as unknown as Record<string, string>)).toThrow(
