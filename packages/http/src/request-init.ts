@@ -35,8 +35,25 @@ export interface RequestInit {
   prototypeKeys?: PrototypeKeysPolicy;
 }
 
-/** Marks an init built from Node's own message: lower-case header names, used without a copy. */
-const kNodeHeaders = Symbol('node headers');
+/**
+ * An init built from Node's own message: lower-case header names, used without a copy. A
+ * class of this module (not a mark on a plain object), so that nothing else can pass for one
+ * and every request's init has the same shape.
+ */
+class NodeRequestInit implements RequestInit {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly protocol: string,
+    readonly headers: IncomingHttpHeaders,
+    readonly body: Buffer | undefined,
+    readonly remoteAddress: string | undefined,
+    readonly encrypted: boolean,
+    readonly localPort: number | undefined,
+    readonly trustProxy: TrustProxySetting | TrustPredicate | undefined,
+    readonly prototypeKeys: PrototypeKeysPolicy,
+  ) {}
+}
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const TRUST_NONE: TrustPredicate = () => false;
 
@@ -89,7 +106,7 @@ export function checkInit(init: RequestInit): CheckedInit {
   }
   let method: string;
   let headers: Record<string, string | string[] | undefined>;
-  const fromNode = (init as { [kNodeHeaders]?: true })[kNodeHeaders] === true;
+  const fromNode = init instanceof NodeRequestInit;
   if (fromNode) {
     // Node's parser has checked the method and kept names in lower case.
     method = init.method;
@@ -140,22 +157,36 @@ export function initFromNode(
   prototypeKeys: PrototypeKeysPolicy,
 ): RequestInit {
   const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
-  const init: RequestInit & { [kNodeHeaders]?: true } = {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
-    protocol: req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`,
-    headers: req.headers,
-    body,
-    remoteAddress: socket?.remoteAddress,
-    encrypted: socket?.encrypted === true,
-    localPort: socket?.localPort,
-    trustProxy,
-    prototypeKeys,
-  };
+  const protocol = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
+  const remoteAddress = socket?.remoteAddress;
+  const encrypted = socket?.encrypted === true;
+  const localPort = socket?.localPort;
   // Node's own message keeps lower-case names in an object whose prototype chain is empty;
   // anything else (a hand-made message) is checked and copied like any RequestInit.
   if (req instanceof IncomingMessage && typeof req.method === 'string') {
-    init[kNodeHeaders] = true;
+    return new NodeRequestInit(
+      req.method,
+      req.url ?? '/',
+      protocol,
+      req.headers,
+      body,
+      remoteAddress,
+      encrypted,
+      localPort,
+      trustProxy,
+      prototypeKeys,
+    );
   }
-  return init;
+  return {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    protocol,
+    headers: req.headers,
+    body,
+    remoteAddress,
+    encrypted,
+    localPort,
+    trustProxy,
+    prototypeKeys,
+  };
 }
