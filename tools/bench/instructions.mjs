@@ -19,7 +19,11 @@
 // setting costs (`{"request_id_header": null}`). INSTR_SERVERS picks the servers among
 // `floor`, `pkg` and `peer` (Fastify, for the HTTP workloads); default `floor,pkg`.
 // INSTR_KEEP=1 keeps each callgrind dump and prints its path (callgrind_annotate shows the
-// native functions; JIT-compiled code is unnamed).
+// native functions; JIT-compiled code is unnamed). INSTR_PROFILE=1 runs Node with
+// `--perf-basic-prof` and prints, after each server's count, where its instructions go: by
+// layer (JavaScript of the server and its packages, Node's own JavaScript, V8's built-ins and
+// regular expressions, native code) and the JavaScript functions with the most instructions
+// per operation, callees included (lib/callgrind.mjs). INSTR_NODE_ARGS adds Node options.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -28,6 +32,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
 import { once, startServer } from './lib/proc.mjs';
+import { heaviestFunctions, readCallgrind } from './lib/callgrind.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
 
@@ -143,6 +148,10 @@ async function measure(name, serverName) {
       ...(WORKLOADS[name].ws ? THROUGHPUT_PKG_CONFIG : { heartbeat_interval: 0 }),
       ...JSON.parse(process.env.INSTR_PKG_CONFIG ?? '{}'),
     },
+    nodeArgs: [
+      ...(profiling ? ['--perf-basic-prof'] : []),
+      ...(process.env.INSTR_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     launcher: [
       'valgrind',
       '--tool=callgrind',
@@ -171,12 +180,57 @@ async function measure(name, serverName) {
   const text = fs.readFileSync(path.join(dir, dump), 'utf8');
   const total = Number(/^(?:totals|summary): (\d+)/m.exec(text)?.[1]);
   if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
+  if (profiling) {
+    const perfMap = path.join(os.tmpdir(), `perf-${server.child.pid}.map`);
+    profiles.push({ name, serverName, ...describeProfile(path.join(dir, dump), perfMap) });
+    fs.rmSync(perfMap, { force: true });
+  }
   if (process.env.INSTR_KEEP === '1')
     process.stderr.write(`${serverName}: ${path.join(dir, dump)}\n`);
   else fs.rmSync(dir, { recursive: true, force: true });
   return total / counted;
 }
 
+/** Where the counted instructions went: by layer, and the heaviest JavaScript functions. */
+function describeProfile(dumpFile, perfMap) {
+  const profile = readCallgrind(dumpFile, perfMap);
+  const layers = new Map();
+  for (const [fn, own] of profile.self) {
+    const layer = fn.startsWith('JS:')
+      ? / file:\/\//.test(fn)
+        ? 'JavaScript: the server and its packages'
+        : "JavaScript: Node's own"
+      : fn.startsWith('RegExp:')
+        ? 'regular expressions'
+        : fn.startsWith('Builtins_')
+          ? "V8's built-ins"
+          : 'native (V8, Node, libc, kernel entry)';
+    layers.set(layer, (layers.get(layer) ?? 0) + own / counted);
+  }
+  return {
+    layers: [...layers].sort((a, b) => b[1] - a[1]),
+    functions: heaviestFunctions(profile, / file:\/\//, counted),
+  };
+}
+
+function printProfile({ name, serverName, layers, functions }) {
+  const out = [`\n## ${name} on ${serverName}: where the instructions go (per operation)\n`];
+  out.push('| layer | instructions |', '|---|---|');
+  for (const [layer, n] of layers) out.push(`| ${layer} | ${fmt(n)} |`);
+  out.push(
+    '',
+    'JavaScript functions of the server and its packages, callees included (inlined ones count in their caller):',
+    '',
+  );
+  for (const fn of functions) {
+    out.push(`- ${fmt(fn.inclusive)} (own ${fmt(fn.self)}) ${fn.name}`);
+    for (const callee of fn.callees) out.push(`  - ${fmt(callee.inclusive)} ${callee.name}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+const profiling = process.env.INSTR_PROFILE === '1';
+const profiles = [];
 const servers = new Set((process.env.INSTR_SERVERS ?? 'floor,pkg').split(','));
 const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en'));
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
@@ -198,3 +252,4 @@ for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
   );
 }
 if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(rows, null, 2));
+for (const profile of profiles) printProfile(profile);
