@@ -183,7 +183,8 @@ async function measure(name, serverName) {
   if (profiling) {
     const perfMap = path.join(os.tmpdir(), `perf-${server.child.pid}.map`);
     profiles.push({ name, serverName, ...describeProfile(path.join(dir, dump), perfMap) });
-    fs.rmSync(perfMap, { force: true });
+    if (process.env.INSTR_KEEP === '1') process.stderr.write(`${serverName}: ${perfMap}\n`);
+    else fs.rmSync(perfMap, { force: true });
   }
   if (process.env.INSTR_KEEP === '1')
     process.stderr.write(`${serverName}: ${path.join(dir, dump)}\n`);
@@ -197,7 +198,7 @@ function describeProfile(dumpFile, perfMap) {
   const layers = new Map();
   for (const [fn, own] of profile.self) {
     const layer = fn.startsWith('JS:')
-      ? / file:\/\//.test(fn)
+      ? / (?:file:\/\/)?\//.test(fn)
         ? 'JavaScript: the server and its packages'
         : "JavaScript: Node's own"
       : fn.startsWith('RegExp:')
@@ -209,7 +210,7 @@ function describeProfile(dumpFile, perfMap) {
   }
   return {
     layers: [...layers].sort((a, b) => b[1] - a[1]),
-    functions: heaviestFunctions(profile, / file:\/\//, counted),
+    functions: heaviestFunctions(profile, / (?:file:\/\/)?\//, counted),
   };
 }
 
