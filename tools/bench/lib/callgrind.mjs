@@ -80,7 +80,8 @@ export function readCallgrind(dumpFile, perfMapFile) {
       continue;
     }
     const first = line.charCodeAt(0);
-    const isCost = (first >= 48 && first <= 57) || line[0] === '+' || line[0] === '-' || line[0] === '*';
+    const isCost =
+      (first >= 48 && first <= 57) || line[0] === '+' || line[0] === '-' || line[0] === '*';
     if (!isCost) continue;
     const cost = Number(line.split(' ')[1]);
     if (!Number.isFinite(cost)) continue;
@@ -102,7 +103,12 @@ export function readCallgrind(dumpFile, perfMapFile) {
  * instructions per operation (their own and everything they call), their own, and their
  * heaviest callees. Functions inlined by the optimiser count as part of their caller.
  */
-export function heaviestFunctions(profile, filePattern, operations, { limit = 25, callees = 6 } = {}) {
+export function heaviestFunctions(
+  profile,
+  filePattern,
+  operations,
+  { limit = 25, callees = 6 } = {},
+) {
   const rows = [];
   for (const [name, own] of profile.self) {
     if (!name.startsWith('JS:') || !filePattern.test(name)) continue;
