@@ -35,12 +35,8 @@ export interface RequestInit {
   prototypeKeys?: PrototypeKeysPolicy;
 }
 
-/**
- * An init built from Node's own message: lower-case header names, used without a copy. A
- * class of this module (not a mark on a plain object), so that nothing else can pass for one
- * and every request's init has the same shape.
- */
-class NodeRequestInit implements RequestInit {
+/** The fields of a message, as `initFromNode` hands them to the constructor. */
+class MessageInit implements RequestInit {
   constructor(
     readonly method: string,
     readonly url: string,
@@ -54,6 +50,14 @@ class NodeRequestInit implements RequestInit {
     readonly prototypeKeys: PrototypeKeysPolicy,
   ) {}
 }
+
+/**
+ * An init built from Node's own message: lower-case header names, used without a copy. A
+ * class of this module (not a mark on a plain object), so that nothing else can pass for one
+ * and every request's init has the same shape.
+ */
+class NodeRequestInit extends MessageInit {}
+
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const TRUST_NONE: TrustPredicate = () => false;
 
@@ -163,30 +167,20 @@ export function initFromNode(
   const localPort = socket?.localPort;
   // Node's own message keeps lower-case names in an object whose prototype chain is empty;
   // anything else (a hand-made message) is checked and copied like any RequestInit.
-  if (req instanceof IncomingMessage && typeof req.method === 'string') {
-    return new NodeRequestInit(
-      req.method,
-      req.url ?? '/',
-      protocol,
-      req.headers,
-      body,
-      remoteAddress,
-      encrypted,
-      localPort,
-      trustProxy,
-      prototypeKeys,
-    );
-  }
-  return {
-    method: req.method ?? 'GET',
-    url: req.url ?? '/',
+  const Init =
+    req instanceof IncomingMessage && typeof req.method === 'string'
+      ? NodeRequestInit
+      : MessageInit;
+  return new Init(
+    req.method ?? 'GET',
+    req.url ?? '/',
     protocol,
-    headers: req.headers,
+    req.headers,
     body,
     remoteAddress,
     encrypted,
     localPort,
     trustProxy,
     prototypeKeys,
-  };
+  );
 }
