@@ -335,9 +335,7 @@ export class Lifecycle {
     if (this.#state === 'draining') res.setHeader('Connection', 'close');
     // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
     // would slow every promise in the process).
-    // A literal key (not a computed one): every request's object then shares one shape.
-    const attributes = { clientId: id } satisfies Record<typeof CLIENT_ID_ATTRIBUTE, string>;
-    const work: unknown = this.#o.httpHandler.handle(req, res, attributes);
+    const work: unknown = this.#o.httpHandler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id });
     if (isThenable(work)) work.then(this.#requestDone, this.#requestFailed);
     else this.#requestDone();
   };
