@@ -10,6 +10,7 @@ import {
 } from './request-init';
 import { resolveForwarded, type ForwardedInfo } from './forwarded';
 import { defaultPort, parseHostCached, type ParsedHost } from './host';
+import { LowerCaseNames } from './lower-case-names';
 import { parseQueryString, parseRequestTarget } from './target';
 import type { Response } from './response';
 import { normalizeIp, type TrustPredicate, type TrustProxySetting } from './trust-proxy';
@@ -21,22 +22,14 @@ const kUnparsed = Symbol('unparsed');
 
 const EMPTY_BODY = Buffer.alloc(0);
 
-/**
- * Names asked for, with their lower-case form: a header that is looked up on every request
- * and is absent (`origin`, `x-request-id`) costs one map lookup instead of a lower-casing.
- * Bounded; once full, further names are lower-cased every time.
- */
-const lowerCaseNames = new Map<string, string>();
-const MAX_LOWER_CASE_NAMES = 512;
+/** Names asked for (`origin`, `x-request-id`): absent ones are looked up without a lower-casing. */
+const askedNames = new LowerCaseNames(512);
 
 function lowerCaseName(name: string): string {
-  const known = lowerCaseNames.get(name);
+  const known = askedNames.get(name);
   if (known !== undefined) return known;
-  const lower = String(name).toLowerCase();
-  if (typeof name === 'string' && lowerCaseNames.size < MAX_LOWER_CASE_NAMES) {
-    lowerCaseNames.set(name, lower);
-  }
-  return lower;
+  // JavaScript callers may pass anything; only strings are kept.
+  return typeof name === 'string' ? askedNames.remember(name) : String(name).toLowerCase();
 }
 
 /**

@@ -1,5 +1,6 @@
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import { createHttpError } from './errors';
+import { LowerCaseNames } from './lower-case-names';
 
 /**
  * What a response body may be: a string (sent as is), bytes (sent as is), or any other
@@ -51,8 +52,7 @@ function isPlainValue(text: string): boolean {
  * per process, not once per response: a map lookup costs a third of a regular-expression
  * call. Bounded; once full, further names are checked every time.
  */
-const checkedNames = new Map<string, string>();
-const MAX_CHECKED_NAMES = 512;
+const checkedNames = new LowerCaseNames(512);
 
 /**
  * The lower-case key of a name that Node's `validateHeaderName` accepts (a token), or
@@ -68,9 +68,7 @@ function tokenKey(name: string): string | undefined {
       return undefined;
     }
   }
-  const key = name.toLowerCase();
-  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, key);
-  return key;
+  return checkedNames.remember(name);
 }
 
 /**
