@@ -32,7 +32,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
 import { once, startServer } from './lib/proc.mjs';
-import { heaviestFunctions, readCallgrind } from './lib/callgrind.mjs';
+import { heaviestFunctions, layerOf, readCallgrind, SERVER_CODE } from './lib/callgrind.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
 
@@ -197,20 +197,12 @@ function describeProfile(dumpFile, perfMap) {
   const profile = readCallgrind(dumpFile, perfMap);
   const layers = new Map();
   for (const [fn, own] of profile.self) {
-    const layer = fn.startsWith('JS:')
-      ? / (?:file:\/\/)?\//.test(fn)
-        ? 'JavaScript: the server and its packages'
-        : "JavaScript: Node's own"
-      : fn.startsWith('RegExp:')
-        ? 'regular expressions'
-        : fn.startsWith('Builtins_')
-          ? "V8's built-ins"
-          : 'native (V8, Node, libc, kernel entry)';
+    const layer = layerOf(fn);
     layers.set(layer, (layers.get(layer) ?? 0) + own / counted);
   }
   return {
     layers: [...layers].sort((a, b) => b[1] - a[1]),
-    functions: heaviestFunctions(profile, / (?:file:\/\/)?\//, counted),
+    functions: heaviestFunctions(profile, SERVER_CODE, counted),
   };
 }
 

@@ -99,6 +99,24 @@ export function readCallgrind(dumpFile, perfMapFile) {
 }
 
 /**
+ * JavaScript of the server and its packages: a script under a file path (ES modules as
+ * `file:///…`, CommonJS as `/…`), unlike Node's own (`node:…`).
+ */
+export const SERVER_CODE = / (?:file:\/\/)?\//;
+
+/** The layer a function of the dump belongs to, by its name. */
+export function layerOf(name) {
+  if (name.startsWith('JS:')) {
+    return SERVER_CODE.test(name)
+      ? 'JavaScript: the server and its packages'
+      : "JavaScript: Node's own";
+  }
+  if (name.startsWith('RegExp:')) return 'regular expressions';
+  if (name.startsWith('Builtins_')) return "V8's built-ins";
+  return 'native (V8, Node, libc, kernel entry)';
+}
+
+/**
  * The JavaScript functions whose file matches `filePattern`, heaviest first: inclusive
  * instructions per operation (their own and everything they call), their own, and their
  * heaviest callees. Functions inlined by the optimiser count as part of their caller.

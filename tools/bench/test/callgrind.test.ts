@@ -55,17 +55,20 @@ describe('callgrind reader', () => {
       fs.writeFileSync(dump, DUMP);
       fs.writeFileSync(map, PERF_MAP);
       const out = run(`
-        import { readCallgrind, heaviestFunctions } from ${JSON.stringify(reader)};
+        import { readCallgrind, heaviestFunctions, layerOf } from ${JSON.stringify(reader)};
         const profile = readCallgrind(${JSON.stringify(dump)}, ${JSON.stringify(map)});
         process.stdout.write(JSON.stringify({
           total: profile.total,
           self: Object.fromEntries(profile.self),
           top: heaviestFunctions(profile, /packages\\//, 10),
+          layers: ['JS:*send /app/node_modules/ws/lib/sender.js:3:1', 'JS:*end node:_http_outgoing:1034:45',
+            ...profile.self.keys(), 'RegExp:^a$', 'malloc'].map(layerOf),
         }));
       `) as {
         total: number;
         self: Record<string, number>;
         top: Array<{ name: string; inclusive: number; self: number; callees: unknown[] }>;
+        layers: string[];
       };
       expect(out.total).toBe(180);
       expect(out.self).toEqual({
@@ -73,6 +76,15 @@ describe('callgrind reader', () => {
         Builtins_JsonStringify: 50,
         'JS:*onRequest file:///app/packages/core/dist/index.js:40:5': 30,
       });
+      expect(out.layers).toEqual([
+        'JavaScript: the server and its packages',
+        "JavaScript: Node's own",
+        'JavaScript: the server and its packages',
+        "V8's built-ins",
+        'JavaScript: the server and its packages',
+        'regular expressions',
+        'native (V8, Node, libc, kernel entry)',
+      ]);
       expect(out.top).toEqual([
         {
           name: 'onRequest (core/dist/index.js:40)',
