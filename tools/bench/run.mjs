@@ -27,6 +27,10 @@ function number(name, full, short = full) {
 
 const rounds = number('BENCH_ROUNDS', 3, 1);
 const seconds = number('BENCH_SECONDS', 5, 1);
+// Seconds of the same load before the clock starts (see the README): a fresh server runs its
+// first requests in V8's interpreter while its hot code is compiled, and a server with more
+// code takes longer to get there, so without it the figures mix start-up with steady state.
+const warmup = number('BENCH_WARMUP', 2, 0.5);
 
 async function loadWorkloads() {
   const dir = path.join(here, 'workloads');
@@ -81,6 +85,7 @@ function makeContext(workload, pinning) {
     quick,
     rounds,
     seconds,
+    warmup,
     pinning: pinning.text,
     /** A numeric setting from the environment, recorded for the report. */
     param(name, full, short = full) {
@@ -192,7 +197,7 @@ try {
 const pinning = setUpPinning();
 usePinning(pinning);
 console.log(
-  `# Benchmarks\n\nnode ${process.version}, ${pinning.cores} cores, ${pinning.text}; ${quick ? 'QUICK mode, ' : ''}median of ${rounds} round(s), ${seconds} s per timed run. Workloads: ${chosen.map((w) => w.name).join(', ')}.`,
+  `# Benchmarks\n\nnode ${process.version}, ${pinning.cores} cores, ${pinning.text}; ${quick ? 'QUICK mode, ' : ''}median of ${rounds} round(s), ${seconds} s per timed run after ${warmup} s of warm-up. Workloads: ${chosen.map((w) => w.name).join(', ')}.`,
 );
 
 const report = {

@@ -14,7 +14,7 @@ export function httpWorkloads({ name, title, order, about, request }) {
     name: pipelined ? `${name}-pipelined` : name,
     title: pipelined ? `${title}, pipelined` : title,
     order: order + (pipelined ? 1 : 0),
-    about: `${about} Requests/s from autocannon over BENCH_HTTP_CONNECTIONS keep-alive connections${pipelined ? ', BENCH_PIPELINING requests pipelined on each' : ', one request at a time on each'}.`,
+    about: `${about} Requests/s from autocannon over BENCH_HTTP_CONNECTIONS keep-alive connections${pipelined ? ', BENCH_PIPELINING requests pipelined on each' : ', one request at a time on each'}, counted after BENCH_WARMUP seconds of the same load.`,
     limits: LIMITS,
     async run(ctx) {
       const connections = ctx.param('BENCH_HTTP_CONNECTIONS', 50);
@@ -22,16 +22,18 @@ export function httpWorkloads({ name, title, order, about, request }) {
       const res = await ctx.series(
         ['node:http', 'pkg', 'fastify'],
         async (_k, server) => {
-          const before = await server.cpu();
-          const result = await autocannon({
+          const load = {
             url: `http://127.0.0.1:${server.port}${request.path}`,
             method: request.method ?? 'GET',
             headers: request.body ? { 'content-type': 'application/json' } : undefined,
             body: request.body,
             connections,
             pipelining,
-            duration: ctx.seconds,
-          });
+          };
+          // The same load for BENCH_WARMUP seconds first, not counted.
+          if (ctx.warmup > 0) await autocannon({ ...load, duration: ctx.warmup });
+          const before = await server.cpu();
+          const result = await autocannon({ ...load, duration: ctx.seconds });
           const after = await server.cpu();
           if (result.non2xx || result.errors || result.timeouts) {
             throw new Error(

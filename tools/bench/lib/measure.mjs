@@ -4,8 +4,11 @@ import autocannon from 'autocannon';
 import { closeAll, connectMany } from './clients.mjs';
 import { secondsSince } from './stats.mjs';
 
-/** `clients` clients of `kind`, each keeping one `echo` in flight for `seconds`. */
-export async function measureEcho(kind, server, { clients: n, seconds }) {
+/**
+ * `clients` clients of `kind`, each keeping one `echo` in flight for `seconds`, counted after
+ * `warmup` seconds of the same loop.
+ */
+export async function measureEcho(kind, server, { clients: n, seconds, warmup = 0 }) {
   const clients = await connectMany(kind, server.port, n);
   let count = 0;
   let running = true;
@@ -21,6 +24,8 @@ export async function measureEcho(kind, server, { clients: n, seconds }) {
         c.send('echo', payload);
       }),
   );
+  if (warmup > 0) await new Promise((r) => setTimeout(r, warmup * 1000));
+  const count0 = count;
   const cpu0 = await server.cpu();
   const t0 = process.hrtime.bigint();
   await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -29,7 +34,8 @@ export async function measureEcho(kind, server, { clients: n, seconds }) {
   const cpu1 = await server.cpu();
   await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2000))]);
   await closeAll(clients);
-  return { rate: count / elapsed, cpu: (cpu1 - cpu0) / count };
+  const counted = count - count0;
+  return { rate: counted / elapsed, cpu: (cpu1 - cpu0) / counted };
 }
 
 /** `GET /json` over `connections` keep-alive connections for `seconds`; fails on any error. */

@@ -9,13 +9,18 @@ export default {
   title: 'WS echo',
   order: 10,
   about:
-    'Round trips per second: each client keeps one `{event: "echo", data}` message in flight and the server sends it back.',
+    'Round trips per second: each client keeps one `{event: "echo", data}` message in flight and the server sends it back; counted after BENCH_WARMUP seconds of the same loop.',
   limits: `${THROUGHPUT_LIMITS} (max_message_size 1 MiB, max_connections 10,000); raw ws maxPayload 1 MiB; socket.io defaults.`,
   async run(ctx) {
     const clients = ctx.param('BENCH_ECHO_CLIENTS', 50);
     const res = await ctx.series(
       ['ws', 'pkg', 'socket.io'],
-      (k, server) => measureEcho(clientFor(k), server, { clients, seconds: ctx.seconds }),
+      (k, server) =>
+        measureEcho(clientFor(k), server, {
+          clients,
+          seconds: ctx.seconds,
+          warmup: ctx.warmup,
+        }),
       { pkgConfig: THROUGHPUT_PKG_CONFIG },
     );
     return {
