@@ -186,10 +186,12 @@ export class RoomRecovery {
     if (reason !== undefined) data.reason = reason;
     if (read.position !== null) data.position = read.position;
     this.#recovered(clientId, data);
-    const at = read.position;
+    // A failed recovery replayed nothing, so none of the held messages is in the replay, even
+    // those at or before a position read after they were kept: each still goes out once.
+    const at = reason === undefined ? read.position : null;
     for (const text of hold.texts) {
       const pos = positionOf(text);
-      // Already in the replay (or before the position the client now stands at).
+      // Already in the replay.
       if (at !== null && pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) {
         continue;
       }
