@@ -71,6 +71,46 @@ describe('live messages during a replay', () => {
     });
   }
 
+  it('are sent after a failed $recovered, also those at or before the position it reports', async () => {
+    const adapter = new LaterAdapter('released');
+    const { server, wsUrl } = await startServer(
+      [new RoomsController()],
+      {
+        shutdown_timeout: 200,
+        history: [CHAT],
+      },
+      (srv) => srv.setAdapter(adapter),
+    );
+    const pos = await seeOne(server, wsUrl, 'chat:f');
+
+    const b = await v1(wsUrl);
+    // A position of another epoch: the recovery fails and replays nothing.
+    const since = { offset: pos.offset, epoch: `${pos.epoch}x` };
+    request(b, 'join_room', { room: 'chat:f', since }, 'j');
+    await b.next('join_room');
+    while (adapter.history.reads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    server.broadcast('msg', { n: 1 }, { room: 'chat:f' });
+    server.broadcast('msg', { n: 2 }, { room: 'chat:f' });
+    adapter.history.release();
+    const got = await until(b, '$recovered');
+    expect(got.filter((m) => m.event === 'msg')).toEqual([]);
+    // The read came after 1 and 2 were kept (the stream stands at pos + 2), yet nothing
+    // carried them: the client is told it stands just before them, so a client that drops
+    // what it has seen by position (@pkg/client) takes them.
+    expect(got.at(-1)!.data).toMatchObject({
+      recovered: false,
+      reason: 'epoch_changed',
+      replayed: 0,
+      position: { epoch: pos.epoch, offset: pos.offset },
+    });
+    // Then live traffic: 3 marks the end of what the client gets.
+    server.broadcast('msg', { n: 3 }, { room: 'chat:f' });
+    const after: unknown[] = [];
+    while (after.at(-1) !== 3) after.push(((await b.next('msg')) as Message).data['n']);
+    expect(after).toEqual([1, 2, 3]);
+    expect(b.pending()).toEqual([]);
+  });
+
   it('drops what was held when the client leaves during the read (no leak)', async () => {
     const adapter = new LaterAdapter('asked');
     const { server, wsUrl } = await startServer(

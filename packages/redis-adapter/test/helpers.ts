@@ -3,7 +3,7 @@
 // sources), and `ws` clients that queue what they receive.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { connect, createServer, Socket, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
@@ -114,6 +114,76 @@ export class PrivateRedis {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
+  }
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a Redis, for tests that need a command to reach Redis
+ * only after something else happened there: while held, what the proxy's clients send is
+ * kept here (Redis sees none of it) until `release()` forwards it, in order; what Redis
+ * sends passes at once.
+ */
+export class HoldingProxy {
+  readonly #sockets = new Set<Socket>();
+  readonly #server: NetServer;
+  #held: Array<{ to: Socket; chunk: Buffer }> | null = null;
+  #port = 0;
+
+  private constructor(targetPort: number) {
+    this.#server = createServer((client) => this.#pair(client, connect(targetPort, '127.0.0.1')));
+  }
+
+  static async start(targetPort: number): Promise<HoldingProxy> {
+    const proxy = new HoldingProxy(targetPort);
+    await new Promise<void>((resolve, reject) => {
+      proxy.#server.once('error', reject);
+      proxy.#server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const address = proxy.#server.address();
+    proxy.#port = typeof address === 'object' && address ? address.port : 0;
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.#port}`;
+  }
+
+  /** Bytes sent by clients and kept back since `hold()`. */
+  get heldBytes(): number {
+    return this.#held?.reduce((n, h) => n + h.chunk.length, 0) ?? 0;
+  }
+
+  hold(): void {
+    this.#held ??= [];
+  }
+
+  release(): void {
+    const held = this.#held ?? [];
+    this.#held = null;
+    for (const { to, chunk } of held) to.write(chunk);
+  }
+
+  stop(): Promise<void> {
+    this.release();
+    for (const s of this.#sockets) s.destroy();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #pair(client: Socket, upstream: Socket): void {
+    for (const s of [client, upstream]) {
+      this.#sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        this.#sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (chunk: Buffer) => {
+      if (this.#held) this.#held.push({ to: upstream, chunk });
+      else upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
   }
 }
 

@@ -46,6 +46,20 @@ function holdKey(namespace: string, room: string): string {
   return `${namespace}\n${room}`;
 }
 
+/**
+ * Where a client stands after a failed recovery: the position read, or just before the
+ * first held message of that epoch at or before it (that message is sent after `$recovered`).
+ */
+function beforeHeld(read: StreamPosition | null, held: readonly string[]): StreamPosition | null {
+  if (read === null) return null;
+  let first = read.offset + 1;
+  for (const text of held) {
+    const pos = positionOf(text);
+    if (pos !== undefined && pos.epoch === read.epoch && pos.offset < first) first = pos.offset;
+  }
+  return first > read.offset ? read : { epoch: read.epoch, offset: first - 1 };
+}
+
 export class RoomRecovery {
   readonly #o: RoomRecoveryOptions;
   /** Client id -> room key -> what is held while that room's history is read. */
@@ -184,12 +198,17 @@ export class RoomRecovery {
     }
     const data: RecoveredData = { room, namespace, recovered: reason === undefined, replayed };
     if (reason !== undefined) data.reason = reason;
-    if (read.position !== null) data.position = read.position;
+    // A failed recovery replayed nothing, so every held message still goes out once, even one
+    // at or before the position read after it was kept; the position the client is told it
+    // stands at is then just before the first of those, or a client that drops what it has
+    // seen by position (@pkg/client) would drop them.
+    const position = reason === undefined ? read.position : beforeHeld(read.position, hold.texts);
+    if (position !== null) data.position = position;
     this.#recovered(clientId, data);
-    const at = read.position;
+    const at = reason === undefined ? read.position : null;
     for (const text of hold.texts) {
       const pos = positionOf(text);
-      // Already in the replay (or before the position the client now stands at).
+      // Already in the replay.
       if (at !== null && pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) {
         continue;
       }
