@@ -42,7 +42,8 @@ export interface RoomEventPayload {
  *   `canJoin` policy allows it, sends `room_joined` `{room, namespace}`, and answers a
  *   request (`id`) with `{room, namespace}`. With `since` `{offset, epoch}` (protocol
  *   version 1, a room that keeps history, a client not yet in it) the missed messages and
- *   `$recovered` come first.
+ *   `$recovered` come first when the history is read at once (the in-memory store), after
+ *   `room_joined` and the answer when it is read asynchronously (Redis).
  * - `leave_room` `{room, namespace?}` leaves the room, sends `room_left`, and answers the
  *   same way.
  * - A refusal is one `error` event `{code, message, room, namespace}` (with the request's
