@@ -116,6 +116,27 @@ describe('Events rules', () => {
     expect(nm.getClientsInNamespace('/')).toEqual([id]);
   });
 
+  it('sends every event as a text frame, one client or a broadcast', async () => {
+    const ts = await startServer([new Broadcaster()]);
+    const frames: Array<{ binary: boolean; event: string }> = [];
+    const client = await TestClient.connect(ts.wsUrl);
+    await client.next('hello'); // sent on connect; the frames below come after it
+    client.ws.on('message', (raw, isBinary) =>
+      frames.push({
+        binary: isBinary,
+        event: (JSON.parse(String(raw)) as { event: string }).event,
+      }),
+    );
+    client.send('join', {}); // answered to this client alone: `joined`
+    await client.next('joined');
+    client.send('shout', { n: 1 }); // a broadcast: `shout`
+    await client.next('shout');
+    expect(frames).toEqual([
+      { binary: false, event: 'joined' },
+      { binary: false, event: 'shout' },
+    ]);
+  });
+
   it('rule 1: broadcast reaches all, a namespace, or a room', async () => {
     const ts = await startServer([new Broadcaster()]);
     const plain = await join(ts);

@@ -104,7 +104,10 @@ export class Outbound {
   deliver(conn: HandlerConnection, payload: string | Buffer): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
     try {
-      conn.client.socket.send(payload, SEND_AS_TEXT);
+      // A string goes out as a text frame without options (`ws` copies an options object
+      // on every send); a Buffer needs them to be sent as text.
+      if (typeof payload === 'string') conn.client.socket.send(payload);
+      else conn.client.socket.send(payload, SEND_AS_TEXT);
       return true;
     } catch (err) {
       this.#log.debug('WebSocket send failed', {
