@@ -179,6 +179,23 @@ describe('Request path parameters and attributes', () => {
     expect(() => request.setParams(null as unknown as Record<string, string>)).toThrow(TypeError);
   });
 
+  it('finds nothing but the parameters set, whatever a name, and keeps __proto__ as a name', () => {
+    const request = make();
+    const params = Object.create(null) as Record<string, string>;
+    params['__proto__'] = 'p';
+    params['id'] = '7';
+    request.setParams(params);
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect(request.getParam(name)).toBeUndefined();
+      expect(request.getParam(name, 'd')).toBe('d');
+      expect(request.hasParam(name)).toBe(false);
+    }
+    expect(request.getParam('__proto__')).toBe('p');
+    const copy = request.getParams();
+    expect(Object.keys(copy).sort()).toEqual(['__proto__', 'id']);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+  });
+
   it('stores attributes for middleware and handlers', () => {
     const request = make();
     expect(request.getAttribute('user')).toBeUndefined();

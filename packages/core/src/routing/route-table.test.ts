@@ -85,6 +85,17 @@ describe('RouteTable', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
+  it('finds nothing but parameters on a match, whatever a name', () => {
+    const t = table(['GET', '/x/{id}']);
+    for (const path of ['/x/1', '/x/%31']) {
+      const params = t.match('GET', path)!.params as Record<string, unknown>;
+      expect(params['id']).toBe('1');
+      for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf']) {
+        expect(params[name]).toBeUndefined();
+      }
+    }
+  });
+
   it('does not reach Object.prototype through static segments', () => {
     const t = table(['GET', '/a']);
     expect(t.match('GET', '/constructor')).toBeNull();
@@ -211,6 +222,15 @@ describe('RouteTable.match against the precedence rules, for any routes and path
         expect(
           got === null ? null : { id: got.value, method: got.method, params: { ...got.params } },
         ).toEqual(expected);
+        // The same path with its letters percent-encoded is decoded segment by segment
+        // (another code path than the one for a path without escapes): the same answer.
+        const encoded = path.replace(/[a-c]/g, (c) => `%6${c.charCodeAt(0) - 96}`);
+        const again = table.match(m, encoded);
+        expect(
+          again === null
+            ? null
+            : { id: again.value, method: again.method, params: { ...again.params } },
+        ).toEqual(expected);
       }),
       { numRuns: 500 },
     );
@@ -220,7 +240,10 @@ describe('RouteTable.match against the precedence rules, for any routes and path
     const table = new RouteTable<string>();
     table.add('GET', '/x/{__proto__}', 'proto');
     const params = table.match('GET', '/x/polluted')?.params ?? {};
-    expect(Object.getPrototypeOf(params)).toBeNull();
+    // Nothing reachable through the prototype: it has no keys and no prototype itself.
+    const prototype = Object.getPrototypeOf(params) as object;
+    expect(Reflect.ownKeys(prototype)).toEqual([]);
+    expect(Object.getPrototypeOf(prototype)).toBeNull();
     expect(Object.keys(params)).toEqual(['__proto__']);
     expect(Object.getOwnPropertyDescriptor(params, '__proto__')?.value).toBe('polluted');
     const copy = plainParams(params);

@@ -124,9 +124,17 @@ function exactKey(segments: readonly string[]): string | null {
 }
 
 /**
+ * The prototype of every parameter object: no keys, and no prototype of its own, so that
+ * nothing but a parameter is found on one. (An object made with `Object.create(null)` is
+ * kept by V8 as a dictionary, slower to fill and to list than one with this prototype.)
+ */
+const NO_KEYS: object = Object.freeze(Object.create(null) as object);
+
+/**
  * The parameters of a match without any (a static route): one frozen object for all. The
- * table's parameter objects have no prototype and are shared or handed to the request (which
- * copies them); {@link plainParams} makes the copy that public callers get.
+ * table's parameter objects have nothing reachable through their prototype and are shared
+ * or handed to the request (which copies them); {@link plainParams} makes the copy that
+ * public callers get.
  */
 export const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze(
   Object.create(null) as Record<string, string>,
@@ -195,13 +203,20 @@ export class RouteTable<R> {
       const leaf = this.#exact.get(trimTrailingSlash(path))?.get(method);
       if (leaf !== undefined) return { value: leaf.value, method, params: NO_PARAMS };
     }
-    const segments = this.#segments(path);
     const values: string[] = [];
-    const found = this.#find(this.#root, segments, 0, values, method);
+    let found: Node<R> | null;
+    if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
+      // Nothing to decode: the segments are read off the path in place.
+      const trimmed = trimTrailingSlash(path);
+      found = this.#findIn(this.#root, trimmed, trimmed.length === 1 ? 2 : 1, values, method);
+    } else {
+      found = this.#find(this.#root, this.#segments(path), 0, values, method);
+    }
     if (found === null) return null;
     const leaf = found.routes.get(method) ?? found.routes.get('GET')!;
-    // No prototype: a parameter may be named `__proto__`, which stays a plain own key.
-    const params = Object.create(null) as Record<string, string>;
+    // Nothing reachable through the prototype: a parameter may be named `__proto__` or
+    // `constructor`, which stays a plain own key.
+    const params = Object.create(NO_KEYS) as Record<string, string>;
     const names = leaf.paramNames;
     for (let i = 0; i < names.length; i += 1) params[names[i]!] = values[i]!;
     return { value: leaf.value, method: found.routes.has(method) ? method : 'GET', params };
@@ -234,6 +249,40 @@ export class RouteTable<R> {
     if (node.param !== null && segment !== '') {
       values.push(segment);
       const found = this.#find(node.param, segments, index + 1, values, method);
+      if (found !== null) return found;
+      values.pop();
+    }
+    return null;
+  }
+
+  /**
+   * {@link #find} on the path itself (starting with `/`, no percent-escape, trailing slash
+   * trimmed) instead of an array of its segments: the segment starting at `start` runs to
+   * the next `/`, and `start` past the end means every segment is matched.
+   */
+  #findIn(
+    node: Node<R>,
+    path: string,
+    start: number,
+    values: string[],
+    method: string,
+  ): Node<R> | null {
+    if (start > path.length) {
+      const routes = node.routes;
+      if (routes.has(method) || (method === 'HEAD' && routes.has('GET'))) return node;
+      return null;
+    }
+    let end = path.indexOf('/', start);
+    if (end === -1) end = path.length;
+    const segment = path.slice(start, end);
+    const next = node.statics.get(segment);
+    if (next !== undefined) {
+      const found = this.#findIn(next, path, end + 1, values, method);
+      if (found !== null) return found;
+    }
+    if (node.param !== null && end > start) {
+      values.push(segment);
+      const found = this.#findIn(node.param, path, end + 1, values, method);
       if (found !== null) return found;
       values.pop();
     }
