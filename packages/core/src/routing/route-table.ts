@@ -50,7 +50,9 @@ function decodeSegment(segment: string): string | null {
 }
 
 function trimTrailingSlash(path: string): string {
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return path.length > 1 && path.charCodeAt(path.length - 1) === 47 /* / */
+    ? path.slice(0, -1)
+    : path;
 }
 
 /** Splits a declared path like `/users/{id}` into segments (statics decoded). */
@@ -199,15 +201,14 @@ export class RouteTable<R> {
    * when nothing matches, and throws a `URIError` for a malformed percent-escape.
    */
   match(method: string, path: string): RouteTableMatch<R> | null {
-    if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
-      const leaf = this.#exact.get(trimTrailingSlash(path))?.get(method);
-      if (leaf !== undefined) return { value: leaf.value, method, params: NO_PARAMS };
-    }
     const values: string[] = [];
     let found: Node<R> | null;
     if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
-      // Nothing to decode: the segments are read off the path in place.
+      // Nothing to decode: one lookup finds a static route, and the segments of any other
+      // are read off the path in place.
       const trimmed = trimTrailingSlash(path);
+      const leaf = this.#exact.get(trimmed)?.get(method);
+      if (leaf !== undefined) return { value: leaf.value, method, params: NO_PARAMS };
       found = this.#findIn(this.#root, trimmed, trimmed.length === 1 ? 2 : 1, values, method);
     } else {
       found = this.#find(this.#root, this.#segments(path), 0, values, method);
