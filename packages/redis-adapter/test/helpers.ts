@@ -9,6 +9,8 @@ import path from 'node:path';
 import { buildSync } from 'esbuild';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
+import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
+import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -391,4 +393,35 @@ export class TestClient {
   close(): void {
     this.ws.close();
   }
+}
+
+/**
+ * A server in this process on 127.0.0.1 port 0 whose rooms matching `room` keep their last
+ * `size` messages in Redis (through a RedisAdapter made with `adapter`), with
+ * RoomsController, no heartbeat and a short shutdown; resolves once the adapter is ready.
+ */
+export async function startHistoryServer(options: {
+  room: string;
+  size: number;
+  adapter: RedisAdapterOptions;
+}): Promise<Server> {
+  const server = new Server(
+    new ServerConfig({
+      host: '127.0.0.1',
+      port: 0,
+      heartbeat_interval: 0,
+      shutdown_timeout: 200,
+      history: [{ match: options.room, size: options.size, ttl: 60_000 }],
+    }),
+    undefined,
+    undefined,
+    undefined,
+    new NullLogger(),
+  );
+  const adapter = new RedisAdapter(options.adapter);
+  server.setAdapter(adapter);
+  server.registerController(new RoomsController());
+  await server.run();
+  await adapter.ready();
+  return server;
 }

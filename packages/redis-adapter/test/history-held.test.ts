@@ -1,16 +1,23 @@
 // A live message that reaches instance A while a client's recovery read is on its way to
 // Redis is held for that client until `$recovered`. When Redis reads the room after that
-// message was kept and the recovery fails (more missed than the room keeps), `$recovered`
-// says the room stands at that message, yet nothing replayed it: the client must still get
-// it after `$recovered`, as it would have had Redis read the room a moment earlier. A TCP
+// message was kept and the recovery fails (more missed than the room keeps), the read's
+// position already counts that message, yet nothing replayed it: the client must still get
+// it after `$recovered` (which then stands just before it), as it would have had Redis read
+// the room a moment earlier. A TCP
 // proxy between A and Redis holds A's commands, so the read reaches Redis only after B's
 // message went out; no ordering is left to chance. Two servers in this process, one private
 // redis-server, real `ws` clients.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import WebSocket from 'ws';
-import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
-import { RedisAdapter } from '../src/index';
-import { HoldingProxy, RedisUnderTest, redisServerAvailableSync, waitFor } from './helpers';
+import type { Server } from '@pkg/core';
+import type { RedisAdapter } from '../src/index';
+import {
+  HoldingProxy,
+  RedisUnderTest,
+  redisServerAvailableSync,
+  startHistoryServer,
+  waitFor,
+} from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter held live message test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
@@ -82,24 +89,11 @@ describeRedis('a live message held during a recovery that fails', () => {
   });
 
   async function startServer(redisUrl: string): Promise<Server> {
-    const server = new Server(
-      new ServerConfig({
-        host: '127.0.0.1',
-        port: 0,
-        heartbeat_interval: 0,
-        shutdown_timeout: 200,
-        history: [{ match: ROOM, size: SIZE, ttl: 60_000 }],
-      }),
-      undefined,
-      undefined,
-      undefined,
-      new NullLogger(),
-    );
-    const adapter = new RedisAdapter({ url: redisUrl, keyPrefix: 'held' });
-    server.setAdapter(adapter);
-    server.registerController(new RoomsController());
-    await server.run();
-    await adapter.ready();
+    const server = await startHistoryServer({
+      room: ROOM,
+      size: SIZE,
+      adapter: { url: redisUrl, keyPrefix: 'held' },
+    });
     servers.push(server);
     return server;
   }

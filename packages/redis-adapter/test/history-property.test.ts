@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
-import { RedisAdapter } from '../src/index';
-import { RedisUnderTest, waitFor, redisServerAvailableSync } from './helpers';
+import type { Server } from '@pkg/core';
+import type { RedisAdapter } from '../src/index';
+import { RedisUnderTest, redisServerAvailableSync, startHistoryServer, waitFor } from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter history property test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
@@ -106,24 +106,11 @@ describeRedis('recovery over random interleavings (history in Redis Streams)', (
   });
 
   async function startServer(keyPrefix: string): Promise<Server> {
-    const server = new Server(
-      new ServerConfig({
-        host: '127.0.0.1',
-        port: 0,
-        heartbeat_interval: 0,
-        shutdown_timeout: 200,
-        history: [{ match: ROOM, size: SIZE, ttl: 60_000 }],
-      }),
-      undefined,
-      undefined,
-      undefined,
-      new NullLogger(),
-    );
-    const adapter = new RedisAdapter({ url: env.redis.url, keyPrefix, unsubscribeGrace: 0 });
-    server.setAdapter(adapter);
-    server.registerController(new RoomsController());
-    await server.run();
-    await adapter.ready();
+    const server = await startHistoryServer({
+      room: ROOM,
+      size: SIZE,
+      adapter: { url: env.redis.url, keyPrefix, unsubscribeGrace: 0 },
+    });
     live.add(server);
     return server;
   }
