@@ -201,18 +201,20 @@ export class RouteTable<R> {
    * when nothing matches, and throws a `URIError` for a malformed percent-escape.
    */
   match(method: string, path: string): RouteTableMatch<R> | null {
-    const values: string[] = [];
-    let found: Node<R> | null;
-    if (path.charCodeAt(0) === 47 /* / */ && !path.includes('%')) {
-      // Nothing to decode: one lookup finds a static route, and the segments of any other
-      // are read off the path in place.
-      const trimmed = trimTrailingSlash(path);
+    const escaped = path.includes('%');
+    const trimmed = trimTrailingSlash(path);
+    if (!escaped && path.charCodeAt(0) === 47 /* / */) {
+      // One lookup finds a static route.
       const leaf = this.#exact.get(trimmed)?.get(method);
       if (leaf !== undefined) return { value: leaf.value, method, params: NO_PARAMS };
-      found = this.#findIn(this.#root, trimmed, trimmed.length === 1 ? 2 : 1, values, method);
-    } else {
-      found = this.#find(this.#root, this.#segments(path), 0, values, method);
     }
+    // A malformed escape anywhere is refused, whether or not the walk would reach it.
+    if (escaped) this.#segments(path);
+    // The segments are read off the path in place (`/` and `` have none).
+    const start =
+      trimmed === '/' || trimmed === '' ? trimmed.length + 1 : trimmed.charCodeAt(0) === 47 ? 1 : 0;
+    const values: string[] = [];
+    const found = this.#find(this.#root, trimmed, start, escaped, values, method);
     if (found === null) return null;
     const leaf = found.routes.get(method) ?? found.routes.get('GET')!;
     // Nothing reachable through the prototype: a parameter may be named `__proto__` or
@@ -226,45 +228,16 @@ export class RouteTable<R> {
   /**
    * The first node, in match order (a static segment before a parameter, backtracking), that
    * ends the path and has a route for `method` (or GET for HEAD); `values` then holds the
-   * parameter values along the way. No generator and no array per level: this runs for
-   * every request to a route with parameters.
+   * parameter values along the way. The segment starting at `start` runs to the next `/`
+   * (percent-decoded when the path is `escaped`), and `start` past the end means every
+   * segment is matched: no array of segments, no generator, nothing per level but the
+   * segment itself, since this runs for every request to a route with parameters.
    */
   #find(
     node: Node<R>,
-    segments: readonly string[],
-    index: number,
-    values: string[],
-    method: string,
-  ): Node<R> | null {
-    if (index === segments.length) {
-      const routes = node.routes;
-      if (routes.has(method) || (method === 'HEAD' && routes.has('GET'))) return node;
-      return null;
-    }
-    const segment = segments[index]!;
-    const next = node.statics.get(segment);
-    if (next !== undefined) {
-      const found = this.#find(next, segments, index + 1, values, method);
-      if (found !== null) return found;
-    }
-    if (node.param !== null && segment !== '') {
-      values.push(segment);
-      const found = this.#find(node.param, segments, index + 1, values, method);
-      if (found !== null) return found;
-      values.pop();
-    }
-    return null;
-  }
-
-  /**
-   * {@link #find} on the path itself (starting with `/`, no percent-escape, trailing slash
-   * trimmed) instead of an array of its segments: the segment starting at `start` runs to
-   * the next `/`, and `start` past the end means every segment is matched.
-   */
-  #findIn(
-    node: Node<R>,
     path: string,
     start: number,
+    escaped: boolean,
     values: string[],
     method: string,
   ): Node<R> | null {
@@ -275,15 +248,17 @@ export class RouteTable<R> {
     }
     let end = path.indexOf('/', start);
     if (end === -1) end = path.length;
-    const segment = path.slice(start, end);
+    const raw = path.slice(start, end);
+    // Checked by match(): a segment here always decodes.
+    const segment = escaped ? (decodeSegment(raw) ?? raw) : raw;
     const next = node.statics.get(segment);
     if (next !== undefined) {
-      const found = this.#findIn(next, path, end + 1, values, method);
+      const found = this.#find(next, path, end + 1, escaped, values, method);
       if (found !== null) return found;
     }
-    if (node.param !== null && end > start) {
+    if (node.param !== null && segment !== '') {
       values.push(segment);
-      const found = this.#findIn(node.param, path, end + 1, values, method);
+      const found = this.#find(node.param, path, end + 1, escaped, values, method);
       if (found !== null) return found;
       values.pop();
     }
