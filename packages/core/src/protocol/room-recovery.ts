@@ -207,10 +207,10 @@ export class RoomRecovery {
     this.#recovered(clientId, data);
     const at = reason === undefined ? read.position : null;
     for (const text of hold.texts) {
-      const pos = positionOf(text);
-      // Already in the replay.
-      if (at !== null && pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) {
-        continue;
+      if (at !== null) {
+        const pos = positionOf(text);
+        // Already in the replay.
+        if (pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) continue;
       }
       this.#o.deliver(clientId, text);
     }
