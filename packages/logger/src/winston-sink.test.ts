@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CaptureStream, listFiles, makeTempDir, readLines, removeTempDirs } from '../test/support';
 import { logLevelColors } from './colors';
 import type { LogError } from './errors';
-import { WinstonSink } from './winston-sink';
+import { MAX_HELD_LINES, WinstonSink } from './winston-sink';
 import type { SinkConfig } from './winston-sink';
 
 const sinks: WinstonSink[] = [];
@@ -76,6 +76,56 @@ describe('WinstonSink', () => {
     await sink.close();
     expect(readLines(join(first, 'app.log'))).toEqual(['before']);
     expect(readLines(join(second, 'app.log'))).toEqual(['after']);
+  });
+
+  it('keeps a file in order when it is reopened before its old lines were flushed', async () => {
+    const dir = makeTempDir();
+    const single = { directory: dir, fileName: 'app.log', separate: false };
+    const sink = makeSink({ file: single });
+    const lines = (prefix: string): string[] =>
+      Array.from({ length: 2000 }, (_, i) => `${prefix}${i}`);
+    for (const line of lines('a')) sink.write('info', line);
+    sink.configure({ file: { ...single, separate: true } });
+    sink.write('info', 'between');
+    sink.configure({ file: single });
+    for (const line of lines('b')) sink.write('info', line);
+    await sink.close();
+    expect(readLines(join(dir, 'app.log'))).toEqual([...lines('a'), ...lines('b')]);
+    expect(readLines(join(dir, 'info.log'))).toEqual(['between']);
+  });
+
+  it('keeps the order across several reconfigurations made before any flush ended', async () => {
+    const dir = makeTempDir();
+    const single = { directory: dir, fileName: 'app.log', separate: false };
+    const sink = makeSink({ file: single });
+    const expected: string[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      for (let i = 0; i < 300; i += 1) {
+        sink.write('info', `r${round}-${i}`);
+        expected.push(`r${round}-${i}`);
+      }
+      sink.configure({ file: { ...single, fileName: `other${round}.log` } });
+      sink.configure({ file: single });
+    }
+    await sink.close();
+    expect(readLines(join(dir, 'app.log'))).toEqual(expected);
+  });
+
+  it('holds at most MAX_HELD_LINES lines behind a flush and reports the ones it dropped', async () => {
+    const dir = makeTempDir();
+    const errors: LogError[] = [];
+    const single = { directory: dir, fileName: 'app.log', separate: false };
+    const sink = makeSink({ file: single }, errors);
+    sink.write('info', 'old');
+    sink.configure({ file: { ...single, fileName: 'other.log' } });
+    sink.configure({ file: single });
+    // Synchronous writes: the old file cannot finish flushing before the last of them.
+    const lines = Array.from({ length: MAX_HELD_LINES + 3 }, (_, i) => `n${i}`);
+    for (const line of lines) sink.write('info', line);
+    await sink.close();
+    expect(readLines(join(dir, 'app.log'))).toEqual(['old', ...lines.slice(0, MAX_HELD_LINES)]);
+    expect(errors.map((e) => e.code)).toEqual(['PKG_ERR_LOG_WRITE_FAILED']);
+    expect(errors[0]!.message).toContain(`3 log line(s) were dropped: more than ${MAX_HELD_LINES}`);
   });
 
   it('leaves the files open when only the console settings change', async () => {

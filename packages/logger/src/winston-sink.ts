@@ -18,6 +18,13 @@ import { isError } from './serialize';
  */
 export const CLOSE_TIMEOUT_MS = 10_000;
 
+/**
+ * How many file lines are kept while earlier log files are still being flushed (see
+ * `FileChannel.held`). A healthy flush takes milliseconds; the bound only matters while a
+ * file stream hangs, and past it lines are dropped and reported instead of piling up.
+ */
+export const MAX_HELD_LINES = 10_000;
+
 /** Winston's level table for the RFC 5424 levels: the severity is the priority. */
 const WINSTON_LEVELS: Record<string, number> = Object.fromEntries(
   LogLevel.getLevels().map((name) => [name, LogLevel.toInt(name)]),
@@ -78,10 +85,31 @@ class ConsoleWriter extends Writable {
   }
 }
 
-/** The winston logger for files, with the files opened so far (or that failed to open). */
+/** A line kept back until the files it may share with earlier outputs are flushed. */
+interface HeldLine {
+  readonly level: LogLevelName;
+  readonly line: string;
+}
+
+/**
+ * The winston logger for one file configuration, with the files opened so far (or that
+ * failed to open).
+ */
 interface FileChannel {
   readonly logger: winston.Logger;
+  readonly config: NonNullable<SinkConfig['file']>;
   readonly files: Set<string>;
+  /**
+   * Lines written while an earlier file channel was still flushing. Two write streams
+   * appending to one file interleave their writes, so a reopened file could get new lines
+   * before old ones; the new channel writes nothing until every earlier one has finished.
+   * `undefined` once the channel writes directly.
+   */
+  held: HeldLine[] | undefined;
+  /** How many lines were dropped because `held` was full. */
+  dropped: number;
+  /** Settles when the held lines have been written (at once when nothing was earlier). */
+  readonly ready: Promise<void>;
 }
 
 function sameConsole(a: SinkConfig['console'], b: SinkConfig['console']): boolean {
@@ -105,6 +133,8 @@ export class WinstonSink {
   private consoleLogger: winston.Logger | undefined;
   private fileChannel: FileChannel | undefined;
   private readonly closing = new Set<Promise<void>>();
+  /** File channels that were retired and are still flushing. */
+  private readonly retiringFiles = new Set<Promise<void>>();
 
   constructor(
     config: SinkConfig,
@@ -132,9 +162,10 @@ export class WinstonSink {
       this.consoleLogger.log({ level, message: line });
     }
     if (file !== undefined) {
-      const channel = (this.fileChannel ??= { logger: this.createLogger(), files: new Set() });
-      this.ensureFile(channel, file.separate ? `${level}.log` : file.fileName, level);
-      if (channel.logger.transports.length > 0) channel.logger.log({ level, message: line });
+      const channel = (this.fileChannel ??= this.openFiles(file));
+      if (channel.held === undefined) this.writeFile(channel, level, line);
+      else if (channel.held.length < MAX_HELD_LINES) channel.held.push({ level, line });
+      else channel.dropped += 1;
     }
   }
 
@@ -154,6 +185,47 @@ export class WinstonSink {
     });
     logger.on('error', (err: unknown) => this.report(writeFailed('a log transport', err)));
     return logger;
+  }
+
+  private openFiles(config: NonNullable<SinkConfig['file']>): FileChannel {
+    const earlier = [...this.retiringFiles];
+    const held: HeldLine[] | undefined = earlier.length > 0 ? [] : undefined;
+    const channel: FileChannel = {
+      logger: this.createLogger(),
+      config,
+      files: new Set(),
+      held,
+      dropped: 0,
+      ready:
+        held === undefined
+          ? Promise.resolve()
+          : Promise.all(earlier).then(() => this.release(channel)),
+    };
+    return channel;
+  }
+
+  /** Writes a channel's held lines, in order, and lets later lines through directly. */
+  private release(channel: FileChannel): void {
+    const held = channel.held ?? [];
+    channel.held = undefined;
+    for (const { level, line } of held) this.writeFile(channel, level, line);
+    if (channel.dropped > 0) {
+      this.report(
+        createLogError(
+          Error,
+          'PKG_ERR_LOG_WRITE_FAILED',
+          `${channel.dropped} log line(s) were dropped: more than ${MAX_HELD_LINES} lines ` +
+            'arrived while the previous log files were still being flushed. Check that the ' +
+            'log directory is writable and its disk responsive.',
+        ),
+      );
+    }
+  }
+
+  private writeFile(channel: FileChannel, level: LogLevelName, line: string): void {
+    const { separate, fileName } = channel.config;
+    this.ensureFile(channel, separate ? `${level}.log` : fileName, level);
+    if (channel.logger.transports.length > 0) channel.logger.log({ level, message: line });
   }
 
   private openConsole(target: NonNullable<SinkConfig['console']>): winston.Logger {
@@ -176,8 +248,7 @@ export class WinstonSink {
   private ensureFile(channel: FileChannel, fileName: string, level: LogLevelName): void {
     if (channel.files.has(fileName)) return;
     channel.files.add(fileName);
-    const file = this.config.file;
-    if (file === undefined) return;
+    const file = channel.config;
     const path = join(file.directory, fileName);
     try {
       // winston opens files asynchronously and cannot report a failed open; checking here
@@ -210,7 +281,12 @@ export class WinstonSink {
   private retireFiles(): void {
     const channel = this.fileChannel;
     this.fileChannel = undefined;
-    if (channel !== undefined) this.track(this.finish(channel.logger));
+    if (channel === undefined) return;
+    // The held lines are written before the channel ends; the next channel waits for both.
+    const flushed = channel.ready.then(() => this.finish(channel.logger));
+    const done = flushed.finally(() => this.retiringFiles.delete(done));
+    this.retiringFiles.add(done);
+    this.track(done);
   }
 
   private track(flush: Promise<void>): void {
