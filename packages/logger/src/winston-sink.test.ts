@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import winston from 'winston';
 import { CaptureStream, listFiles, makeTempDir, readLines, removeTempDirs } from '../test/support';
 import { logLevelColors } from './colors';
 import type { LogError } from './errors';
@@ -126,6 +127,37 @@ describe('WinstonSink', () => {
     expect(readLines(join(dir, 'app.log'))).toEqual(['old', ...lines.slice(0, MAX_HELD_LINES)]);
     expect(errors.map((e) => e.code)).toEqual(['PKG_ERR_LOG_WRITE_FAILED']);
     expect(errors[0]!.message).toContain(`3 log line(s) were dropped: more than ${MAX_HELD_LINES}`);
+  });
+
+  it('reports a held line that cannot be written, writes the rest and still closes', async () => {
+    const dir = makeTempDir();
+    const errors: LogError[] = [];
+    const single = { directory: dir, fileName: 'app.log', separate: false };
+    const sink = makeSink({ file: single }, errors);
+    sink.write('info', 'old');
+    sink.configure({ file: { ...single, fileName: 'other.log' } });
+    sink.configure({ file: single });
+    sink.write('info', 'held-1');
+    sink.write('info', 'boom');
+    sink.write('info', 'held-2');
+    const original = winston.Logger.prototype.log;
+    const spy = jest.spyOn(winston.Logger.prototype, 'log').mockImplementation(function (
+      this: winston.Logger,
+      ...args: unknown[]
+    ) {
+      const entry = args[0] as { message?: unknown } | undefined;
+      if (entry?.message === 'boom') throw new Error('transport broke');
+      return (original as (...a: unknown[]) => winston.Logger).apply(this, args);
+    });
+    try {
+      await sink.close();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(readLines(join(dir, 'app.log'))).toEqual(['old', 'held-1', 'held-2']);
+    expect(errors.map((e) => e.message)).toEqual([
+      'Could not write a log line to a log file (transport broke); the line was dropped.',
+    ]);
   });
 
   it('leaves the files open when only the console settings change', async () => {

@@ -208,7 +208,14 @@ export class WinstonSink {
   private release(channel: FileChannel): void {
     const held = channel.held ?? [];
     channel.held = undefined;
-    for (const { level, line } of held) this.writeFile(channel, level, line);
+    for (const { level, line } of held) {
+      try {
+        this.writeFile(channel, level, line);
+      } catch (err) {
+        // As `Logger.log` does for a line written at once: report it and go on.
+        this.report(writeFailed('a log file', err));
+      }
+    }
     if (channel.dropped > 0) {
       this.report(
         createLogError(
