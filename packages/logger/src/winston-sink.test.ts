@@ -16,6 +16,21 @@ function makeSink(config: SinkConfig, errors: LogError[] = []): WinstonSink {
   return sink;
 }
 
+/**
+ * A sink that wrote `old` to app.log, switched to another file and back before anything was
+ * flushed: the new app.log output holds its lines until the old one has finished.
+ */
+function reopenedWhileFlushing(): { dir: string; errors: LogError[]; sink: WinstonSink } {
+  const dir = makeTempDir();
+  const errors: LogError[] = [];
+  const single = { directory: dir, fileName: 'app.log', separate: false };
+  const sink = makeSink({ file: single }, errors);
+  sink.write('info', 'old');
+  sink.configure({ file: { ...single, fileName: 'other.log' } });
+  sink.configure({ file: single });
+  return { dir, errors, sink };
+}
+
 afterEach(async () => {
   await Promise.all(sinks.splice(0).map((s) => s.close()));
   removeTempDirs();
@@ -113,13 +128,7 @@ describe('WinstonSink', () => {
   });
 
   it('holds at most MAX_HELD_LINES lines behind a flush and reports the ones it dropped', async () => {
-    const dir = makeTempDir();
-    const errors: LogError[] = [];
-    const single = { directory: dir, fileName: 'app.log', separate: false };
-    const sink = makeSink({ file: single }, errors);
-    sink.write('info', 'old');
-    sink.configure({ file: { ...single, fileName: 'other.log' } });
-    sink.configure({ file: single });
+    const { dir, errors, sink } = reopenedWhileFlushing();
     // Synchronous writes: the old file cannot finish flushing before the last of them.
     const lines = Array.from({ length: MAX_HELD_LINES + 3 }, (_, i) => `n${i}`);
     for (const line of lines) sink.write('info', line);
@@ -130,13 +139,7 @@ describe('WinstonSink', () => {
   });
 
   it('reports a held line that cannot be written, writes the rest and still closes', async () => {
-    const dir = makeTempDir();
-    const errors: LogError[] = [];
-    const single = { directory: dir, fileName: 'app.log', separate: false };
-    const sink = makeSink({ file: single }, errors);
-    sink.write('info', 'old');
-    sink.configure({ file: { ...single, fileName: 'other.log' } });
-    sink.configure({ file: single });
+    const { dir, errors, sink } = reopenedWhileFlushing();
     sink.write('info', 'held-1');
     sink.write('info', 'boom');
     sink.write('info', 'held-2');
