@@ -216,13 +216,15 @@ export class RouteTable<R> {
     const values: string[] = [];
     const found = this.#find(this.#root, trimmed, start, escaped, values, method);
     if (found === null) return null;
-    const leaf = found.routes.get(method) ?? found.routes.get('GET')!;
+    const own = found.routes.get(method);
+    // #find returned the node, so it has `method`, or GET for HEAD.
+    const leaf = own ?? found.routes.get('GET')!;
     // Nothing reachable through the prototype: a parameter may be named `__proto__` or
     // `constructor`, which stays a plain own key.
     const params = Object.create(NO_KEYS) as Record<string, string>;
     const names = leaf.paramNames;
     for (let i = 0; i < names.length; i += 1) params[names[i]!] = values[i]!;
-    return { value: leaf.value, method: found.routes.has(method) ? method : 'GET', params };
+    return { value: leaf.value, method: own !== undefined ? method : 'GET', params };
   }
 
   /**
