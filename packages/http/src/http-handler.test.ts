@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import { Agent, createServer, get as httpGet, type IncomingMessage, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { AbstractLogger } from '@pkg/logger';
 import type { LoggerInterface } from '@pkg/logger';
@@ -228,5 +229,79 @@ describe('HttpHandler.processRequest', () => {
       },
     });
     expect((await handler.processRequest(get())).getStatusCode()).toBe(500);
+  });
+});
+
+describe('HttpHandler on a node:http server', () => {
+  /** Answers every request with what it knows of the connection. */
+  async function serve(): Promise<{ server: Server; port: number; connections: () => number }> {
+    const handler = new HttpHandler({
+      dispatch: (request) =>
+        Response.json({
+          path: request.getPath(),
+          ip: request.getIpAddress(),
+          scheme: request.getScheme(),
+          port: request.getPort(),
+        }),
+    });
+    let connections = 0;
+    const server = createServer((req, res) => void handler.handle(req, res));
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
+  }
+
+  it("gives every request on a keep-alive connection that connection's addresses", async () => {
+    const { server, port, connections } = await serve();
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const path of ['/a', '/b', '/c']) {
+        const answer = await new Promise<string>((resolve, reject) => {
+          // HTTP/1.1 with a Host header: the port comes from it.
+          httpGet({ host: '127.0.0.1', port, path, agent }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve(text));
+          }).on('error', reject);
+        });
+        expect(JSON.parse(answer)).toEqual({ path, ip: '127.0.0.1', scheme: 'http', port });
+      }
+      expect(connections()).toBe(1);
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('gives pipelined HTTP/1.0 requests without Host the port the connection arrived on', async () => {
+    const { server, port } = await serve();
+    const socket = connect(port, '127.0.0.1');
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('end', () => resolve(received));
+        socket.on('error', reject);
+        socket.write(
+          'GET /one HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' +
+            'GET /two HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' +
+            'GET /three HTTP/1.0\r\n\r\n',
+        );
+      });
+      const bodies = text
+        .split('HTTP/1.1 200 OK')
+        .slice(1)
+        .map((answer) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as unknown);
+      expect(bodies).toEqual(
+        ['/one', '/two', '/three'].map((path) => ({ path, ip: '127.0.0.1', scheme: 'http', port })),
+      );
+    } finally {
+      socket.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -149,6 +149,43 @@ export function checkInit(init: RequestInit): CheckedInit {
   return { method, headers, trust, prototypeKeys };
 }
 
+/** What a connection's socket says of its two ends, read once per connection. */
+class SocketEnds {
+  constructor(
+    readonly remoteAddress: string | undefined,
+    readonly encrypted: boolean,
+    readonly localPort: number | undefined,
+  ) {}
+}
+
+type EndsSocket = NonNullable<IncomingMessage['socket']> & {
+  encrypted?: boolean;
+  [kEnds]?: SocketEnds;
+};
+
+const kEnds = Symbol('socket ends');
+const NO_ENDS = new SocketEnds(undefined, false, undefined);
+
+function readEnds(socket: EndsSocket): SocketEnds {
+  return new SocketEnds(socket.remoteAddress, socket.encrypted === true, socket.localPort);
+}
+
+/**
+ * The addresses of the connection a message of Node's arrived on. They never change while
+ * the connection lives, and Node's getters behind them cost a lookup through the socket's
+ * handle each time, so they are read on the connection's first request and kept on the
+ * socket for the requests that follow on it (keep-alive, pipelining).
+ */
+function endsOf(socket: EndsSocket): SocketEnds {
+  let ends = socket[kEnds];
+  if (ends === undefined) {
+    ends = readEnds(socket);
+    // A socket that takes no properties (frozen by its maker) is read on every request.
+    if (Object.isExtensible(socket)) socket[kEnds] = ends;
+  }
+  return ends;
+}
+
 /**
  * The init of a request built from Node's message, marked so that its headers are used
  * without a copy (Node keeps them in a prototype-free object with lower-case names, which
@@ -160,26 +197,36 @@ export function initFromNode(
   trustProxy: TrustProxySetting | TrustPredicate | undefined,
   prototypeKeys: PrototypeKeysPolicy,
 ): RequestInit {
-  const socket = req.socket as (typeof req.socket & { encrypted?: boolean }) | null;
   const protocol = req.httpVersion === '1.1' ? 'HTTP/1.1' : `HTTP/${req.httpVersion}`;
-  const remoteAddress = socket?.remoteAddress;
-  const encrypted = socket?.encrypted === true;
-  const localPort = socket?.localPort;
+  const socket = req.socket as EndsSocket | null;
   // Node's own message keeps lower-case names in an object whose prototype chain is empty;
-  // anything else (a hand-made message) is checked and copied like any RequestInit.
-  const Init =
-    req instanceof IncomingMessage && typeof req.method === 'string'
-      ? NodeRequestInit
-      : MessageInit;
-  return new Init(
+  // anything else (a hand-made message) is checked and copied like any RequestInit, and its
+  // socket read as it is.
+  if (req instanceof IncomingMessage && typeof req.method === 'string') {
+    const ends = socket === null || socket === undefined ? NO_ENDS : endsOf(socket);
+    return new NodeRequestInit(
+      req.method,
+      req.url ?? '/',
+      protocol,
+      req.headers,
+      body,
+      ends.remoteAddress,
+      ends.encrypted,
+      ends.localPort,
+      trustProxy,
+      prototypeKeys,
+    );
+  }
+  const ends = socket === null || socket === undefined ? NO_ENDS : readEnds(socket);
+  return new MessageInit(
     req.method ?? 'GET',
     req.url ?? '/',
     protocol,
     req.headers,
     body,
-    remoteAddress,
-    encrypted,
-    localPort,
+    ends.remoteAddress,
+    ends.encrypted,
+    ends.localPort,
     trustProxy,
     prototypeKeys,
   );

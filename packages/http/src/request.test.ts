@@ -1,4 +1,5 @@
-import type { IncomingMessage } from 'node:http';
+import { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { HttpError } from './errors';
 import { Request, type RequestInit } from './request';
@@ -477,6 +478,20 @@ describe('Request.fromIncomingMessage', () => {
     expect(request.getHeader('x-custom')).toBe('v');
     expect(request.hasHeader('constructor')).toBe(false);
     expect(request.getProtocol()).toBe('HTTP/1.0');
+  });
+
+  it("reads a socket's addresses even when the socket takes no properties (frozen)", () => {
+    const socket = Object.freeze({ remoteAddress: '192.0.2.7', encrypted: true, localPort: 8443 });
+    for (const url of ['/first', '/second']) {
+      const req = new IncomingMessage(socket as unknown as Socket);
+      Object.assign(req, { method: 'GET', url, httpVersion: '1.0', headers: {} });
+      const request = Request.fromIncomingMessage(req);
+      expect(request.getPath()).toBe(url);
+      expect(request.getIpAddress()).toBe('192.0.2.7');
+      expect(request.getScheme()).toBe('https');
+      // No Host header: the port is the one the connection arrived on.
+      expect(request.getPort()).toBe(8443);
+    }
   });
 
   it('refuses a body that is not a Buffer', () => {
