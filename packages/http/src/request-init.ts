@@ -202,23 +202,15 @@ export function initFromNode(
   // Node's own message keeps lower-case names in an object whose prototype chain is empty;
   // anything else (a hand-made message) is checked and copied like any RequestInit, and its
   // socket read as it is.
-  if (req instanceof IncomingMessage && typeof req.method === 'string') {
-    const ends = socket === null || socket === undefined ? NO_ENDS : endsOf(socket);
-    return new NodeRequestInit(
-      req.method,
-      req.url ?? '/',
-      protocol,
-      req.headers,
-      body,
-      ends.remoteAddress,
-      ends.encrypted,
-      ends.localPort,
-      trustProxy,
-      prototypeKeys,
-    );
-  }
-  const ends = socket === null || socket === undefined ? NO_ENDS : readEnds(socket);
-  return new MessageInit(
+  const fromNode = req instanceof IncomingMessage && typeof req.method === 'string';
+  const ends =
+    socket === null || socket === undefined
+      ? NO_ENDS
+      : fromNode
+        ? endsOf(socket)
+        : readEnds(socket);
+  const Init = fromNode ? NodeRequestInit : MessageInit;
+  return new Init(
     req.method ?? 'GET',
     req.url ?? '/',
     protocol,
