@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { HttpError } from './errors';
-import { hasValidEscapes, parseQueryString, parseRequestTarget } from './target';
+import { hasValidEscapes, parseQueryString, parseRequestTarget, SCAN_LIMIT } from './target';
 
 function refusal(target: string): HttpError {
   try {
@@ -63,6 +64,58 @@ describe('parseRequestTarget', () => {
     expect(refusal('').code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
     expect(refusal('/a b').message).toContain('space or control');
     expect(refusal('/a\u0000').message).toContain('space or control');
+  });
+
+  it('refuses a control character before the fragment, in short and long targets alike', () => {
+    const long = 'a'.repeat(SCAN_LIMIT);
+    for (const pad of ['', long]) {
+      expect(refusal(`/${pad}?q=a\u007fb`).message).toContain('space or control');
+      expect(refusal(`/${pad}\tx`).message).toContain('space or control');
+      // A control character wins over a malformed escape before it.
+      expect(refusal(`/${pad}%zz?a b`).message).toContain('space or control');
+      expect(parseRequestTarget(`/${pad}?q=1#a b`)).toEqual({ path: `/${pad}`, query: 'q=1' });
+    }
+  });
+
+  it('splits every target as a plain split at "#" then "?" would, on both sides of the length limit', () => {
+    // The split as first written: indexOf and a regular expression, whatever the length.
+    const reference = (target: string): { path: string; query: string } | string => {
+      const rest = target.split('#')[0]!;
+      const mark = rest.indexOf('?');
+      const path = mark === -1 ? rest : rest.slice(0, mark);
+      const query = mark === -1 ? '' : rest.slice(mark + 1);
+      // eslint-disable-next-line no-control-regex
+      if (/[\u0000-\u0020\u007f]/.test(rest)) return 'space or control';
+      if (!hasValidEscapes(path)) return 'path';
+      if (!hasValidEscapes(query, true)) return 'query';
+      return { path, query };
+    };
+    const piece = fc.constantFrom(
+      'a', 'Z', '9', '/', '?', '#', '%', '%2', '%20', '%C3%A9', '%C3', '%zz', '+', '=', '&',
+      ' ', '\t', '\u0000', '\u007f', 'é', '😀', '..',
+    );
+    const target = fc
+      .tuple(fc.array(piece, { maxLength: 24 }), fc.boolean(), fc.integer({ min: 0, max: 3 }))
+      .map(([pieces, long, at]) => {
+        const body = pieces.join('');
+        const pad = long ? 'p'.repeat(SCAN_LIMIT) : '';
+        // The padding lands in the path, in the query or after the fragment.
+        const spots = [`/${pad}${body}`, `/${body}${pad}`, `/x?${pad}${body}`, `/${body}#${pad}`];
+        return spots[at]!;
+      });
+    fc.assert(
+      fc.property(target, (t) => {
+        const expected = reference(t);
+        if (typeof expected === 'string') {
+          const err = refusal(t);
+          expect(err.code).toBe('PKG_ERR_HTTP_MALFORMED_URL');
+          expect(err.message).toContain(expected);
+        } else {
+          expect(parseRequestTarget(t)).toEqual(expected);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('shortens very long targets in the message', () => {

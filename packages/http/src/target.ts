@@ -46,14 +46,60 @@ export function parseRequestTarget(target: string): RequestTarget {
     if (rest === '' || rest.startsWith('?')) rest = `/${rest}`;
     if (!rest.startsWith('/')) throw malformed(target, 'it has no path after the authority');
   }
-  const hash = rest.indexOf('#');
-  if (hash !== -1) rest = rest.slice(0, hash);
+  return rest.length <= SCAN_LIMIT ? scanTarget(target, rest) : searchTarget(target, rest);
+}
+
+/**
+ * Targets up to this many characters are split in one pass over their characters; longer
+ * ones with the engine's searches, which cost less per character but more per call.
+ */
+export const SCAN_LIMIT = 256;
+
+function controlCharacter(target: string): HttpError {
+  return malformed(target, 'it contains a space or control character');
+}
+
+/**
+ * Splits `rest` (from its leading `/`) in one pass: the first `?` ends the path, a `#` ends
+ * the target, a space or control character before it is refused, and only a part with a
+ * `%` has its escapes checked.
+ */
+function scanTarget(target: string, rest: string): RequestTarget {
+  let end = rest.length;
+  let mark = -1;
+  let pathEscapes = false;
+  let queryEscapes = false;
+  for (let i = 0; i < end; i++) {
+    const code = rest.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f) throw controlCharacter(target);
+    if (code === 0x23) end = i; // `#`: the fragment is not part of the target
+    else if (code === 0x3f) {
+      if (mark === -1) mark = i;
+    } else if (code === 0x25) {
+      if (mark === -1) pathEscapes = true;
+      else queryEscapes = true;
+    }
+  }
+  const path = mark === -1 ? rest.slice(0, end) : rest.slice(0, mark);
+  const query = mark === -1 ? '' : rest.slice(mark + 1, end);
+  if (pathEscapes && !hasValidEscapes(path)) {
+    throw malformed(target, 'the path has a malformed percent-escape');
+  }
+  if (queryEscapes && !hasValidEscapes(query, true)) {
+    throw malformed(target, 'the query has a malformed percent-escape');
+  }
+  return { path, query };
+}
+
+/** The same split as {@link scanTarget}, with `indexOf` and a regular expression. */
+function searchTarget(target: string, whole: string): RequestTarget {
+  const hash = whole.indexOf('#');
+  const rest = hash === -1 ? whole : whole.slice(0, hash);
   const mark = rest.indexOf('?');
   const path = mark === -1 ? rest : rest.slice(0, mark);
   const query = mark === -1 ? '' : rest.slice(mark + 1);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0020\u007f]/.test(rest))
-    throw malformed(target, 'it contains a space or control character');
+  if (/[\u0000-\u0020\u007f]/.test(rest)) throw controlCharacter(target);
   if (!hasValidEscapes(path)) throw malformed(target, 'the path has a malformed percent-escape');
   if (!hasValidEscapes(query, true)) {
     throw malformed(target, 'the query has a malformed percent-escape');
