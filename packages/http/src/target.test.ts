@@ -90,9 +90,9 @@ describe('parseRequestTarget', () => {
       if (!hasValidEscapes(query, true)) return 'query';
       return { path, query };
     };
+    // Characters that matter to the split, escapes good and bad, and plain ones.
     const piece = fc.constantFrom(
-      'a', 'Z', '9', '/', '?', '#', '%', '%2', '%20', '%C3%A9', '%C3', '%zz', '+', '=', '&',
-      ' ', '\t', '\u0000', '\u007f', 'é', '😀', '..',
+      ...'a|Z|9|/|?|#|%|%2|%20|%C3%A9|%C3|%zz|+|=|&| |\t|\u0000|\u007f|é|😀|..'.split('|'),
     );
     const target = fc
       .tuple(fc.array(piece, { maxLength: 24 }), fc.boolean(), fc.integer({ min: 0, max: 3 }))

@@ -72,8 +72,10 @@ function scanTarget(target: string, rest: string): RequestTarget {
   for (let i = 0; i < end; i++) {
     const code = rest.charCodeAt(i);
     if (code <= 0x20 || code === 0x7f) throw controlCharacter(target);
-    if (code === 0x23) end = i; // `#`: the fragment is not part of the target
-    else if (code === 0x3f) {
+    if (code === 0x23) {
+      // `#`: the fragment is not part of the target.
+      end = i;
+    } else if (code === 0x3f) {
       if (mark === -1) mark = i;
     } else if (code === 0x25) {
       if (mark === -1) pathEscapes = true;
