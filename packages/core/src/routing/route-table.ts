@@ -23,6 +23,8 @@ interface Node<R> {
 
 interface Leaf<R> {
   readonly value: R;
+  /** The method the route was declared for. */
+  readonly method: string;
   readonly paramNames: readonly string[];
 }
 
@@ -178,7 +180,7 @@ export class RouteTable<R> {
     }
     const existing = node.routes.get(method);
     if (existing) return existing.value;
-    const leaf: Leaf<R> = { value, paramNames };
+    const leaf: Leaf<R> = { value, method, paramNames };
     node.routes.set(method, leaf);
     if (paramNames.length === 0) {
       const key = exactKey(
@@ -214,26 +216,24 @@ export class RouteTable<R> {
     const start =
       trimmed === '/' || trimmed === '' ? trimmed.length + 1 : trimmed.charCodeAt(0) === 47 ? 1 : 0;
     const values: string[] = [];
-    const found = this.#find(this.#root, trimmed, start, escaped, values, method);
-    if (found === null) return null;
-    const own = found.routes.get(method);
-    // #find returned the node, so it has `method`, or GET for HEAD.
-    const leaf = own ?? found.routes.get('GET')!;
+    const leaf = this.#find(this.#root, trimmed, start, escaped, values, method);
+    if (leaf === null) return null;
     // Nothing reachable through the prototype: a parameter may be named `__proto__` or
     // `constructor`, which stays a plain own key.
     const params = Object.create(NO_KEYS) as Record<string, string>;
     const names = leaf.paramNames;
     for (let i = 0; i < names.length; i += 1) params[names[i]!] = values[i]!;
-    return { value: leaf.value, method: own !== undefined ? method : 'GET', params };
+    return { value: leaf.value, method: leaf.method, params };
   }
 
   /**
-   * The first node, in match order (a static segment before a parameter, backtracking), that
-   * ends the path and has a route for `method` (or GET for HEAD); `values` then holds the
-   * parameter values along the way. The segment starting at `start` runs to the next `/`
-   * (percent-decoded when the path is `escaped`), and `start` past the end means every
-   * segment is matched: no array of segments, no generator, nothing per level but the
-   * segment itself, since this runs for every request to a route with parameters.
+   * The route of the first node, in match order (a static segment before a parameter,
+   * backtracking), that ends the path and has a route for `method` (or GET for HEAD, which
+   * the route's own `method` then says); `values` then holds the parameter values along the
+   * way. The segment starting at `start` runs to the next `/` (percent-decoded when the path
+   * is `escaped`), and `start` past the end means every segment is matched: no array of
+   * segments, no generator, nothing per level but the segment itself, since this runs for
+   * every request to a route with parameters.
    */
   #find(
     node: Node<R>,
@@ -242,11 +242,10 @@ export class RouteTable<R> {
     escaped: boolean,
     values: string[],
     method: string,
-  ): Node<R> | null {
+  ): Leaf<R> | null {
     if (start > path.length) {
       const routes = node.routes;
-      if (routes.has(method) || (method === 'HEAD' && routes.has('GET'))) return node;
-      return null;
+      return routes.get(method) ?? (method === 'HEAD' ? routes.get('GET') : undefined) ?? null;
     }
     let end = path.indexOf('/', start);
     if (end === -1) end = path.length;
