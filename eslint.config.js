@@ -37,6 +37,18 @@ export default tseslint.config(
     },
   },
   {
+    // On Node 20 the global `Buffer` is a getter of the global object: every use on a request
+    // or message path is a call. An imported binding is read directly.
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-support/**'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'Buffer', message: "Import it: import { Buffer } from 'node:buffer';" },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

@@ -3,6 +3,7 @@
  * headers copied to lower-case names; one built from Node's own message (`initFromNode`) is
  * trusted as Node's parser left it and used without a copy.
  */
+import { Buffer } from 'node:buffer';
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import type { PrototypeKeysPolicy } from './body';
 import { createHttpError, HttpError } from './errors';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { isJsonMediaType, mediaType, parseBody, type PrototypeKeysPolicy } from './body';
 import {

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import { createHttpError } from './errors';
 import { LowerCaseNames } from './lower-case-names';

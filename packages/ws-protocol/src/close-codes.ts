@@ -2,6 +2,7 @@
  * The checks of a close frame this package sends, and the close code `ws` uses for each of
  * its receiver errors. The codes themselves and what they mean are in @pkg/wire.
  */
+import { Buffer } from 'node:buffer';
 import {
   CloseCode as WsCloseCode,
   MAX_CLOSE_REASON_BYTES as MAX_REASON_BYTES,

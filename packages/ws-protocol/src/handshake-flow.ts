@@ -4,6 +4,7 @@
  * hooks (reading early bytes meanwhile), then `ws`'s upgrade. Every refusal is a short HTTP
  * answer (see handshake.ts) and a log line.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';

@@ -3,6 +3,7 @@
  * upgrade request, the context and result types of handshake hooks, and the short HTTP
  * answer that refuses a handshake.
  */
+import { Buffer } from 'node:buffer';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';

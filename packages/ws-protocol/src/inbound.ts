@@ -4,6 +4,7 @@
  * of what cannot be an envelope, then decoding; every refusal is an `error` event counted
  * against the client's protocol errors (close 1008 past `maxProtocolErrors`).
  */
+import { Buffer } from 'node:buffer';
 import type { RawData } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';

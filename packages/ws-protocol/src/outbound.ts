@@ -3,6 +3,8 @@
  * {@link Outbound.deliver} (or ping/pong here), which drops a client whose unsent bytes
  * exceed `maxBufferedAmount` (close 1013) instead of buffering without bound.
  */
+import { Buffer } from 'node:buffer';
+import { nextTick } from 'node:process';
 import { WebSocket } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';
@@ -62,7 +64,7 @@ export class Outbound {
     const payload = Buffer.from(text, 'utf8');
     if (!this.#batchOpen) {
       this.#batchOpen = true;
-      process.nextTick(this.#endBatch);
+      nextTick(this.#endBatch);
     }
     const batch = this.#batch;
     let count = 0;

@@ -3,6 +3,7 @@
  * for a good value or what was expected, and the functions that turn a failed check into a
  * `TypeError` (code `PKG_ERR_CORE_INVALID_CONFIG`) naming the key.
  */
+import { Buffer } from 'node:buffer';
 import {
   CorsConfig,
   compileTrustProxy,

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { HttpSchemas } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
 import { createCoreError } from '../errors';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { HttpHandler } from '@pkg/http';
 import { createClientIdGenerator } from '@pkg/ws-protocol';

@@ -2,6 +2,7 @@
  * Which rooms track presence (the `presence` setting: `{match, namespace?}` patterns, `*`
  * matching any run of characters), and the size bound of application metas.
  */
+import { Buffer } from 'node:buffer';
 import type { PresenceMeta } from '@pkg/wire';
 import { createCoreError } from '../errors';
 
