@@ -154,7 +154,9 @@ async function measure(name, serverName) {
       ...JSON.parse(process.env.INSTR_PKG_CONFIG ?? '{}'),
     },
     nodeArgs: [
-      ...(profiling ? ['--perf-basic-prof'] : []),
+      // V8 also writes a log of code events with the map; keep it with the dump, not in the
+      // working directory.
+      ...(profiling ? ['--perf-basic-prof', `--logfile=${path.join(dir, 'v8.log')}`] : []),
       ...(process.env.INSTR_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
     launcher: [
