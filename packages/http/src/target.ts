@@ -64,14 +64,13 @@ function controlCharacter(target: string): HttpError {
 
 /**
  * Splits `rest` (from its leading `/`) in one pass: the first `?` ends the path, a `#` ends
- * the target, a space or control character before it is refused, and only a part with a
- * `%` has its escapes checked.
+ * the target, a space or control character before it is refused, and escapes are checked
+ * only when there is a `%`.
  */
 export function scanTarget(target: string, rest: string): RequestTarget {
   let end = rest.length;
   let mark = -1;
-  let pathEscapes = false;
-  let queryEscapes = false;
+  let escapes = false;
   for (let i = 0; i < end; i++) {
     const code = rest.charCodeAt(i);
     if (code <= 0x20 || code === 0x7f) throw controlCharacter(target);
@@ -81,19 +80,12 @@ export function scanTarget(target: string, rest: string): RequestTarget {
     } else if (code === 0x3f) {
       if (mark === -1) mark = i;
     } else if (code === 0x25) {
-      if (mark === -1) pathEscapes = true;
-      else queryEscapes = true;
+      escapes = true;
     }
   }
   const path = mark === -1 ? rest.slice(0, end) : rest.slice(0, mark);
   const query = mark === -1 ? '' : rest.slice(mark + 1, end);
-  if (pathEscapes && !hasValidEscapes(path)) {
-    throw malformed(target, 'the path has a malformed percent-escape');
-  }
-  if (queryEscapes && !hasValidEscapes(query, true)) {
-    throw malformed(target, 'the query has a malformed percent-escape');
-  }
-  return { path, query };
+  return escapes ? withValidEscapes(target, path, query) : { path, query };
 }
 
 /** The same split as {@link scanTarget}, with `indexOf` and a regular expression. */
@@ -105,6 +97,11 @@ export function searchTarget(target: string, whole: string): RequestTarget {
   const query = mark === -1 ? '' : rest.slice(mark + 1);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0020\u007f]/.test(rest)) throw controlCharacter(target);
+  return withValidEscapes(target, path, query);
+}
+
+/** `{path, query}`, or a 400 naming the part with a malformed percent-escape. */
+function withValidEscapes(target: string, path: string, query: string): RequestTarget {
   if (!hasValidEscapes(path)) throw malformed(target, 'the path has a malformed percent-escape');
   if (!hasValidEscapes(query, true)) {
     throw malformed(target, 'the query has a malformed percent-escape');
