@@ -336,8 +336,10 @@ export class Lifecycle {
     // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
     // would slow every promise in the process).
     const work: unknown = this.#o.httpHandler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id });
-    if (isThenable(work)) work.then(this.#requestDone, this.#requestFailed);
-    else this.#requestDone();
+    // An answer handed to Node before `handle` returned (a synchronous handler, a refusal)
+    // ends the request now: waiting for the settled promise would cost a microtask each time.
+    if (res.writableEnded || !isThenable(work)) this.#requestDone();
+    else work.then(this.#requestDone, this.#requestFailed);
   };
 
   readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
