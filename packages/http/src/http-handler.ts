@@ -11,7 +11,7 @@ import {
 } from './options';
 import type { PrototypeKeysPolicy } from './body';
 import { describe } from './describe';
-import { requestFromNode, type Request } from './request';
+import { hasResponseHooks, requestFromNode, type Request } from './request';
 import { Response, statusText } from './response';
 import type { TrustPredicate } from './trust-proxy';
 import { encode, writeHeadAndBody } from './write-response';
@@ -313,15 +313,17 @@ export class HttpHandler {
   /** Runs the request's `onResponse` hooks, then adds the CORS headers. */
   #finish(request: Request, response: Response): Response {
     let final = response;
-    try {
-      final = request.applyResponseHooks(response);
-    } catch (err) {
-      this.#logException(err, {
-        code: 'PKG_ERR_HTTP_HANDLER_FAILED',
-        method: request.getMethod(),
-        path: request.getPath(),
-      });
-      final = this.#serverError(err);
+    if (hasResponseHooks(request)) {
+      try {
+        final = request.applyResponseHooks(response);
+      } catch (err) {
+        this.#logException(err, {
+          code: 'PKG_ERR_HTTP_HANDLER_FAILED',
+          method: request.getMethod(),
+          path: request.getPath(),
+        });
+        final = this.#serverError(err);
+      }
     }
     return this.addCorsHeaders(final, request);
   }

@@ -18,6 +18,12 @@ import { normalizeIp, type TrustPredicate, type TrustProxySetting } from './trus
 
 export type { RequestInit } from './request-init';
 
+/**
+ * Whether `onResponse` hooks were added: read by HttpHandler before it calls
+ * `applyResponseHooks`, a call that costs more than the check when there are none.
+ */
+export let hasResponseHooks: (request: Request) => boolean;
+
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
 
@@ -64,6 +70,10 @@ export class Request {
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
+
+  static {
+    hasResponseHooks = (request) => request.#responseHooks !== undefined;
+  }
   #params: Record<string, string> | undefined;
   #query: Record<string, QueryValue> | undefined;
   #body: unknown = kUnparsed;
