@@ -12,6 +12,9 @@ export type ResponseBody = string | number | boolean | null | undefined | object
 
 /** One header of a response: its name as first written, and its values. */
 export interface HeaderEntry {
+  /** The name in lower case (the entry's key). */
+  readonly key: string;
+  /** The name as first written. */
   readonly name: string;
   readonly values: string[];
 }
@@ -152,7 +155,11 @@ export class Response {
   /** A JSON response: `data` is always JSON-encoded (a string becomes a JSON string). */
   static json(data: unknown, code = 200, headers: Record<string, string> = NO_HEADERS): Response {
     const response = new Response(data as ResponseBody, code);
-    response.#headers.set('content-type', { name: 'Content-Type', values: [JSON_TYPE] });
+    response.#headers.set('content-type', {
+      key: 'content-type',
+      name: 'Content-Type',
+      values: [JSON_TYPE],
+    });
     response.#jsonEncode = true;
     return headers === NO_HEADERS ? response : response.setHeaders(headers);
   }
@@ -259,7 +266,7 @@ export class Response {
   /** Sets a header, replacing any value under the same name in any letter case. */
   setHeader(name: string, value: string | number): this {
     const key = headerKey(name);
-    this.#headers.set(key, { name, values: [headerValue(name, value)] });
+    this.#headers.set(key, { key, name, values: [headerValue(name, value)] });
     return this;
   }
 
@@ -268,7 +275,7 @@ export class Response {
     const key = headerKey(name);
     const text = headerValue(name, value);
     const entry = this.#headers.get(key);
-    if (entry === undefined) this.#headers.set(key, { name, values: [text] });
+    if (entry === undefined) this.#headers.set(key, { key, name, values: [text] });
     else entry.values.push(text);
     return this;
   }

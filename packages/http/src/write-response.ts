@@ -26,7 +26,8 @@ export function writeHeadAndBody(
   // Names and values in one flat list, which Node takes as it is (no for-in over an object).
   const head: Array<string | number | string[]> = [];
   let hasContentType = false;
-  for (const [lower, entry] of responseHeaderEntries(response)) {
+  for (const entry of responseHeaderEntries(response).values()) {
+    const lower = entry.key;
     if (lower === 'content-length' || lower === 'transfer-encoding') continue;
     if (lower === 'connection' && close) continue;
     if (lower === 'content-type') hasContentType = true;
