@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import {
   isValidEventName,
   isValidRequestId,
@@ -12,6 +13,30 @@ describe('event names', () => {
     for (const bad of ['', '$hello', 'a b', 'é', 'x\ud800', 1, null]) {
       expect(isValidEventName(bad)).toBe(false);
     }
+  });
+
+  it('give the same answer the second time, and after more names than are remembered', () => {
+    const pattern = /^[A-Za-z0-9._-]+$/;
+    const name = fc.oneof(
+      fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/),
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom('', ' ', 'a\n', 'a\u0000', '$join', 'é', 'a.b'),
+    );
+    // Each name twice: the second answer may come from the names remembered.
+    const sameAsPattern = fc.property(fc.array(name, { minLength: 1, maxLength: 20 }), (names) => {
+      for (const n of [...names, ...names]) expect(isValidEventName(n)).toBe(pattern.test(n));
+    });
+    fc.assert(sameAsPattern, { numRuns: 200 });
+    // Past the bound (512 names), names are no longer remembered but still checked.
+    for (let i = 0; i < 600; i++) expect(isValidEventName(`filler.${i}`)).toBe(true);
+    fc.assert(sameAsPattern, { numRuns: 200 });
+    expect(isValidEventName('filler.599')).toBe(true);
+    expect(isValidEventName('filler 1')).toBe(false);
+    // Names too long to be remembered are checked every time, the same way.
+    const long = 'x'.repeat(100_000);
+    expect(isValidEventName(long)).toBe(true);
+    expect(isValidEventName(long)).toBe(true);
+    expect(isValidEventName(`${long} `)).toBe(false);
   });
 });
 

@@ -19,9 +19,26 @@ export type RequestId = string | number;
 /** The id of a request the server made (`rid`): always a string of 1-64 characters. */
 export type ServerRequestId = string;
 
+/**
+ * Names that passed the pattern, so that the few names an application uses are each
+ * matched once: a lookup costs less than running the pattern on every message in and out.
+ * Bounded in count and length, so that a client sending ever new or long names cannot grow
+ * it past 512 names of 64 characters; other names are matched every time. A client that
+ * fills it only makes other names cost the pattern again, never changes an answer.
+ */
+const validNames = new Set<string>();
+const MAX_REMEMBERED_NAMES = 512;
+const MAX_REMEMBERED_LENGTH = 64;
+
 /** True when `name` is a valid application event name (`^[A-Za-z0-9._-]+$`). */
 export function isValidEventName(name: unknown): name is string {
-  return typeof name === 'string' && EVENT_NAME_PATTERN.test(name);
+  if (typeof name !== 'string') return false;
+  if (validNames.has(name)) return true;
+  if (!EVENT_NAME_PATTERN.test(name)) return false;
+  if (name.length <= MAX_REMEMBERED_LENGTH && validNames.size < MAX_REMEMBERED_NAMES) {
+    validNames.add(name);
+  }
+  return true;
 }
 
 /** True for a client request id: a string of 1-64 characters or an integer 0 to 2^53-1. */

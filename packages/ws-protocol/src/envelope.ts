@@ -206,7 +206,7 @@ export function decodeMessage(
     );
   }
   const control = controlEvents && CLIENT_CONTROL_EVENTS.has(event);
-  if (!control && !EVENT_NAME.test(event)) {
+  if (!control && !isValidEventName(event)) {
     throw new MessageDecodeError(
       WsEventErrorCode.INVALID_EVENT,
       'The "event" member must be a non-empty name of letters, digits, ".", "_" or "-" (for example "chat.message").',
