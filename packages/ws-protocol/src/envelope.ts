@@ -8,7 +8,6 @@
 import secureJson from 'secure-json-parse';
 import {
   CLIENT_CONTROL_EVENTS,
-  EVENT_NAME_PATTERN as EVENT_NAME,
   MAX_ID_LENGTH as MAX_REQUEST_ID_LENGTH,
   encodeError,
   isEventData,
