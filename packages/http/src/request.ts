@@ -70,15 +70,15 @@ export class Request {
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
-
-  static {
-    hasResponseHooks = (request) => request.#responseHooks !== undefined;
-  }
   #params: Record<string, string> | undefined;
   #query: Record<string, QueryValue> | undefined;
   #body: unknown = kUnparsed;
   #bodyError: unknown;
   #forwarded: ForwardedInfo | undefined;
+
+  static {
+    hasResponseHooks = (request) => request.#responseHooks !== undefined;
+  }
 
   constructor(init: RequestInit) {
     const checked = checkInit(init);
