@@ -96,9 +96,11 @@ describe('chat page in Chromium', () => {
     // The count comes with welcome and with the room's join/leave notices: Cy connected
     // third. Ada's page asked /api/status once, on load, and not on every event.
     await cy.waitForFunction(() => document.getElementById('client-count')?.textContent === '3');
-    // Cy is in another room: Ada never hears of Cy, Cy never of Ada's room.
-    expect((await messages(ada)).some((text) => text.includes('Cy'))).toBe(false);
-    expect((await messages(cy)).some((text) => /Ada|Bob/.test(text))).toBe(false);
+    // Cy is in another room: Ada never hears of Cy, Cy never of Ada's room. People appear
+    // by their display name (guest-…); a bare "Cy" could be part of a random client id in
+    // the page's own "Connected as" line.
+    expect((await messages(ada)).some((text) => text.includes('guest-Cy'))).toBe(false);
+    expect((await messages(cy)).some((text) => /guest-(Ada|Bob)/.test(text))).toBe(false);
 
     // Bob closes the tab: Ada sees him leave and the count go down.
     await bob.context().close();
