@@ -9,11 +9,13 @@
 // ws-connect (pkg against ws); all of them when none is named. Each server runs under
 // callgrind with the workload's bench settings (tools/bench/lib/limits.mjs); the load is one
 // client doing one operation at a time (a request on one keep-alive connection, an echo on one
-// WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 10,000, or
+// WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 40,000, or
 // 3,000 connections, so that the hot code is compiled before counting starts), then the counter is zeroed and INSTR_OPS operations
 // (default 10,000, or 2,000 connections) are counted. One operation at a time means no batching: each operation pays
 // its own event-loop turn, for every server alike. The table gives instructions per operation
-// and the ratio of the library to its floor (lower is better).
+// and the ratio of the library to its floor (lower is better), and how many of each count
+// V8 spent compiling (a count should hold none: a server that runs for long compiles its hot
+// code once, not per operation).
 //
 // INSTR_PKG_CONFIG (JSON) adds ServerConfig options to the library's server, to see what a
 // setting costs (`{"request_id_header": null}`). INSTR_SERVERS picks the servers among
@@ -32,7 +34,13 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
 import { once, startServer } from './lib/proc.mjs';
-import { heaviestFunctions, layerOf, readCallgrind, SERVER_CODE } from './lib/callgrind.mjs';
+import {
+  compilingInstructions,
+  heaviestFunctions,
+  layerOf,
+  readCallgrind,
+  SERVER_CODE,
+} from './lib/callgrind.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
 
@@ -57,11 +65,14 @@ const WORKLOADS = {
 };
 
 /**
- * Operations before counting, so that the window holds no compilation: 10,000 (3,000
- * connections, each of which costs as much as a hundred echoes).
+ * Operations before counting, so that the window holds no compilation: 40,000 (3,000
+ * connections, each of which costs as much as a hundred echoes). After 10,000, V8 was still
+ * optimising parts of the library's echo and POST paths (functions called once per message
+ * or once per body, and the cold path of fairness) inside the window, 2-3k instructions per
+ * operation that a long-running server pays once.
  */
 const warmupOf = (name) =>
-  Number(process.env.INSTR_WARMUP ?? (name === 'ws-connect' ? 3000 : 10000));
+  Number(process.env.INSTR_WARMUP ?? (name === 'ws-connect' ? 3000 : 40000));
 /**
  * Operations counted: 10,000 (2,000 connections). With 2,000 requests the library's counts
  * fell in two modes about 15 % apart, as a major collection landed in the window or not;
@@ -188,25 +199,22 @@ async function measure(name, serverName) {
   const text = fs.readFileSync(path.join(dir, dump), 'utf8');
   const total = Number(/^(?:totals|summary): (\d+)/m.exec(text)?.[1]);
   if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
+  const perfMap = path.join(os.tmpdir(), `perf-${server.child.pid}.map`);
+  const profile = readCallgrind(path.join(dir, dump), profiling ? perfMap : undefined);
+  const compiling = compilingInstructions(profile) / counted;
   if (profiling) {
-    const perfMap = path.join(os.tmpdir(), `perf-${server.child.pid}.map`);
-    profiles.push({
-      name,
-      serverName,
-      ...describeProfile(path.join(dir, dump), perfMap, counted),
-    });
+    profiles.push({ name, serverName, ...describeProfile(profile, counted) });
     if (process.env.INSTR_KEEP === '1') process.stderr.write(`${serverName}: ${perfMap}\n`);
     else fs.rmSync(perfMap, { force: true });
   }
   if (process.env.INSTR_KEEP === '1')
     process.stderr.write(`${serverName}: ${path.join(dir, dump)}\n`);
   else fs.rmSync(dir, { recursive: true, force: true });
-  return total / counted;
+  return { perOp: total / counted, compiling };
 }
 
 /** Where the counted instructions went: by layer, and the heaviest JavaScript functions. */
-function describeProfile(dumpFile, perfMap, counted) {
-  const profile = readCallgrind(dumpFile, perfMap);
+function describeProfile(profile, counted) {
   const layers = new Map();
   for (const [fn, own] of profile.self) {
     const layer = layerOf(fn);
@@ -241,19 +249,31 @@ const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en')
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];
 process.stdout.write(
-  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of 10,000 operations (3,000 connections), unless INSTR_WARMUP says otherwise)\n\n`,
+  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; in brackets, how many of them V8 spent compiling)\n\n`,
 );
 process.stdout.write(
   '| workload | floor | floor instr/op | @pkg/core instr/op | ratio | peer instr/op | peer / floor |\n|---|---|---|---|---|---|---|\n',
 );
+const NONE = { perOp: Number.NaN, compiling: Number.NaN };
+const cell = (m) => (Number.isNaN(m.perOp) ? '—' : `${fmt(m.perOp)} (${fmt(m.compiling)})`);
 for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
   const { floor, peer } = WORKLOADS[name];
-  const base = servers.has('floor') ? await measure(name, floor) : Number.NaN;
-  const pkg = servers.has('pkg') ? await measure(name, 'pkg') : Number.NaN;
-  const other = servers.has('peer') && peer !== undefined ? await measure(name, peer) : Number.NaN;
-  rows.push({ name, floor, base, pkg, peer, other });
+  const base = servers.has('floor') ? await measure(name, floor) : NONE;
+  const pkg = servers.has('pkg') ? await measure(name, 'pkg') : NONE;
+  const other = servers.has('peer') && peer !== undefined ? await measure(name, peer) : NONE;
+  rows.push({
+    name,
+    floor,
+    base: base.perOp,
+    baseCompiling: base.compiling,
+    pkg: pkg.perOp,
+    pkgCompiling: pkg.compiling,
+    peer,
+    other: other.perOp,
+    otherCompiling: other.compiling,
+  });
   process.stdout.write(
-    `| ${name} | ${floor} | ${fmt(base)} | ${fmt(pkg)} | ${ratio(pkg, base)} | ${peer === undefined ? '—' : `${fmt(other)} (${peer})`} | ${ratio(other, base)} |\n`,
+    `| ${name} | ${floor} | ${cell(base)} | ${cell(pkg)} | ${ratio(pkg.perOp, base.perOp)} | ${peer === undefined ? '—' : `${cell(other)} (${peer})`} | ${ratio(other.perOp, base.perOp)} |\n`,
   );
 }
 if (process.env.BENCH_JSON) fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(rows, null, 2));

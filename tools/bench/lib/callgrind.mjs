@@ -98,6 +98,20 @@ export function readCallgrind(dumpFile, perfMapFile) {
   return { total, self, calls };
 }
 
+/** V8's compilers at work (TurboFan's graph passes, register allocation, code installation). */
+const COMPILING =
+  /^v8::internal::(?:compiler|maglev|baseline)::|^v8::internal::Compiler::|CompilationJob/;
+
+/**
+ * The instructions the dump spent compiling code, not running it. A window that still holds
+ * compilation counts work that a long-running server pays once, not per operation.
+ */
+export function compilingInstructions(profile) {
+  let n = 0;
+  for (const [name, own] of profile.self) if (COMPILING.test(name)) n += own;
+  return n;
+}
+
 /**
  * JavaScript of the server and its packages: a script under a file path (ES modules as
  * `file:///…`, CommonJS as `/…`), unlike Node's own (`node:…`).

@@ -123,4 +123,44 @@ describe('callgrind reader', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test("counts V8's compiling apart from the code it runs", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callgrind-test-'));
+    try {
+      const dump = path.join(dir, 'callgrind.out.1');
+      // A dump whose window holds a TurboFan compilation next to the code being counted,
+      // and functions whose names only look alike (the JSON parser, a compile-cache lookup
+      // in Node).
+      fs.writeFileSync(
+        dump,
+        `version: 1
+creator: callgrind
+events: Ir
+summary: 1000
+fn=(1) v8::internal::compiler::GraphReducer::ReduceTop()
+0 300
+fn=(2) v8::internal::compiler::LinearScanAllocator::AllocateRegisters()
+0 120
+fn=(3) v8::internal::Compiler::Compile(v8::internal::Isolate*, v8::internal::Handle<v8::internal::JSFunction>)
+0 30
+fn=(4) v8::internal::maglev::MaglevGraphBuilder::BuildBody()
+0 50
+fn=(5) v8::internal::JsonParser<unsigned char>::ParseJsonValue()
+0 200
+fn=(6) node::CompileCacheHandler::Get()
+0 100
+fn=(7) Builtins_JsonStringify
+0 200
+`,
+      );
+      const out = run(`
+        import { readCallgrind, compilingInstructions } from ${JSON.stringify(reader)};
+        const profile = readCallgrind(${JSON.stringify(dump)});
+        process.stdout.write(JSON.stringify({ total: profile.total, compiling: compilingInstructions(profile) }));
+      `);
+      expect(out).toEqual({ total: 1000, compiling: 500 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
