@@ -196,11 +196,10 @@ async function measure(name, serverName) {
     .sort()
     .at(-1);
   if (dump === undefined) throw new Error(`callgrind wrote no dump in ${dir}`);
-  const text = fs.readFileSync(path.join(dir, dump), 'utf8');
-  const total = Number(/^(?:totals|summary): (\d+)/m.exec(text)?.[1]);
-  if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
   const perfMap = path.join(os.tmpdir(), `perf-${server.child.pid}.map`);
   const profile = readCallgrind(path.join(dir, dump), profiling ? perfMap : undefined);
+  const total = profile.summary;
+  if (!Number.isFinite(total)) throw new Error(`no total in ${path.join(dir, dump)}`);
   const compiling = compilingInstructions(profile) / counted;
   if (profiling) {
     profiles.push({ name, serverName, ...describeProfile(profile, counted) });

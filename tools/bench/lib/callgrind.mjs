@@ -40,7 +40,9 @@ function nameAt(ranges, address) {
 
 /**
  * Self instructions and the instructions of each call, per function. Returns
- * `{ total, self: Map<name, n>, calls: Map<name, Map<callee, n>> }`.
+ * `{ total, summary, self: Map<name, n>, calls: Map<name, Map<callee, n>> }`: `total` sums
+ * the cost lines read, `summary` is callgrind's own total of the dump (its `summary:` or
+ * `totals:` line; NaN when it has none).
  */
 export function readCallgrind(dumpFile, perfMapFile) {
   const ranges = perfMapFile && fs.existsSync(perfMapFile) ? readPerfMap(perfMapFile) : [];
@@ -66,7 +68,12 @@ export function readCallgrind(dumpFile, perfMapFile) {
   let callee;
   let inCall = false;
   let total = 0;
+  let summary = Number.NaN;
   for (const line of fs.readFileSync(dumpFile, 'utf8').split('\n')) {
+    if (line.startsWith('summary: ') || line.startsWith('totals: ')) {
+      summary = Number(line.slice(line.indexOf(' ') + 1));
+      continue;
+    }
     if (line.startsWith('fn=')) {
       current = resolve(line.slice(3));
       continue;
@@ -95,7 +102,7 @@ export function readCallgrind(dumpFile, perfMapFile) {
       total += cost;
     }
   }
-  return { total, self, calls };
+  return { total, summary, self, calls };
 }
 
 /** V8's compilers at work (TurboFan's graph passes, register allocation, code installation). */
