@@ -26,6 +26,9 @@
 // layer (JavaScript of the server and its packages, Node's own JavaScript, V8's built-ins and
 // regular expressions, native code) and the JavaScript functions with the most instructions
 // per operation, callees included (lib/callgrind.mjs). INSTR_NODE_ARGS adds Node options.
+// INSTR_SEMI_SPACE fixes V8's young generation of every server at that many megabytes per
+// semi-space (default 4; 0 leaves V8 to size it by its own timing, which valgrind distorts:
+// lib/young-generation.mjs).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -41,6 +44,7 @@ import {
   readCallgrind,
   SERVER_CODE,
 } from './lib/callgrind.mjs';
+import { youngGenerationOptions } from './lib/young-generation.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
 
@@ -86,6 +90,15 @@ for (const name of names) {
     process.exit(2);
   }
 }
+let youngGeneration;
+try {
+  youngGeneration = youngGenerationOptions(process.env.INSTR_SEMI_SPACE);
+} catch (err) {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+/** Megabytes per semi-space every server runs with, or null when V8 sizes it. */
+const semiSpace = youngGeneration.length === 0 ? null : Number(youngGeneration[0].split('=')[1]);
 for (const tool of ['valgrind', 'callgrind_control']) {
   const probe = spawnSync(tool, ['--version'], { encoding: 'utf8' });
   if (probe.error) {
@@ -168,6 +181,7 @@ async function measure(name, serverName) {
       // V8 also writes a log of code events with the map; keep it with the dump, not in the
       // working directory.
       ...(profiling ? ['--perf-basic-prof', `--logfile=${path.join(dir, 'v8.log')}`] : []),
+      ...youngGeneration,
       ...(process.env.INSTR_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
     launcher: [
@@ -248,7 +262,7 @@ const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en')
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];
 process.stdout.write(
-  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; in brackets, how many of them V8 spent compiling)\n\n`,
+  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; ${semiSpace === null ? 'young generation sized by V8' : `young generation fixed at ${semiSpace} MB per semi-space`}; in brackets, how many of them V8 spent compiling)\n\n`,
 );
 process.stdout.write(
   '| workload | floor | floor instr/op | @pkg/core instr/op | ratio | peer instr/op | peer / floor |\n|---|---|---|---|---|---|---|\n',
@@ -270,6 +284,7 @@ for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
     peer,
     other: other.perOp,
     otherCompiling: other.compiling,
+    semiSpace,
   });
   process.stdout.write(
     `| ${name} | ${floor} | ${cell(base)} | ${cell(pkg)} | ${ratio(pkg.perOp, base.perOp)} | ${peer === undefined ? '—' : `${cell(other)} (${peer})`} | ${ratio(other.perOp, base.perOp)} |\n`,
