@@ -44,7 +44,7 @@ import {
   readCallgrind,
   SERVER_CODE,
 } from './lib/callgrind.mjs';
-import { youngGenerationOptions } from './lib/young-generation.mjs';
+import { readSemiSpace, semiSpaceOptions } from './lib/young-generation.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
 
@@ -90,15 +90,15 @@ for (const name of names) {
     process.exit(2);
   }
 }
-let youngGeneration;
+/** Megabytes per semi-space every server runs with; 0 when V8 sizes it. */
+let semiSpace;
 try {
-  youngGeneration = youngGenerationOptions(process.env.INSTR_SEMI_SPACE);
+  semiSpace = readSemiSpace(process.env.INSTR_SEMI_SPACE);
 } catch (err) {
   process.stderr.write(`${err.message}\n`);
   process.exit(2);
 }
-/** Megabytes per semi-space every server runs with, or null when V8 sizes it. */
-const semiSpace = youngGeneration.length === 0 ? null : Number(youngGeneration[0].split('=')[1]);
+const youngGeneration = semiSpaceOptions(semiSpace);
 for (const tool of ['valgrind', 'callgrind_control']) {
   const probe = spawnSync(tool, ['--version'], { encoding: 'utf8' });
   if (probe.error) {
@@ -262,7 +262,7 @@ const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en')
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];
 process.stdout.write(
-  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; ${semiSpace === null ? 'young generation sized by V8' : `young generation fixed at ${semiSpace} MB per semi-space`}; in brackets, how many of them V8 spent compiling)\n\n`,
+  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; ${semiSpace === 0 ? 'young generation sized by V8' : `young generation fixed at ${semiSpace} MB per semi-space`}; in brackets, how many of them V8 spent compiling)\n\n`,
 );
 process.stdout.write(
   '| workload | floor | floor instr/op | @pkg/core instr/op | ratio | peer instr/op | peer / floor |\n|---|---|---|---|---|---|---|\n',
@@ -284,7 +284,7 @@ for (const name of names.length > 0 ? names : Object.keys(WORKLOADS)) {
     peer,
     other: other.perOp,
     otherCompiling: other.compiling,
-    semiSpace,
+    semiSpace: semiSpace === 0 ? null : semiSpace,
   });
   process.stdout.write(
     `| ${name} | ${floor} | ${cell(base)} | ${cell(pkg)} | ${ratio(pkg.perOp, base.perOp)} | ${peer === undefined ? '—' : `${cell(other)} (${peer})`} | ${ratio(other.perOp, base.perOp)} |\n`,

@@ -11,11 +11,11 @@
 export const DEFAULT_SEMI_SPACE_MB = 4;
 
 /**
- * Node options that fix each semi-space of the young generation at `setting` megabytes
- * (INSTR_SEMI_SPACE; V8 rounds up to a power of two), or none for `0` (V8's own sizing).
- * Anything but a whole number of megabytes is an error that says what to set.
+ * The megabytes per semi-space that `setting` (INSTR_SEMI_SPACE) asks for: the default when
+ * unset, `0` for V8's own sizing. Anything but a whole number of megabytes is an error that
+ * says what to set.
  */
-export function youngGenerationOptions(setting) {
+export function readSemiSpace(setting) {
   const text = setting === undefined ? String(DEFAULT_SEMI_SPACE_MB) : String(setting).trim();
   if (!/^\d{1,4}$/.test(text)) {
     throw new Error(
@@ -23,7 +23,19 @@ export function youngGenerationOptions(setting) {
         `or 0 to leave the size to V8; got ${JSON.stringify(setting)}.`,
     );
   }
-  const megabytes = Number(text);
+  return Number(text);
+}
+
+/**
+ * Node options that fix each semi-space of the young generation at `megabytes` (V8 rounds
+ * up to a power of two), or none for `0` (V8's own sizing).
+ */
+export function semiSpaceOptions(megabytes) {
   if (megabytes === 0) return [];
   return [`--min-semi-space-size=${megabytes}`, `--max-semi-space-size=${megabytes}`];
+}
+
+/** {@link semiSpaceOptions} of the size `setting` asks for ({@link readSemiSpace}). */
+export function youngGenerationOptions(setting) {
+  return semiSpaceOptions(readSemiSpace(setting));
 }
