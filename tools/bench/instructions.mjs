@@ -75,14 +75,21 @@ const WORKLOADS = {
  * or once per body, and the cold path of fairness) inside the window, 2-3k instructions per
  * operation that a long-running server pays once.
  */
-const warmupOf = (name) =>
-  Number(process.env.INSTR_WARMUP ?? (name === 'ws-connect' ? 3000 : 40000));
+const WARMUP = { operations: 40000, connections: 3000 };
 /**
  * Operations counted: 10,000 (2,000 connections). With 2,000 requests the library's counts
  * fell in two modes about 15 % apart, as a major collection landed in the window or not;
  * with 10,000 they stay within about 4 %.
  */
-const countedOf = (name) => Number(process.env.INSTR_OPS ?? (name === 'ws-connect' ? 2000 : 10000));
+const COUNTED = { operations: 10000, connections: 2000 };
+/** `defaults`' figure for a workload: connections for ws-connect, operations for the rest. */
+const defaultOf = (defaults, name) =>
+  name === 'ws-connect' ? defaults.connections : defaults.operations;
+/** The defaults as the report's heading says them. */
+const describeDefaults = (defaults) =>
+  `${defaults.operations.toLocaleString('en')} operations (${defaults.connections.toLocaleString('en')} connections)`;
+const warmupOf = (name) => Number(process.env.INSTR_WARMUP ?? defaultOf(WARMUP, name));
+const countedOf = (name) => Number(process.env.INSTR_OPS ?? defaultOf(COUNTED, name));
 const names = process.argv.slice(2);
 for (const name of names) {
   if (!WORKLOADS[name]) {
@@ -262,7 +269,7 @@ const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en')
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];
 process.stdout.write(
-  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? '10,000 operations (2,000 connections)'} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? '40,000 operations (3,000 connections)'}; ${semiSpace === 0 ? 'young generation sized by V8' : `young generation fixed at ${semiSpace} MB per semi-space`}; in brackets, how many of them V8 spent compiling)\n\n`,
+  `# Instructions per operation (callgrind; ${process.env.INSTR_OPS ?? describeDefaults(COUNTED)} counted, one at a time, after a warm-up of ${process.env.INSTR_WARMUP ?? describeDefaults(WARMUP)}; ${semiSpace === 0 ? 'young generation sized by V8' : `young generation fixed at ${semiSpace} MB per semi-space`}; in brackets, how many of them V8 spent compiling)\n\n`,
 );
 process.stdout.write(
   '| workload | floor | floor instr/op | @pkg/core instr/op | ratio | peer instr/op | peer / floor |\n|---|---|---|---|---|---|---|\n',
