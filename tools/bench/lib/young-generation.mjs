@@ -34,8 +34,3 @@ export function semiSpaceOptions(megabytes) {
   if (megabytes === 0) return [];
   return [`--min-semi-space-size=${megabytes}`, `--max-semi-space-size=${megabytes}`];
 }
-
-/** {@link semiSpaceOptions} of the size `setting` asks for ({@link readSemiSpace}). */
-export function youngGenerationOptions(setting) {
-  return semiSpaceOptions(readSemiSpace(setting));
-}

@@ -15,10 +15,10 @@ function optionsFor(setting: string | undefined): { options?: string[]; error?: 
     [
       '--input-type=module',
       '-e',
-      `import { youngGenerationOptions } from ${JSON.stringify(lib)};
-       try { process.stdout.write(JSON.stringify({ options: youngGenerationOptions(${
+      `import { readSemiSpace, semiSpaceOptions } from ${JSON.stringify(lib)};
+       try { process.stdout.write(JSON.stringify({ options: semiSpaceOptions(readSemiSpace(${
          setting === undefined ? 'undefined' : JSON.stringify(setting)
-       }) })); }
+       })) })); }
        catch (err) { process.stdout.write(JSON.stringify({ error: err.message })); }`,
     ],
     { encoding: 'utf8' },
