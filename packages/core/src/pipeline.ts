@@ -32,6 +32,7 @@ import { Lifecycle } from './lifecycle/lifecycle';
 import { CoreEventErrorCode } from './errors';
 import { Middleware } from './routing/middleware';
 import { ProtocolV1 } from './protocol/protocol-v1';
+import { historyBudgetLimits } from './protocol/history-budget';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 import { Router } from './routing/router';
 import { PresenceTracker, type PresenceClientInfo } from './ws/presence';
@@ -211,6 +212,12 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxPendingServerRequests: config.get('max_pending_server_requests'),
     ackTimeout: config.get('ack_timeout'),
     history,
+    historyBudget: historyBudgetLimits({
+      requestsPerSecond: config.get('history_max_requests_per_second'),
+      bytesPerSecond: config.get('history_max_bytes_per_second'),
+      maxRooms: config.get('max_rooms_per_client'),
+      maxReplayBytes: config.get('history_max_replay_bytes'),
+    }),
     recoveryOutcome: (outcome) => metered.metrics?.recovery(outcome),
     maxNameLength: config.get('max_room_name_length'),
     isMember: (clientId, room, namespace) => namespaces.isInRoom(clientId, room, namespace),

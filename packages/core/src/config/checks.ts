@@ -197,6 +197,8 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
   history: historyCheck,
   history_max_replay: positiveInt('a positive number of messages'),
   history_max_replay_bytes: positiveInt('a positive number of bytes'),
+  history_max_requests_per_second: nonNegativeInt('a whole number of requests (0 = no limit)'),
+  history_max_bytes_per_second: nonNegativeInt('a whole number of bytes (0 = no limit)'),
   // observability
   metrics_path: (v) =>
     v === null || (typeof v === 'string' && v.startsWith('/'))

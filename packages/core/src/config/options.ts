@@ -177,6 +177,18 @@ export interface ServerConfigOptions {
   history_max_replay?: number;
   /** Most bytes replayed by one recovery (or answered by `$history`). Default 1 MiB. */
   history_max_replay_bytes?: number;
+  /**
+   * `$history` requests one connection may make per second, sustained, after a burst of
+   * `max_rooms_per_client`; over it a request is answered `rate_limited` with `retryAfter`.
+   * `0` = no limit. Default 8.
+   */
+  history_max_requests_per_second?: number;
+  /**
+   * Bytes of `$history` answers one connection may be sent per second, sustained, after a
+   * burst of max(2 s worth, `history_max_replay_bytes`); a request that finds the budget
+   * spent is answered `rate_limited` with `retryAfter`. `0` = no limit. Default 256 KiB.
+   */
+  history_max_bytes_per_second?: number;
   // observability
   /** Path that serves the Prometheus metrics (needs the optional package prom-client); `null` = not served. Default `null`. */
   metrics_path?: string | null;

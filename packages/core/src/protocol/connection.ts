@@ -14,6 +14,7 @@
 import type { RequestId, RoomPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 import type { AuthRefusal } from './auth';
+import type { HistoryBudget } from './history-budget';
 import type { Refusal } from './outbound';
 import type { Session } from './session';
 
@@ -97,6 +98,10 @@ export class ConnectionRecord {
    * taken out when the client is put in its room, and recovers that room.
    */
   positions: RoomPosition[] | undefined = undefined;
+  /** Its `$history` budget, made on its first `$history`. */
+  historyBudget: HistoryBudget | undefined = undefined;
+  /** `$history` requests waiting for the one being answered (undefined: none running). */
+  historyQueue: Envelope[] | undefined = undefined;
 
   constructor(client: WsClient, v1: boolean) {
     this.client = client;

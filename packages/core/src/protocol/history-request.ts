@@ -2,7 +2,10 @@
  * `$history` (client request, protocol version 1): `{room, namespace?, limit?, since?}` with
  * an `id`, answered `{event: "$history", id, data: HistoryAnswerData}`. Only for a room the
  * client is a member of (else `forbidden`); a malformed request, or one without `id`, is
- * `invalid_payload`. It is a request like any other: `max_pending_requests` bounds it.
+ * `invalid_payload`. It is a request like any other: `max_pending_requests` bounds it, and
+ * the connection's `$history` budget (history-budget.ts) bounds how many are answered and
+ * how many bytes their answers take; over it, the request is answered `rate_limited` with
+ * `retryAfter` (seconds).
  */
 import {
   ControlEvent,
@@ -10,10 +13,13 @@ import {
   isWellFormedName,
   readStreamPosition,
   type HistoryRequestData,
+  type RequestId,
   type StreamPosition,
 } from '@pkg/wire';
 import type { Envelope } from '@pkg/ws-protocol';
 import type { RoomHistory } from '../cluster/room-history';
+import type { ConnectionRecord } from './connection';
+import { HistoryBudget, type HistoryBudgetLimits } from './history-budget';
 import type { Outbound } from './outbound';
 
 export interface HistoryRequestHost {
@@ -22,7 +28,12 @@ export interface HistoryRequestHost {
   readonly maxNameLength: number;
   /** Whether the client is a member of the room now. */
   readonly isMember: (clientId: string, room: string, namespace: string) => boolean;
-  readonly logger: { exception(err: unknown, context?: Record<string, unknown>): void };
+  readonly logger: {
+    exception(err: unknown, context?: Record<string, unknown>): void;
+    debug(message: string, context?: Record<string, unknown>): void;
+  };
+  /** Every connection's `$history` budget. */
+  readonly budget: HistoryBudgetLimits;
 }
 
 const SHAPE = '{"room": "lobby", "namespace"?: "/", "limit"?: n, "since"?: {"offset", "epoch"}}';
@@ -57,14 +68,19 @@ export function readHistoryRequest(
   return out;
 }
 
-/** Answers one `$history` (the caller admitted it when it has an `id`). */
+/**
+ * Answers one `$history` (the caller admitted it when it has an `id`). One connection's
+ * requests are answered one after another, so the budget sees the bytes of every earlier
+ * answer before it admits the next; the queue is bounded by `max_pending_requests`.
+ */
 export function answerHistory(
   host: HistoryRequestHost,
-  clientId: string,
+  conn: ConnectionRecord,
   envelope: Envelope,
 ): void {
   const { outbound } = host;
   const { id } = envelope;
+  const clientId = conn.client.id;
   if (id === undefined) {
     outbound.refuse(
       clientId,
@@ -75,12 +91,53 @@ export function answerHistory(
     );
     return;
   }
+  if (conn.historyQueue !== undefined) {
+    conn.historyQueue.push(envelope);
+    return;
+  }
+  conn.historyQueue = [];
+  serve(host, conn, envelope, id);
+}
+
+/** The next queued request of the connection, or the end of its queue. */
+function next(host: HistoryRequestHost, conn: ConnectionRecord): void {
+  const envelope = conn.historyQueue?.shift();
+  if (envelope === undefined) conn.historyQueue = undefined;
+  else serve(host, conn, envelope, envelope.id!);
+}
+
+function serve(
+  host: HistoryRequestHost,
+  conn: ConnectionRecord,
+  envelope: Envelope,
+  id: RequestId,
+): void {
+  const { outbound } = host;
+  const clientId = conn.client.id;
+  conn.historyBudget ??= new HistoryBudget(host.budget, Date.now());
+  const budget = conn.historyBudget;
+  const retryAfter = budget.take(Date.now());
+  if (retryAfter > 0) {
+    host.logger.debug("$history refused: over the connection's $history budget", {
+      code: 'PKG_ERR_CORE_RATE_LIMITED',
+      clientId,
+    });
+    const { requestsPerSecond, bytesPerSecond } = host.budget;
+    outbound.sendErrorAnswer(
+      clientId,
+      id,
+      WireErrorCode.RATE_LIMITED,
+      `Too many $history requests: at most ${requestsPerSecond} per second and ${bytesPerSecond} answer bytes per second (history_max_requests_per_second, history_max_bytes_per_second). Retry in ${retryAfter} s.`,
+      { event: ControlEvent.HISTORY, retryAfter },
+    );
+    return next(host, conn);
+  }
   const request = readHistoryRequest(envelope.data, host.maxNameLength);
   if (typeof request === 'string') {
     outbound.sendErrorAnswer(clientId, id, WireErrorCode.INVALID_PAYLOAD, `$history: ${request}.`, {
       event: ControlEvent.HISTORY,
     });
-    return;
+    return next(host, conn);
   }
   const { room, namespace, since, limit } = request;
   if (!host.isMember(clientId, room, namespace)) {
@@ -91,10 +148,13 @@ export function answerHistory(
       `$history: you are not a member of room ${JSON.stringify(room)} in namespace ${JSON.stringify(namespace)}; join it first.`,
       { event: ControlEvent.HISTORY, room, namespace },
     );
-    return;
+    return next(host, conn);
   }
   host.history.answer(namespace, room, since, limit).then(
-    (answer) => outbound.answer(clientId, ControlEvent.HISTORY, id, answer),
+    (answer) => {
+      budget.spend(outbound.answer(clientId, ControlEvent.HISTORY, id, answer), Date.now());
+      next(host, conn);
+    },
     (err: unknown) => {
       host.logger.exception(err, { phase: '$history', clientId, room });
       outbound.sendErrorAnswer(
@@ -104,6 +164,7 @@ export function answerHistory(
         '$history: the history could not be read; try again later.',
         { event: ControlEvent.HISTORY, room, namespace },
       );
+      next(host, conn);
     },
   );
 }

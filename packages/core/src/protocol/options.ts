@@ -6,6 +6,7 @@ import { CloseCode } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import type { ClientRegistry } from '../ws/client-registry';
 import type { RoomHistory } from '../cluster/room-history';
+import type { HistoryBudgetLimits } from './history-budget';
 
 /** Closes after which a session is not kept (docs/protocol.md, "Connection state recovery"). */
 export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
@@ -45,6 +46,8 @@ export interface ProtocolV1Options {
   // history
   /** Rooms that keep history: recovery on join, `$history`. */
   readonly history?: RoomHistory;
+  /** Every connection's `$history` budget (see history-budget.ts). */
+  readonly historyBudget?: HistoryBudgetLimits;
   /** Told the outcome of each room recovery (`recovered` or the reason), for the metrics. */
   readonly recoveryOutcome?: (outcome: string) => void;
   /** Longest room or namespace name (`max_room_name_length`), for `$hello.positions` and `$history`. */

@@ -103,9 +103,12 @@ export class Outbound {
     this.#o.ws.sendRaw(conn.client.id, text);
   }
 
-  /** Answers a client request with the handler's result (`null` for nothing). */
-  readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): void => {
-    if (this.#wasExpired(clientId, id)) return;
+  /**
+   * Answers a client request with the handler's result (`null` for nothing). Returns the
+   * length of the answer sent (0 when none was).
+   */
+  readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): number => {
+    if (this.#wasExpired(clientId, id)) return 0;
     this.#answered(clientId);
     let text: string;
     try {
@@ -118,9 +121,9 @@ export class Outbound {
         `The result of "${event}" cannot be sent as JSON.`,
         id,
       );
-      return;
+      return 0;
     }
-    this.#o.ws.sendRaw(clientId, text);
+    return this.#o.ws.sendRaw(clientId, text) ? text.length : 0;
   };
 
   /** Sends an `error` that answers a client request. */

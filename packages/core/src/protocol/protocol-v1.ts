@@ -29,6 +29,7 @@ import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
 import { RoomRecovery } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from './history-request';
+import { historyBudgetLimits } from './history-budget';
 import { createCoreError } from '../errors';
 
 export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';
@@ -95,6 +96,14 @@ export class ProtocolV1 {
             maxNameLength: options.maxNameLength ?? 128,
             isMember: options.isMember ?? (() => false),
             logger: options.logger,
+            budget:
+              options.historyBudget ??
+              historyBudgetLimits({
+                requestsPerSecond: 0,
+                bytesPerSecond: 0,
+                maxRooms: 0,
+                maxReplayBytes: 0,
+              }),
           };
     this.#welcomer = new Welcomer({
       ws: this.#ws,
@@ -329,7 +338,7 @@ export class ProtocolV1 {
       case ControlEvent.HISTORY:
         if (this.#historyHost === undefined) break;
         if (envelope.id === undefined || this.#out.admit(conn, envelope)) {
-          answerHistory(this.#historyHost, client.id, envelope);
+          answerHistory(this.#historyHost, conn, envelope);
         }
         return;
       default:
