@@ -4,7 +4,13 @@
  * reconnect rule to the manager (manager.ts) and what travels on an open connection to the
  * protocol socket (socket.ts), as socket.io-client splits its Manager from its Socket.
  */
-import { CloseCode, ControlEvent, readHistoryAnswer, readStreamPosition } from '@pkg/wire';
+import {
+  CloseCode,
+  ControlEvent,
+  encodeRequest,
+  readHistoryAnswer,
+  readStreamPosition,
+} from '@pkg/wire';
 import { ClientError, createClientError } from './errors';
 import type {
   AckOptions,
@@ -213,11 +219,7 @@ export class Client<
         data['since'] = position;
       }
       const event = ControlEvent.HISTORY;
-      const answer = this.#request(
-        event,
-        (id) => JSON.stringify({ event, data, id }),
-        options.timeout,
-      );
+      const answer = this.#request(event, (id) => encodeRequest(event, data, id), options.timeout);
       return answer.then((raw) => {
         const read = readHistoryAnswer(raw);
         if (read) {

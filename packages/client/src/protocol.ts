@@ -8,6 +8,7 @@ import {
   isValidEventName,
   isValidRequestId,
   isValidSeq,
+  encodeMembers,
   isValidServerRequestId,
   readEnvelopeMeta,
   type EnvelopeMeta,
@@ -58,10 +59,9 @@ export function encodeMessage(
     );
   }
   try {
-    const envelope: Record<string, unknown> =
-      id === undefined ? { event, data } : { event, data, id };
-    if (meta !== undefined) envelope['meta'] = meta;
-    return JSON.stringify(envelope);
+    const members: Record<string, unknown> = id === undefined ? { data } : { data, id };
+    if (meta !== undefined) members['meta'] = meta;
+    return encodeMembers(event, members);
   } catch (cause) {
     throw createClientError(
       TypeError,

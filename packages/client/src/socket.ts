@@ -12,6 +12,7 @@ import {
   SUBPROTOCOL,
   WireErrorCode,
   readErrorData,
+  encodeMembers,
   readRecovered,
   readWelcome,
   type ReceivedWelcome,
@@ -97,7 +98,7 @@ export class ProtocolSocket {
   }
 
   sendControl(event: string, fields: Record<string, unknown>): void {
-    this.send(JSON.stringify({ event, ...fields }));
+    this.send(encodeMembers(event, fields));
   }
 
   /**

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LoggerInterface } from '@pkg/core';
-import type { RecoveryFailureReason, StreamPosition } from '@pkg/wire';
+import { fillPosition, type RecoveryFailureReason, type StreamPosition } from '@pkg/wire';
 import type { RedisClient } from './connection';
 import {
   PUBLISH_SCRIPT,
@@ -75,7 +75,7 @@ function newEpoch(): string {
 }
 
 function buildText(template: PositionTemplate, position: StreamPosition): string {
-  return `${template.head}${JSON.stringify(position.epoch)},"offset":${position.offset}${template.tail}`;
+  return fillPosition(template, position.epoch, position.offset);
 }
 
 function exceptList(except: KeptTarget['except']): string[] {

@@ -51,6 +51,17 @@ export {
   utf8Length,
 } from './close-codes';
 export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
+export {
+  appendRid,
+  appendSeq,
+  encodeAnswer,
+  encodeEnvelope,
+  encodeMembers,
+  encodeRequest,
+  fillPosition,
+  positionTemplate,
+  readPositionMember,
+} from './codec';
 export { WireErrorCode, encodeError, readErrorData } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
 export { HISTORY_LIMITS } from './history';

@@ -9,6 +9,8 @@ import secureJson from 'secure-json-parse';
 import {
   CLIENT_CONTROL_EVENTS,
   MAX_ID_LENGTH as MAX_REQUEST_ID_LENGTH,
+  encodeAnswer,
+  encodeEnvelope,
   encodeError,
   isEventData,
   isValidEventName,
@@ -78,7 +80,7 @@ export function prepareMessage(event: string, data: EventData): string {
     );
   }
   try {
-    return JSON.stringify({ event, data });
+    return encodeEnvelope(event, data);
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw createWsError(
@@ -118,7 +120,7 @@ export function prepareError(
  */
 export function prepareAnswer(event: string, id: RequestId, data: unknown): string {
   try {
-    return JSON.stringify({ event, id, data: data === undefined ? null : data });
+    return encodeAnswer(event, id, data);
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw createWsError(

@@ -9,6 +9,7 @@
  * that does not keep the process alive).
  */
 import { randomBytes } from 'node:crypto';
+import { fillPosition } from '@pkg/wire';
 import type { BroadcastTarget } from './adapter';
 import type {
   HistoryPolicy,
@@ -92,7 +93,7 @@ export class MemoryHistoryStore implements HistoryStore {
     stream.last += 1;
     stream.expires = now + policy.ttl;
     const offset = stream.last;
-    const text = `${template.head}${JSON.stringify(stream.epoch)},"offset":${offset}${template.tail}`;
+    const text = fillPosition(template, stream.epoch, offset);
     stream.texts.push(text);
     stream.times.push(now);
     trim(stream, policy, now);

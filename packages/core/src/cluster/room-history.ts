@@ -5,7 +5,14 @@
  * which numbers it, keeps it and delivers it. Reads go through the same store.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import type { HistoryAnswerData, HistoryMessage, RoomPosition, StreamPosition } from '@pkg/wire';
+import {
+  positionTemplate,
+  readPositionMember,
+  type HistoryAnswerData,
+  type HistoryMessage,
+  type RoomPosition,
+  type StreamPosition,
+} from '@pkg/wire';
 import { prepareMessage, type EventData } from '@pkg/ws-protocol';
 import type { Adapter, BroadcastTarget } from './adapter';
 import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
@@ -165,10 +172,8 @@ export class RoomHistory {
     policy: HistoryPolicy,
   ): MaybePromise<{ delivered: number; position: StreamPosition }> {
     const text = prepareMessage(event, data);
-    const head =
-      `${text.slice(0, -1)},"pos":{"room":${JSON.stringify(target.room)}` +
-      `,"namespace":${JSON.stringify(target.namespace)},"epoch":`;
-    const published = this.store.publish(target, { head, tail: '}}' }, policy);
+    const template = positionTemplate(text, target.room, target.namespace);
+    const published = this.store.publish(target, template, policy);
     const done = (p: { position: StreamPosition; delivered: number }) => {
       this.#announce(event, target, p.position, p.delivered);
       return { delivered: p.delivered, position: p.position };
@@ -262,21 +267,16 @@ export function decodeKept(text: string): HistoryMessage {
 
 /** The `pos` of a kept text, read from its end (where the template puts it). */
 export function positionOf(text: string): RoomPosition | undefined {
-  const at = text.lastIndexOf(',"pos":{');
-  if (at < 0) return undefined;
-  try {
-    const pos = JSON.parse(text.slice(at + 7, -1)) as Partial<Record<string, unknown>>;
-    const { room, namespace, epoch, offset } = pos;
-    if (
-      typeof room === 'string' &&
-      typeof namespace === 'string' &&
-      typeof epoch === 'string' &&
-      typeof offset === 'number'
-    ) {
-      return { room, namespace, epoch, offset };
-    }
-  } catch {
-    // Not a kept text after all.
+  const pos = readPositionMember(text);
+  if (typeof pos !== 'object' || pos === null) return undefined;
+  const { room, namespace, epoch, offset } = pos as Partial<Record<string, unknown>>;
+  if (
+    typeof room === 'string' &&
+    typeof namespace === 'string' &&
+    typeof epoch === 'string' &&
+    typeof offset === 'number'
+  ) {
+    return { room, namespace, epoch, offset };
   }
   return undefined;
 }

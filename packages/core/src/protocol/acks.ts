@@ -4,7 +4,7 @@
  * goes away. At most `maxPerClient` are pending per client; a late or unknown `rid` is
  * ignored. One timer per pending request, cleared as soon as it settles.
  */
-import type { EventData } from '@pkg/wire';
+import { appendRid, type EventData } from '@pkg/wire';
 import { prepareMessage, type WebSocketHandler } from '@pkg/ws-protocol';
 import { createCoreError, type CoreError } from '../errors';
 
@@ -193,8 +193,7 @@ export function requestToClient(
       ),
     );
   }
-  const body = text.slice(0, -1);
   return requests.request(clientId, event, options.timeout, (rid) =>
-    ws.sendRaw(clientId, `${body},"rid":${JSON.stringify(rid)}}`),
+    ws.sendRaw(clientId, appendRid(text, rid)),
   );
 }

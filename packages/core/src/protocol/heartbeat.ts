@@ -7,7 +7,7 @@
  * client asked for in `$hello`, clamped by `readHello` of `@pkg/wire`; it runs no timer for
  * them.
  */
-import { ControlEvent } from '@pkg/wire';
+import { ControlEvent, encodeEnvelope } from '@pkg/wire';
 
 /** The answer to `$ping`, serialised once. */
-export const PONG = JSON.stringify({ event: ControlEvent.PONG, data: {} });
+export const PONG = encodeEnvelope(ControlEvent.PONG, {});

@@ -6,6 +6,7 @@
  */
 import type { LoggerInterface } from '@pkg/logger';
 import {
+  encodeEnvelope,
   CloseCode,
   ControlEvent,
   MAX_AUTH_LENGTH,
@@ -48,7 +49,7 @@ export function welcomeText(w: WelcomeFields): string {
     ...(w.reason === undefined ? {} : { reason: w.reason }),
     ...(w.authUnused ? { auth: 'unused' as const } : {}),
   };
-  return JSON.stringify({ event: ControlEvent.WELCOME, data });
+  return encodeEnvelope(ControlEvent.WELCOME, data);
 }
 
 /** What the welcome step needs of the protocol layer. */

@@ -13,6 +13,7 @@
  */
 import type { LoggerInterface } from '@pkg/logger';
 import {
+  encodeEnvelope,
   ControlEvent,
   type RecoveredData,
   type RecoveryFailureReason,
@@ -218,6 +219,6 @@ export class RoomRecovery {
 
   #recovered(clientId: string, data: RecoveredData): void {
     this.#o.outcome?.(data.recovered ? 'recovered' : (data.reason ?? 'not_kept'));
-    this.#o.sendRaw(clientId, JSON.stringify({ event: ControlEvent.RECOVERED, data }));
+    this.#o.sendRaw(clientId, encodeEnvelope(ControlEvent.RECOVERED, data));
   }
 }

@@ -9,7 +9,7 @@
  * client address (IPv6 by network, see `groupOf`) and `maxAway` in all; past a bound the oldest away session is ended.
  */
 import { randomBytes } from 'node:crypto';
-import type { ResumeRefusalReason } from '@pkg/wire';
+import { appendSeq, type ResumeRefusalReason } from '@pkg/wire';
 
 /** Why a resume was not granted (`$welcome.reason`). */
 export type ResumeRefusal = ResumeRefusalReason;
@@ -63,9 +63,7 @@ const SLOT_BYTES = 16;
 const MAX_GONE = 10_000;
 
 /** Adds `,"seq":n` to a serialised `{...}` message, without parsing it again. */
-export function withSeq(text: string, seq: number): string {
-  return `${text.slice(0, -1)},"seq":${seq}}`;
-}
+export const withSeq = appendSeq;
 
 export class SessionStore {
   readonly #o: SessionStoreOptions;

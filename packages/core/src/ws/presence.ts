@@ -16,6 +16,7 @@
  */
 import type { LoggerInterface } from '@pkg/logger';
 import {
+  encodeEnvelope,
   ControlEvent,
   type PresenceDiffData,
   type PresenceMeta,
@@ -377,16 +378,16 @@ export class PresenceTracker {
       const data: PresenceStateData = over
         ? { ...base, stats: { connections: r.entries.size, keys: r.keys.size } }
         : { ...base, state: group(r.entries.values()) };
-      this.#o.deliver(to, JSON.stringify({ event: ControlEvent.PRESENCE, data }));
+      this.#o.deliver(to, encodeEnvelope(ControlEvent.PRESENCE, data));
       return;
     }
     if (known.length > 0 && (joins.size > 0 || leaves.size > 0)) {
       const data: PresenceDiffData = { ...base, joins: group(joins), leaves: group(leaves) };
-      this.#o.deliver(known, JSON.stringify({ event: ControlEvent.PRESENCE_DIFF, data }));
+      this.#o.deliver(known, encodeEnvelope(ControlEvent.PRESENCE_DIFF, data));
     }
     if (fresh.length > 0) {
       const data: PresenceStateData = { ...base, state: group(r.entries.values()) };
-      this.#o.deliver(fresh, JSON.stringify({ event: ControlEvent.PRESENCE, data }));
+      this.#o.deliver(fresh, encodeEnvelope(ControlEvent.PRESENCE, data));
     }
   }
 }
