@@ -9,7 +9,7 @@ import { PageController } from './controllers/page-controller';
 import { createRoomsController } from './controllers/rooms-controller';
 import { ShowcaseController } from './controllers/showcase-controller';
 import { scaleLimits } from './limits';
-import { nameFromHandshake } from './names';
+import { nameFromHandshake, nameOf } from './names';
 import { createOriginCheck } from './origin-check';
 import { PRESENCE_ROOMS, createPresenceHook } from './presence';
 import { createPresenceController } from './controllers/presence-controller';
@@ -109,12 +109,8 @@ export function createApp(
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());
-  // Presence: every room; a meta carries the signed-in user's name (see presence.ts).
-  server.onPresence(
-    createPresenceHook(
-      (clientId) => server.getClientData(clientId, USER_KEY) as DemoUser | undefined,
-    ),
-  );
+  // Presence: every room; a meta carries the name the chat shows (see presence.ts).
+  server.onPresence(createPresenceHook((clientId) => nameOf(server, clientId)));
   server.registerController(createPresenceController(limits, (room) => server.presence(room)));
   server.registerController(
     createRoomsController(limits.roomJoin, {

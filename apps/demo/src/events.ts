@@ -1,6 +1,7 @@
 /**
  * The chat's event maps, written once: `ChatController` (from `createChatController`) is a
- * `SocketController<ControllerHost, ServerEvents, ClientEvents>` and the page's client a
+ * `SocketController<ChatHost, ServerEvents, ClientEvents>` (`ChatHost`: the spec's
+ * `ControllerHost` with `updatePresence`) and the page's client a
  * `Client<ClientEvents, ServerEvents>`, so both ends are checked against the same types.
  * Types only: nothing here exists at run time.
  */
@@ -24,12 +25,17 @@ export interface Presence {
   name: string;
   room: string;
   clients: number;
+  /** When, in Unix seconds (kept in the room's history, the page shows it). */
+  timestamp: number;
 }
 
 /** What a client sends. */
 export interface ClientEvents {
-  /** A chat line to one's room; answered (when sent with an id) with whether it was relayed. */
-  'chat.message': (data: { message: string }) => { delivered: boolean };
+  /**
+   * A chat line to one's room; answered (when sent with an id) once it was relayed, or
+   * refused with the `error` `not_in_room` (with the same id) when one is in no room.
+   */
+  'chat.message': (data: { message: string }) => { delivered: true };
   /** Enter a chat room (leaving the previous one), optionally with a display name. */
   'room.join': (data: { room: string; name?: string }) => void;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { HandshakeHook } from '@pkg/core';
-import type { DemoUser } from './auth';
+import type { ControllerHost, HandshakeHook } from '@pkg/core';
+import { USER_KEY, type DemoUser } from './auth';
 
 /** Client-data key of the display name chosen by the client. */
 export const NAME_KEY = 'name';
@@ -31,6 +31,24 @@ export function displayName(
   if (user !== undefined) return user.name;
   if (chosen !== undefined && chosen !== '') return `${GUEST_PREFIX}${chosen}`;
   return `${GUEST_PREFIX}${createHash('sha256').update(clientId).digest('hex').slice(0, 6)}`;
+}
+
+/** The user a client signed in as (the client's data `user`), undefined for a guest. */
+export function userOf(
+  host: Pick<ControllerHost, 'getClientData'>,
+  clientId: string,
+): DemoUser | undefined {
+  return host.getClientData(clientId, USER_KEY) as DemoUser | undefined;
+}
+
+/** The name others see of a connected client, in the chat and in presence alike. */
+export function nameOf(host: Pick<ControllerHost, 'getClientData'>, clientId: string): string {
+  const chosen = host.getClientData(clientId, NAME_KEY);
+  return displayName(
+    userOf(host, clientId),
+    typeof chosen === 'string' ? chosen : undefined,
+    clientId,
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { PAGE_SCRIPT_ENTRY, bundlePageScript } from './page-bundle';
 
 describe('the page script bundle', () => {
@@ -14,8 +15,14 @@ describe('the page script bundle', () => {
   });
 
   it('writes received text with textContent, never as HTML', () => {
-    const source = readFileSync(PAGE_SCRIPT_ENTRY, 'utf8');
-    expect(source).not.toMatch(/innerHTML|insertAdjacentHTML|document\.write/);
-    expect(source).toContain('textContent');
+    const folder = path.dirname(PAGE_SCRIPT_ENTRY);
+    const files = readdirSync(folder).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    expect(files).toContain(path.basename(PAGE_SCRIPT_ENTRY));
+    for (const file of files) {
+      const source = readFileSync(path.join(folder, file), 'utf8');
+      expect(source).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    }
+    const lines = readFileSync(path.join(folder, 'message-list.ts'), 'utf8');
+    expect(lines).toContain('textContent');
   });
 });

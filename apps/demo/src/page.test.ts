@@ -22,6 +22,8 @@ describe('chat page', () => {
       'message',
       'send',
       'client-count',
+      'count-note',
+      'identity',
       'reconnect',
     ]) {
       expect(CHAT_PAGE_HTML).toContain(`id="${id}"`);

@@ -15,6 +15,7 @@ const STYLE = `
   header { display: flex; align-items: baseline; justify-content: space-between; gap: 12px; }
   h1 { font-size: 1.5rem; margin: 0 0 4px; }
   .hint { color: #4b5563; margin: 0 0 16px; font-size: 0.9rem; }
+  .nowrap { white-space: nowrap; }
   .count { background: #1d4ed8; color: #fff; border-radius: 999px; padding: 4px 12px; font-size: 0.9rem; white-space: nowrap; }
   form { display: flex; gap: 8px; flex-wrap: wrap; margin: 12px 0; }
   label { display: flex; flex-direction: column; font-size: 0.8rem; color: #374151; gap: 2px; }
@@ -24,13 +25,22 @@ const STYLE = `
   button:disabled { background: #9ca3af; cursor: default; }
   button[hidden] { display: none; }
   #state { font-size: 0.9rem; color: #374151; margin: 4px 0; }
+  #identity { font-size: 0.85rem; color: #4b5563; margin: 0 0 4px; }
+  #identity[hidden] { display: none; }
+  #count-note { font-size: 0.8rem; opacity: 0.85; }
   #messages { list-style: none; margin: 0; padding: 8px; height: 45vh; min-height: 180px; max-height: 480px; overflow-y: auto; background: #fff; border: 1px solid #d1d5db; border-radius: 8px; }
-  #messages li { padding: 3px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+  #messages li { display: flex; gap: 8px; align-items: baseline; padding: 3px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+  #messages li time { flex: none; min-width: 3.2em; color: #6b7280; font-size: 0.75rem; font-style: normal; font-variant-numeric: tabular-nums; }
+  #messages li .text { flex: 1; min-width: 0; }
+  #messages li.history { opacity: 0.75; }
+  #messages li.divider { display: flex; gap: 8px; color: #4b5563; font-size: 0.8rem; margin: 6px 0; }
+  #messages li.divider::before, #messages li.divider::after { content: ""; flex: 1; border-top: 1px solid #d1d5db; align-self: center; }
+  #messages li.divider[hidden] { display: none; }
   #messages li.system { color: #6b7280; font-style: italic; }
   #messages li.mine { background: #dbeafe; }
   #messages li.broadcast { color: #92400e; }
   #messages li.error { color: #b91c1c; }
-  #messages li .delivery { color: #047857; font-size: 0.8rem; }
+  #messages li .delivery { flex: none; color: #047857; font-size: 0.8rem; }
   #presence-box h2 { font-size: 0.9rem; margin: 8px 0 0; color: #374151; }
   #presence { list-style: none; display: flex; flex-wrap: wrap; gap: 6px; padding: 0; margin: 4px 0 8px; }
   #presence li { background: #e5e7eb; border-radius: 999px; padding: 2px 10px; font-size: 0.85rem; overflow-wrap: anywhere; }
@@ -80,9 +90,9 @@ export const CHAT_PAGE_HTML = `<!doctype html>
   <header>
     <div>
       <h1>Chat demo</h1>
-      <p class="hint">WebSocket and HTTP on one port. Pick a name and a room, then chat with everyone in that room.</p>
+      <p class="hint">WebSocket and HTTP on one port. Pick a name and a room, then chat with everyone in that room. Without a token you appear as <span class="nowrap">guest-&lt;name&gt;</span>; this browser remembers your name and room.</p>
     </div>
-    <span class="count">Clients online: <strong id="client-count">-</strong></span>
+    <span class="count" title="WebSocket clients connected to this server, in every room">Clients online: <strong id="client-count">-</strong> <span id="count-note">(without you)</span></span>
   </header>
   <form id="join-form" autocomplete="off">
     <label>Name <input id="name" maxlength="32" placeholder="Ada" required></label>
@@ -91,6 +101,7 @@ export const CHAT_PAGE_HTML = `<!doctype html>
     <button id="join" type="submit">Join</button>
   </form>
   <p id="state" role="status">Not connected</p>
+  <p id="identity" hidden></p>
   <button id="reconnect" type="button" hidden>Reconnect</button>
   <section id="presence-box" aria-label="Who is in this room">
     <h2>In this room: <span id="presence-count">-</span></h2>

@@ -1,18 +1,20 @@
 import type { Server } from '@pkg/core';
-import type { DemoUser } from './auth';
 
 /**
  * Presence in the demo: every room of every namespace tracks who is in it, whether the
  * page entered it (`room.join`, which joins on the server) or a client called
  * `client.joinRoom` (the built-in `join_room`). The presence key is the identity the auth
  * handler gave (the user's id), so two tabs of one user are one entry with two metas; a
- * guest has no identity and is keyed, and shown, by its client id.
+ * guest has no identity and is keyed by its client id. Every meta carries the name the chat
+ * shows (`nameOf` in names.ts): the account's name for a user, `guest-...` for a guest.
  */
 export const PRESENCE_ROOMS = Object.freeze([Object.freeze({ match: '*' })]);
 
 /**
- * The application members of a demo meta: the user's name from the token, none for a guest.
- * (A type alias, not an interface: the server's hook wants a `Record<string, unknown>`.)
+ * The application members of a demo meta: the name the chat shows (the account's name for a
+ * user, `guest-...` for a guest). Optional: a meta of another application, or one whose
+ * hook failed, has none. (A type alias, not an interface: the server's hook wants a
+ * `Record<string, unknown>`.)
  */
 export type DemoPresenceMeta = { name?: string };
 
@@ -23,7 +25,7 @@ export type PresenceState = Awaited<ReturnType<Server['presence']>>;
 export interface PresenceListEntry {
   /** The user's id, or a guest's client id. */
   key: string;
-  /** The user's name from the token, or the key for a guest. */
+  /** The name the chat shows: the account's name, `guest-...` for a guest (else the key). */
   name: string;
   /** Connections (tabs) of this key in the room. */
   connections: number;
@@ -31,16 +33,15 @@ export interface PresenceListEntry {
 }
 
 /**
- * The presence hook: the name of the user the token signed in (stored as the client's data
- * `user` by the auth handler), nothing for a guest.
+ * The presence hook: the name the chat shows for the client (`nameOf`), so the page's
+ * "In this room" list and its chat lines name everyone, guests included, the same way. The
+ * chat's `room.join` stores a chosen name before it joins, and updates the meta when the
+ * name changes in the room.
  */
 export function createPresenceHook(
-  userOf: (clientId: string) => DemoUser | undefined,
+  nameOf: (clientId: string) => string,
 ): (join: { clientId: string }) => DemoPresenceMeta {
-  return ({ clientId }) => {
-    const user = userOf(clientId);
-    return user ? { name: user.name } : {};
-  };
+  return ({ clientId }) => ({ name: nameOf(clientId) });
 }
 
 /** A room's state as the HTTP route answers it: keys in the order the server gave them. */

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Client } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../src/events';
+import { displayName } from '../src/names';
 import { startTestDemo, useDemo, type RunningDemo } from './helpers/app';
 
 const start = useDemo();
@@ -103,7 +104,7 @@ describe('GET /api/rooms/{room}/presence', () => {
     expect(await alice.json()).toEqual({ room: 'private-team', keys: 0, connections: 0, list: [] });
   });
 
-  it('lists users by the name of their token (two tabs once) and guests by id, joined either way', async () => {
+  it('lists users by the name of their token (two tabs once) and guests by their chat name, joined either way', async () => {
     const demo = await start();
     // The page's way: room.join, which joins on the server.
     const aliceTab1 = await connect(demo, 'alice-token');
@@ -116,13 +117,17 @@ describe('GET /api/rooms/{room}/presence', () => {
     const bob = await connect(demo, 'bob-token');
     bob.emit('room.join', { room: 'lobby' });
 
+    // A guest who chose no name: the name the chat gives it (guest- and six hex digits).
+    const guestName = displayName(undefined, undefined, guest.id!);
+    expect(guestName).toMatch(/^guest-[0-9a-f]{6}$/);
+
     const body = await until(demo, 'lobby', (b) => b.connections === 4);
-    expect(summary(body)).toEqual(['Alice:2', 'Bob:1', `${guest.id}:1`].sort());
+    expect(summary(body)).toEqual(['Alice:2', 'Bob:1', `${guestName}:1`].sort());
     expect(body.keys).toBe(3);
     const alice = body.list.find((e) => e.key === 'alice')!;
     expect(alice.metas.map((m) => m.clientId).sort()).toEqual([aliceTab1.id, aliceTab2.id].sort());
     expect(body.list.find((e) => e.key === guest.id)!.metas).toEqual([
-      { clientId: guest.id, joinedAt: expect.any(Number) },
+      { clientId: guest.id, joinedAt: expect.any(Number), name: guestName },
     ]);
 
     // A member's own view says the same.
@@ -136,14 +141,36 @@ describe('GET /api/rooms/{room}/presence', () => {
     });
     expect(
       view.list((key, { metas }) => `${metas[0]?.name ?? key}:${metas.length}`).sort(),
-    ).toEqual(['Alice:2', 'Bob:1', `${guest.id}:1`].sort());
+    ).toEqual(['Alice:2', 'Bob:1', `${guestName}:1`].sort());
 
     // One of Alice's tabs closes: Alice stays, with one connection; Bob leaves.
     aliceTab1.disconnect();
     bob.disconnect();
     const after = await until(demo, 'lobby', (b) => b.connections === 2);
-    expect(summary(after)).toEqual(['Alice:1', `${guest.id}:1`].sort());
+    expect(summary(after)).toEqual(['Alice:1', `${guestName}:1`].sort());
     await until(demo, 'elsewhere', (b) => b.keys === 0);
+  });
+});
+
+describe('names in presence', () => {
+  it('names a guest as the chat does, and follows a new name given in the same room', async () => {
+    const demo = await start();
+    const grace = await connect(demo);
+    const joined = (): Promise<{ name: string }> =>
+      new Promise((resolve) => grace.once('room.joined', resolve));
+    let answer = joined();
+    grace.emit('room.join', { room: 'names', name: 'Grace' });
+    expect((await answer).name).toBe('guest-Grace');
+    const first = await until(demo, 'names', (b) => b.keys === 1);
+    expect(summary(first)).toEqual(['guest-Grace:1']);
+    expect(first.list[0]!.key).toBe(grace.id);
+
+    // The same room again with another name: still one connection, under the new name.
+    answer = joined();
+    grace.emit('room.join', { room: 'names', name: 'Gracie' });
+    expect((await answer).name).toBe('guest-Gracie');
+    const renamed = await until(demo, 'names', (b) => b.list[0]?.name === 'guest-Gracie');
+    expect(summary(renamed)).toEqual(['guest-Gracie:1']);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { useDemo, type RunningDemo } from './helpers/app';
-import { HandshakeRefused, type Envelope, type TestClient } from './helpers/ws-client';
+import { HandshakeRefused, TestClient, type Envelope } from './helpers/ws-client';
 
 const start = useDemo();
 
@@ -79,7 +79,13 @@ describe('connect and disconnect', () => {
     await b.close();
     expect(await a.next()).toEqual({
       event: 'user.left',
-      data: { clientId: welcome.data.clientId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      data: {
+        clientId: welcome.data.clientId,
+        name: 'guest-Bea',
+        room: 'lobby',
+        clients: 3,
+        timestamp: expect.any(Number),
+      },
       pos: kept('lobby'),
     });
     expect(notices(await outside.drain())).toEqual([]);
@@ -109,6 +115,53 @@ describe('chat.message', () => {
     expect(error.data.message).toMatch(/room\.join/);
     expect((await b.drain()).filter((e) => e.event === 'chat.message')).toEqual([]);
     expect(await a.drain()).toEqual([]);
+  });
+
+  it('refuses a request (protocol version 1) in no room with not_in_room under its id, and nothing else', async () => {
+    const { ws, app } = await start();
+    const a = await TestClient.connect(`${ws}/`, {}, 'pkg.v1');
+    try {
+      a.send('$hello', { v: 1 });
+      await a.waitFor('$welcome');
+      await a.waitFor('welcome');
+      a.send('chat.message', { message: 'hi everyone' }, 7);
+      const refusal = await a.next();
+      expect(refusal).toEqual({
+        event: 'error',
+        id: 7,
+        data: {
+          code: 'not_in_room',
+          message: expect.stringMatching(/room\.join/),
+          event: 'chat.message',
+        },
+      });
+      // One answer per request: no {delivered} beside the refusal, no error without the id.
+      expect(await a.drain()).toEqual([]);
+
+      // A join the room policy refuses, sent with an id, is refused under that id too.
+      a.send('room.join', { room: 'private-team' }, 'join-1');
+      expect(await a.next()).toEqual({
+        event: 'error',
+        id: 'join-1',
+        data: { code: 'forbidden', message: expect.any(String), room: 'private-team' },
+      });
+      expect(await a.drain()).toEqual([]);
+
+      // In a room, the same request is answered {delivered: true} under its id.
+      a.send('room.join', { room: 'lobby' }, 8);
+      expect((await a.waitFor('room.joined')).data).toMatchObject({ room: 'lobby' });
+      a.send('chat.message', { message: 'now in lobby' }, 9);
+      // The line reaches the room (the sender included), then the answer comes.
+      expect((await a.waitFor('chat.message')).data).toMatchObject({ message: 'now in lobby' });
+      expect(await a.waitFor('chat.message')).toEqual({
+        event: 'chat.message',
+        id: 9,
+        data: { delivered: true },
+      });
+      expect(app.server.getClientCount()).toBe(1);
+    } finally {
+      await a.close();
+    }
   });
 
   it("goes only to the sender's room", async () => {
@@ -179,7 +232,13 @@ describe('room.join', () => {
     await joinRoom(b, 'lobby', 'Bea');
     expect(await a.next()).toEqual({
       event: 'user.joined',
-      data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      data: {
+        clientId: bId,
+        name: 'guest-Bea',
+        room: 'lobby',
+        clients: 3,
+        timestamp: expect.any(Number),
+      },
       pos: kept('lobby'),
     });
     expect(notices(await c.drain())).toEqual([]);
@@ -187,12 +246,24 @@ describe('room.join', () => {
     await joinRoom(b, 'other');
     expect(await a.next()).toEqual({
       event: 'user.left',
-      data: { clientId: bId, name: 'guest-Bea', room: 'lobby', clients: 3 },
+      data: {
+        clientId: bId,
+        name: 'guest-Bea',
+        room: 'lobby',
+        clients: 3,
+        timestamp: expect.any(Number),
+      },
       pos: kept('lobby'),
     });
     expect(await c.next()).toEqual({
       event: 'user.joined',
-      data: { clientId: bId, name: 'guest-Bea', room: 'other', clients: 3 },
+      data: {
+        clientId: bId,
+        name: 'guest-Bea',
+        room: 'other',
+        clients: 3,
+        timestamp: expect.any(Number),
+      },
       pos: kept('other'),
     });
     expect(notices(await b.drain())).toEqual([]);
@@ -207,6 +278,7 @@ describe('room.join', () => {
       name: 'guest-Bee',
       room: 'other',
       clients: 2,
+      timestamp: expect.any(Number),
     });
     expect(notices(await a.drain())).toEqual([]);
   });

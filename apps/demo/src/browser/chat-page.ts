@@ -9,14 +9,24 @@
  * its own: the page says so and offers a Reconnect button.
  *
  * The chat rooms keep history on the server: entering a room shows its last messages
- * (`client.history`), and after a reconnect the messages missed meanwhile arrive as usual
+ * (`client.history`) with their times above an "Earlier messages" divider, old joins and
+ * leaves folded into one line per run and one's own arrival left out (the page says "You
+ * joined room ..." once). After a reconnect the messages missed meanwhile arrive as usual
  * (replayed by the server, each once) and the page says how the room was recovered
  * (`recovered`). Every kept message carries its position, which keys its line, so a line is
- * never shown twice and a line from the history lands in order among the live ones.
+ * never shown twice.
+ *
+ * The page says which name it chats under and why, remembers the name and room (and, for
+ * this tab only, the token) and joins again after a reload (`remembered.ts`). The badge
+ * counts the WebSocket clients connected to the server and says whether that includes
+ * this page.
  */
 import { Client, ClientError, type RoomPosition, type StopCause } from '@pkg/client';
-import type { ClientEvents, ServerEvents } from '../events';
+import type { ClientEvents, ServerEvents, WelcomeUser } from '../events';
+import { createMessageList, type HistoryBlock } from './message-list';
 import { createPresenceList } from './presence-list';
+import { recall, remember } from './remembered';
+import { explainName, summarizeComings, type Coming } from './words';
 
 type ChatClient = Client<ClientEvents, ServerEvents>;
 type Join = { room: string; name?: string };
@@ -30,9 +40,14 @@ const byId = <T extends HTMLElement = HTMLElement>(id: string): T => {
   return element as T;
 };
 
-const list = byId<HTMLUListElement>('messages');
+const lines = createMessageList(byId<HTMLUListElement>('messages'));
 const stateEl = byId('state');
+const identityEl = byId('identity');
 const countEl = byId('client-count');
+const countNoteEl = byId('count-note');
+const nameInput = byId<HTMLInputElement>('name');
+const roomInput = byId<HTMLInputElement>('room');
+const tokenInput = byId<HTMLInputElement>('token');
 const sendButton = byId<HTMLButtonElement>('send');
 const messageInput = byId<HTMLInputElement>('message');
 const reconnectButton = byId<HTMLButtonElement>('reconnect');
@@ -41,8 +56,8 @@ const presence = createPresenceList(byId<HTMLUListElement>('presence'), byId('pr
 let client: ChatClient | null = null;
 let clientToken = '';
 let myId: string | null = null;
-/** The signed-in user's id (the presence key of all its tabs), null for a guest. */
-let myUserId: string | null = null;
+/** The signed-in user (its id is the presence key of all its tabs), null for a guest. */
+let myUser: WelcomeUser | null = null;
 let myRoom: string | null = null;
 /** The name the server gave this page in its room (`room.joined`). */
 let myName = '';
@@ -51,121 +66,105 @@ let wanted: Join | null = null;
 /** True between a lost connection and the room being joined again. */
 let rejoining = false;
 
-function add(kind: string, text: string): HTMLLIElement {
-  const item = document.createElement('li');
-  item.className = kind;
-  item.textContent = text;
-  list.appendChild(item);
-  list.scrollTop = list.scrollHeight;
-  return item;
-}
+const add = lines.add;
 
-/** Lines already on the page, by room position (`room epoch offset`). */
-const shown = new Set<string>();
-
-/**
- * Adds a line that has a room position: null when that position is on the page already (a
- * message both in the history and live). It goes before the first line of the same room
- * and epoch with a higher offset, so a history line lands in order among the live ones.
- */
-function addAt(kind: string, text: string, pos: RoomPosition | undefined): HTMLLIElement | null {
-  if (pos === undefined) return add(kind, text);
-  const key = `${pos.room} ${pos.epoch} ${pos.offset}`;
-  if (shown.has(key)) return null;
-  shown.add(key);
-  const item = document.createElement('li');
-  item.className = kind;
-  item.textContent = text;
-  item.dataset['room'] = pos.room;
-  item.dataset['epoch'] = pos.epoch;
-  item.dataset['offset'] = String(pos.offset);
-  const later = Array.from(list.querySelectorAll<HTMLLIElement>('li[data-offset]')).find(
-    (li) =>
-      li.dataset['room'] === pos.room &&
-      li.dataset['epoch'] === pos.epoch &&
-      Number(li.dataset['offset']) > pos.offset,
-  );
-  list.insertBefore(item, later ?? null);
-  if (!later) list.scrollTop = list.scrollHeight;
-  return item;
-}
+/** A server timestamp (Unix seconds) in milliseconds. */
+const ms = (seconds: number): number => seconds * 1000;
 
 function setState(text: string): void {
   stateEl.textContent = text;
 }
 
+function showIdentity(shown: string): void {
+  identityEl.textContent = explainName(shown, wanted?.name ?? '', myUser);
+  identityEl.hidden = false;
+}
+
+// ------------------------------------------------------------------ the online count
+
 /** How often the page reads the online count from `GET /api/status`, in ms. */
 const COUNT_POLL_MS = 30_000;
+/** Bumped by every count shown: an HTTP answer older than a count from an event is dropped. */
+let countVersion = 0;
 
-function showCount(clients: number): void {
-  countEl.textContent = String(clients);
+/** Whether the server counts this page now: it has a connection with a client id. */
+const counted = (): boolean => client !== null && client.connected && myId !== null;
+
+function showCountNote(): void {
+  countNoteEl.textContent = counted() ? '(with you)' : '(without you)';
 }
 
-/** Polled, never per event: `welcome` and the room's join/leave notices carry the count. */
-function refreshCount(): void {
-  fetch('/api/status', { cache: 'no-store' })
-    .then((res) => (res.ok ? (res.json() as Promise<{ clients: number }>) : null))
-    .then((status) => {
-      if (status) showCount(status.clients);
-    })
-    .catch(() => undefined); // the next refresh tries again
-}
-
-const who = (data: { name: string }): string => data.name;
-
-/** Marks the newest own line with this text as delivered (the server's answer arrived). */
-function markDelivered(text: string): void {
-  const mine = list.querySelectorAll<HTMLLIElement>('li.mine:not(.delivered)');
-  for (let i = mine.length - 1; i >= 0; i -= 1) {
-    const item = mine[i]!;
-    if (item.dataset['text'] !== text) continue;
-    item.classList.add('delivered');
-    const mark = document.createElement('span');
-    mark.className = 'delivery';
-    mark.textContent = ' \u2713 delivered';
-    item.appendChild(mark);
-    return;
-  }
-}
-
-type Data<E extends keyof ServerEvents> = Parameters<ServerEvents[E]>[0];
-
-function showChat(data: Data<'chat.message'>, pos?: RoomPosition): void {
-  const item = addAt(
-    data.clientId === myId ? 'chat mine' : 'chat',
-    `${who(data)}: ${data.message}`,
-    pos,
-  );
-  if (item) item.dataset['text'] = data.message;
-}
-
-function showBroadcast(data: Data<'api.message'>, pos?: RoomPosition): void {
-  addAt('broadcast', `[broadcast] ${data.message}`, pos);
-}
-
-function showJoined(data: Data<'user.joined'>, pos?: RoomPosition): boolean {
-  return addAt('system', `${who(data)} joined the room.`, pos) !== null;
-}
-
-function showLeft(data: Data<'user.left'>, pos?: RoomPosition): boolean {
-  return addAt('system', `${who(data)} left the room.`, pos) !== null;
+function showCount(clients: number | null): void {
+  countVersion += 1;
+  countEl.textContent = clients === null ? '-' : String(clients);
+  showCountNote();
 }
 
 /**
- * Shows the room's last kept messages, each in its place among the lines already there.
+ * Polled, never per event: `welcome` and the room's join/leave notices carry the count.
+ * Also read after a reconnect, once the missed notices (with their old counts) are replayed.
+ */
+function refreshCount(): void {
+  const version = countVersion;
+  fetch('/api/status', { cache: 'no-store' })
+    .then((res) => (res.ok ? (res.json() as Promise<{ clients: number }>) : null))
+    .then((status) => {
+      if (status && version === countVersion) showCount(status.clients);
+    })
+    .catch(() => {
+      // The server is away: the last count says nothing any more (the next refresh retries).
+      if (version === countVersion && !counted()) showCount(null);
+    });
+}
+
+// ------------------------------------------------------------------ lines
+
+type Data<E extends keyof ServerEvents> = Parameters<ServerEvents[E]>[0];
+
+const chatKind = (data: Data<'chat.message'>): string =>
+  data.clientId === myId ? 'chat mine' : 'chat';
+const chatText = (data: Data<'chat.message'>): string => `${data.name}: ${data.message}`;
+const broadcastText = (data: Data<'api.message'>): string => `[broadcast] ${data.message}`;
+
+/**
+ * Shows the room's last kept messages above the block's divider, oldest first, each with
+ * its time. Runs of joins and leaves become one line each; one's own arrival is left out.
  * A server that keeps no history for the room refuses or answers nothing: then the page
  * simply shows no earlier messages.
  */
-function loadHistory(c: ChatClient, room: string): void {
+function loadHistory(c: ChatClient, room: string, block: HistoryBlock): void {
   c.history(room, { limit: HISTORY_SHOWN })
     .then(({ messages }) => {
       if (room !== myRoom || client !== c) return;
+      let run: Coming[] = [];
+      let runAt = 0;
+      const flush = (): void => {
+        if (run.length > 0) block.insert('system', summarizeComings(run), runAt);
+        run = [];
+      };
       for (const m of messages) {
-        if (m.event === 'chat.message') showChat(m.data, m.pos);
-        else if (m.event === 'api.message') showBroadcast(m.data, m.pos);
-        else if (m.event === 'user.joined') showJoined(m.data, m.pos);
-        else if (m.event === 'user.left') showLeft(m.data, m.pos);
+        if (block.has(m.pos)) continue;
+        if (m.event === 'user.joined' || m.event === 'user.left') {
+          block.skip(m.pos);
+          if (m.data.clientId === myId) continue;
+          run.push({ kind: m.event === 'user.joined' ? 'joined' : 'left', name: m.data.name });
+          runAt = ms(m.data.timestamp);
+          continue;
+        }
+        flush();
+        if (m.event === 'chat.message') {
+          const item = block.insert(
+            chatKind(m.data),
+            chatText(m.data),
+            ms(m.data.timestamp),
+            m.pos,
+          );
+          if (item) item.dataset['text'] = m.data.message;
+        } else if (m.event === 'api.message') {
+          block.insert('broadcast', broadcastText(m.data), ms(m.data.timestamp), m.pos);
+        }
       }
+      flush();
     })
     .catch(() => undefined);
 }
@@ -184,44 +183,52 @@ function listen(c: ChatClient): void {
 
   c.on('welcome', (data) => {
     myId = data.clientId;
-    myUserId = data.user?.id ?? null;
+    myUser = data.user;
     const signedIn = data.user ? `, signed in as ${data.user.name}` : '';
     add('system', `Connected as ${data.name}${signedIn} (${data.clientId}).`);
     showCount(data.clients);
+    showIdentity(data.name);
   });
   c.on('room.joined', (data) => {
     const entered = data.room !== myRoom;
+    const block = entered ? lines.openHistory(data.room) : null;
     if (entered) add('system', `You joined room ${data.room}.`);
     else if (rejoining) add('system', `Back in room ${data.room}.`);
     rejoining = false;
     myRoom = data.room;
     myName = data.name;
-    presence.show(c, data.room, [myUserId ?? data.clientId]);
+    presence.show(c, data.room, [myUser?.id ?? data.clientId]);
     setState(`In room ${data.room} as ${data.name}`);
+    showIdentity(data.name);
+    remember(wanted?.name ?? '', data.room, clientToken);
     sendButton.disabled = false;
     messageInput.focus();
-    if (entered) loadHistory(c, data.room);
+    if (block) loadHistory(c, data.room, block);
   });
   // The server sends these to the room's members only; the checks keep a line that was on
-  // its way while the page moved to another room out of the new one.
-  c.on('user.joined', (data, { position }) => {
-    if (data.room !== myRoom) return;
-    if (showJoined(data, position)) showCount(data.clients);
-  });
-  c.on('user.left', (data, { position }) => {
-    if (data.room !== myRoom) return;
-    if (showLeft(data, position)) showCount(data.clients);
-  });
+  // its way while the page moved to another room out of the new one. One's own arrival
+  // (which a recovery may replay) is already said by "You joined room ...".
+  const notice = (data: Data<'user.joined'>, text: string, position?: RoomPosition): void => {
+    if (data.room !== myRoom || data.clientId === myId) return;
+    if (lines.addKept('system', text, ms(data.timestamp), position)) showCount(data.clients);
+  };
+  c.on('user.joined', (data, { position }) =>
+    notice(data, `${data.name} joined the room.`, position),
+  );
+  c.on('user.left', (data, { position }) => notice(data, `${data.name} left the room.`, position));
   c.on('chat.message', (data, { position }) => {
     if (data.room !== myRoom) return;
-    showChat(data, position);
+    const item = lines.addKept(chatKind(data), chatText(data), ms(data.timestamp), position);
+    if (item) item.dataset['text'] = data.message;
   });
   c.on('api.message', (data, { position }) => {
     if (data.room !== null && data.room !== myRoom) return;
-    showBroadcast(data, position);
+    lines.addKept('broadcast', broadcastText(data), ms(data.timestamp), position);
   });
   c.on('recovered', (info) => {
     if (info.room !== myRoom) return;
+    // The replayed notices carried the counts of their time: read the count of now.
+    refreshCount();
     if (info.recovered) {
       if (info.replayed > 0) {
         add('system', `Caught up: ${info.replayed} missed message(s) in room ${info.room}.`);
@@ -232,7 +239,7 @@ function listen(c: ChatClient): void {
       'system',
       `Some messages in room ${info.room} could not be recovered (${info.reason ?? 'unknown'}); showing its latest messages.`,
     );
-    loadHistory(c, info.room);
+    loadHistory(c, info.room, lines.openHistory(info.room));
   });
   c.on('error', (data) => {
     // The message is a sentence meant for people; the code stays in the tooltip.
@@ -243,6 +250,7 @@ function listen(c: ChatClient): void {
     everConnected = true;
     setState('Connected');
     if (info.clientId !== undefined) myId = info.clientId;
+    showCountNote();
     // A resumed session keeps its room (and the server replays what was missed); a fresh
     // one (first connection, or the server restarted) enters the wanted room again, without
     // the user doing anything.
@@ -251,6 +259,8 @@ function listen(c: ChatClient): void {
       rejoining = false;
       setState(`In room ${myRoom} as ${myName}`);
       sendButton.disabled = false;
+      // The held notices come right after the resume, with the counts of their time.
+      setTimeout(refreshCount, 1000);
       return;
     }
     if (wanted) c.emit('room.join', wanted);
@@ -258,6 +268,7 @@ function listen(c: ChatClient): void {
   c.on('disconnect', (info) => {
     myId = null;
     sendButton.disabled = true;
+    refreshCount();
     if (!info.willReconnect) return;
     rejoining = myRoom !== null;
     setState('Reconnecting...');
@@ -306,7 +317,9 @@ function stop(): void {
   myId = null;
   myRoom = null;
   presence.clear();
+  identityEl.hidden = true;
   sendButton.disabled = true;
+  showCountNote();
   old?.disconnect();
 }
 
@@ -323,17 +336,22 @@ function start(token: string, name: string): void {
   c.connect().catch(() => undefined); // failures are reported through connect_error
 }
 
-byId<HTMLFormElement>('join-form').addEventListener('submit', (e) => {
-  e.preventDefault();
-  const name = byId<HTMLInputElement>('name').value.trim();
-  const join: Join = { room: byId<HTMLInputElement>('room').value.trim() };
-  if (name) join.name = name;
-  const token = byId<HTMLInputElement>('token').value.trim();
-  wanted = join;
+/** Joins the room of the form, under its name and token. */
+function join(): void {
+  const name = nameInput.value.trim();
+  const next: Join = { room: roomInput.value.trim() };
+  if (name) next.name = name;
+  const token = tokenInput.value.trim();
+  wanted = next;
   if (client && clientToken !== token) stop();
   if (!client) start(token, name);
-  else if (client.connected) client.emit('room.join', join);
+  else if (client.connected) client.emit('room.join', next);
   // else: the join goes out on `connect`
+}
+
+byId<HTMLFormElement>('join-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  join();
 });
 
 reconnectButton.addEventListener('click', () => {
@@ -351,12 +369,19 @@ byId<HTMLFormElement>('send-form').addEventListener('submit', (e) => {
   const c = client;
   if (!text.trim() || !c || !c.connected) return;
   if (c.protocol === 1) {
-    // The server answers requests: show the delivery on the line once it is confirmed.
+    // The server answers requests: show the delivery on the line once it is confirmed, or
+    // the server's refusal (a rate limit, say), which answers the request and is not an
+    // `error` event.
     c.emitWithAck('chat.message', { message: text })
       .then((answer) => {
-        if (answer.delivered) markDelivered(text);
+        if (answer.delivered) lines.markDelivered(text);
       })
-      .catch(() => undefined); // the server's error event already explains a refusal
+      .catch((error: unknown) => {
+        if (!(error instanceof ClientError) || error.code !== 'PKG_ERR_CLIENT_REMOTE') return;
+        const said = (error.data as { message?: unknown } | undefined)?.message;
+        add('error', typeof said === 'string' && said ? said : error.message).title =
+          `code: ${error.remoteCode ?? 'unknown'}`;
+      });
   } else {
     c.emit('chat.message', { message: text });
   }
@@ -364,5 +389,28 @@ byId<HTMLFormElement>('send-form').addEventListener('submit', (e) => {
   messageInput.focus();
 });
 
+showCountNote();
 refreshCount();
 setInterval(refreshCount, COUNT_POLL_MS);
+
+// A page that was in a room before a reload goes back to it under the same name (and token).
+const saved = recall();
+if (saved) {
+  nameInput.value = saved.name;
+  roomInput.value = saved.room;
+  tokenInput.value = saved.token;
+  const as = saved.name ? ` as "${saved.name}"` : '';
+  if (saved.signedIn && saved.token === '') {
+    // Joining as a guest instead would put a guest under a signed-in user's last name.
+    add(
+      'system',
+      `This browser remembers you in room ${saved.room}${as}, signed in with a token, which only the tab that used it keeps: enter the token and press Join.`,
+    );
+  } else {
+    add(
+      'system',
+      `Welcome back: this browser remembers you in room ${saved.room}${as}; joining it again.`,
+    );
+    join();
+  }
+}

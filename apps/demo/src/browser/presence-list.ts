@@ -1,7 +1,8 @@
 /**
  * The chat page's "In this room" list: the room's presence from `client.presence(room)`,
  * one line per key (a user with two tabs once, with the number of tabs), updated on every
- * `sync`. A signed-in user is shown by the name from the token, a guest by its client id.
+ * `sync`. Everyone is shown by the name the chat shows (the meta's `name`: the account's name
+ * for a signed-in user, `guest-...` for a guest), the key only for a meta without one.
  */
 import type { Client, Presence } from '@pkg/client';
 import type { ClientEvents, ServerEvents } from '../events';

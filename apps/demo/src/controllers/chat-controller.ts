@@ -4,12 +4,13 @@ import {
   type ControllerHost,
   type HttpMiddlewareFn,
   type Request,
+  type Server,
 } from '@pkg/core';
 import { HttpRoute, OnConnect, OnDisconnect, RateLimit, SocketOn } from '@pkg/decorators';
-import { USER_KEY, requireRole, type DemoUser } from '../auth';
+import { requireRole } from '../auth';
 import type { ClientEvents, ServerEvents } from '../events';
 import { BASE_LIMITS, type DemoLimits } from '../limits';
-import { NAME_KEY, displayName } from '../names';
+import { NAME_KEY, nameOf, userOf } from '../names';
 import { decideRoomJoin } from '../room-policy';
 import { BroadcastBody, ChatMessage, MAX_MESSAGE_LENGTH, RoomJoin } from './chat-schemas';
 
@@ -20,21 +21,27 @@ const ROOM_KEY = 'room';
 /** `error` code of a `chat.message` from a client that has joined no chat room. */
 export const NOT_IN_ROOM = 'not_in_room';
 
+/**
+ * A chat event refused. Thrown by a handler, it is answered as the `error`
+ * `{code, message, ...data}`, with the request's `id` when the message had one (so the
+ * client's `emitWithAck` rejects with that code, and no answer goes out beside it): core
+ * answers any thrown error that carries an `eventCode` (and `eventData`) so.
+ */
+export class ChatRefusal extends Error {
+  constructor(
+    readonly eventCode: string,
+    message: string,
+    readonly eventData: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'ChatRefusal';
+  }
+}
+
 const unixSeconds = (): number => Math.floor(Date.now() / 1000);
 
-function userOf(host: ControllerHost, clientId: string): DemoUser | undefined {
-  return host.getClientData(clientId, USER_KEY) as DemoUser | undefined;
-}
-
-/** The name others see (see `displayName` in names.ts). */
-function nameOf(host: ControllerHost, clientId: string): string {
-  const chosen = host.getClientData(clientId, NAME_KEY);
-  return displayName(
-    userOf(host, clientId),
-    typeof chosen === 'string' ? chosen : undefined,
-    clientId,
-  );
-}
+/** What the chat controller needs of its server: the spec's host, and presence updates. */
+type ChatHost = ControllerHost & Pick<Server, 'updatePresence'>;
 
 /** The chat room the client is in, set by `room.join`. */
 function roomOf(host: ControllerHost, clientId: string): string | undefined {
@@ -62,7 +69,7 @@ const requireJson: HttpMiddlewareFn = (request, next) =>
  * The events are typed by the maps in `../events.ts`, the same ones the page's client uses.
  */
 export function createChatController(limits: DemoLimits = BASE_LIMITS) {
-  class DemoChatController extends SocketController<ControllerHost, ServerEvents, ClientEvents> {
+  class DemoChatController extends SocketController<ChatHost, ServerEvents, ClientEvents> {
     @HttpRoute('GET', '/api/status')
     @RateLimit(limits.status)
     status(_request: Request): Response {
@@ -119,6 +126,7 @@ export function createChatController(limits: DemoLimits = BASE_LIMITS) {
           name: nameOf(this.getServer(), clientId),
           room,
           clients: this.getClientCount(),
+          timestamp: unixSeconds(),
         },
         '/',
         room,
@@ -128,20 +136,19 @@ export function createChatController(limits: DemoLimits = BASE_LIMITS) {
 
     /**
      * Relays a chat line to the sender's room; the answer (to a message sent with an id)
-     * says whether it went out. The schema answers invalid data with `validation_failed`.
+     * says that it went out. A client in no room is refused with `not_in_room` (with the
+     * request's id); the schema answers invalid data with `validation_failed`.
      */
     @SocketOn('chat.message', { schema: ChatMessage })
     @RateLimit(limits.chatMessage)
-    chatMessage(clientId: string, data: { message: string }): { delivered: boolean } {
+    chatMessage(clientId: string, data: { message: string }): { delivered: true } {
       const room = roomOf(this.getServer(), clientId);
       if (room === undefined) {
-        this.getServer().sendEventError(
-          clientId,
+        throw new ChatRefusal(
           NOT_IN_ROOM,
           'Join a room before you chat: send room.join {"room": "lobby"} first.',
           { event: 'chat.message' },
         );
-        return { delivered: false };
       }
       const payload = {
         clientId,
@@ -159,34 +166,41 @@ export function createChatController(limits: DemoLimits = BASE_LIMITS) {
     roomJoin(clientId: string, data: { room: string; name?: string | undefined }): void {
       const { room, name } = data;
       const decision = decideRoomJoin(userOf(this.getServer(), clientId), room, '/');
-      if (!decision.allowed) {
-        this.getServer().sendEventError(clientId, decision.code, decision.reason, { room });
-        return;
-      }
+      if (!decision.allowed) throw new ChatRefusal(decision.code, decision.reason, { room });
       const server = this.getServer();
-      const previous = roomOf(this.getServer(), clientId);
-      const before = nameOf(this.getServer(), clientId);
+      const previous = roomOf(server, clientId);
+      const before = nameOf(server, clientId);
       if (previous !== undefined && previous !== room) this.leaveRoom(clientId, previous);
+      // The name first: the room's presence meta (the presence hook) carries it.
+      if (typeof name === 'string') server.setClientData(clientId, NAME_KEY, name.trim());
+      const after = nameOf(server, clientId);
       this.joinRoom(clientId, room);
       server.setClientData(clientId, ROOM_KEY, room);
-      if (typeof name === 'string') server.setClientData(clientId, NAME_KEY, name.trim());
-      const after = nameOf(this.getServer(), clientId);
       this.emit(clientId, 'room.joined', { room, clientId, name: after });
       // The members of the rooms concerned hear about the move; joining the room one is
-      // already in (to change one's name, say) announces nothing.
-      if (previous === room) return;
+      // already in (to change one's name, say) announces nothing but the new name in the
+      // room's presence.
+      if (previous === room) {
+        if (after !== before) server.updatePresence(clientId, room, { name: after });
+        return;
+      }
       const clients = this.getClientCount();
+      const timestamp = unixSeconds();
       if (previous !== undefined) {
         this.broadcast(
           'user.left',
-          { clientId, name: before, room: previous, clients },
+          { clientId, name: before, room: previous, clients, timestamp },
           '/',
           previous,
         );
       }
-      this.broadcast('user.joined', { clientId, name: after, room, clients }, '/', room, {
-        except: clientId,
-      });
+      this.broadcast(
+        'user.joined',
+        { clientId, name: after, room, clients, timestamp },
+        '/',
+        room,
+        { except: clientId },
+      );
     }
   }
   return new DemoChatController();

@@ -3,6 +3,8 @@ import WebSocket from 'ws';
 export interface Envelope {
   event: string;
   data: Record<string, unknown>;
+  /** The request's id, on an answer (protocol version 1). */
+  id?: number | string;
 }
 
 /**
@@ -30,10 +32,20 @@ export class TestClient {
     });
   }
 
-  /** Opens a connection; rejects with the HTTP status when the handshake is refused. */
-  static connect(url: string, headers: Record<string, string> = {}): Promise<TestClient> {
+  /**
+   * Opens a connection; rejects with the HTTP status when the handshake is refused. With
+   * `protocol` (`pkg.v1`), the WebSocket subprotocol is offered.
+   */
+  static connect(
+    url: string,
+    headers: Record<string, string> = {},
+    protocol?: string,
+  ): Promise<TestClient> {
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { headers });
+      const socket =
+        protocol === undefined
+          ? new WebSocket(url, { headers })
+          : new WebSocket(url, protocol, { headers });
       const client = new TestClient(socket);
       socket.once('open', () => resolve(client));
       socket.once('unexpected-response', (req, res) => {
@@ -51,8 +63,9 @@ export class TestClient {
     for (const w of waiters) w();
   }
 
-  send(event: string, data: unknown): void {
-    this.socket.send(JSON.stringify({ event, data }));
+  /** Sends `{event, data}`, with `id` (a request of protocol version 1) when given. */
+  send(event: string, data: unknown, id?: number | string): void {
+    this.socket.send(JSON.stringify(id === undefined ? { event, data } : { event, data, id }));
   }
 
   /** The next envelope, whatever its event. */
