@@ -15,8 +15,10 @@ describe('@pkg/http entry', () => {
       'compileTrustProxy',
       'httpErrorCodes',
       'httpHandlerDefaults',
+      'normalizeOriginEntry',
       'resolveClientAddress',
       'resolveForwarded',
+      'serializeOrigin',
     ]);
   });
 });

@@ -11,6 +11,7 @@ export { Response } from './response';
 export type { ResponseBody } from './response';
 export { CorsConfig } from './cors';
 export type { CorsOptions } from './cors';
+export { normalizeOriginEntry, serializeOrigin } from './origin';
 export { compileTrustProxy } from './trust-proxy';
 export type { TrustProxySetting, TrustPredicate } from './trust-proxy';
 export { resolveClientAddress, resolveForwarded } from './forwarded';
