@@ -253,7 +253,11 @@ describe('server.inject() is admitted like a listener request', () => {
       headers: { host: 'app.example.com', 'x-forwarded-host': 'evil.test' },
     });
     expect(forwarded.statusCode).toBe(403);
-    expect(forwarded.json()).toEqual({ error: 'Forbidden', code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED' });
+    expect(forwarded.json()).toEqual({
+      error: 'Forbidden',
+      code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+      message: 'This host name is not served here.',
+    });
     const skipped = await ts.server.inject({ url: '/host', skipAdmission: true });
     expect(skipped.statusCode).toBe(200);
   });

@@ -13,6 +13,7 @@ describe('@pkg/http entry', () => {
       'Response',
       'addressGroup',
       'compileTrustProxy',
+      'httpErrorBody',
       'httpErrorCodes',
       'httpHandlerDefaults',
       'normalizeOriginEntry',

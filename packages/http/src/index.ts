@@ -9,6 +9,8 @@ export type { RequestInit } from './request';
 export type { PrototypeKeysPolicy } from './body';
 export { Response } from './response';
 export type { ResponseBody } from './response';
+export { httpErrorBody } from './error-body';
+export type { HttpErrorBody, HttpErrorFields } from './error-body';
 export { CorsConfig } from './cors';
 export type { CorsOptions } from './cors';
 export { normalizeOriginEntry, serializeOrigin } from './origin';

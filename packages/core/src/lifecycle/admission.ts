@@ -13,6 +13,8 @@ export interface Refusal {
   readonly code: string;
   /** Worth retrying later: the answer carries `Retry-After`. */
   readonly retry: boolean;
+  /** What was wrong, when there is more to say than the status (a Host refusal). */
+  readonly message?: string;
 }
 
 /** What admission needs, handed over once. */
@@ -67,7 +69,12 @@ export class Admission {
     if (this.refusing && !health) return DRAINING;
     const host = this.#checkHost(req);
     if (host !== undefined && !host.ok) {
-      return { status: host.status, code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED', retry: false };
+      return {
+        status: host.status,
+        code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+        retry: false,
+        message: host.message,
+      };
     }
     if (!health && this.#o.gate?.inReserve(req.socket)) {
       return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
@@ -107,6 +114,7 @@ export class Admission {
       refusal.status,
       refusal.code,
       refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      refusal.message,
     );
     return true;
   }
@@ -129,6 +137,7 @@ export class Admission {
         refusal.status,
         refusal.code,
         refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+        refusal.message,
       );
       return false;
     }
