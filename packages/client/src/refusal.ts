@@ -8,6 +8,24 @@ import { ClientError } from './errors';
 import type { ServerErrorData } from './events';
 import type { UpgradeRefusal } from './transport';
 
+/**
+ * What a refused upgrade's body says: the `message` of the server's JSON error body
+ * (`{"error", "code", "message"}`), else its `error`, else the body as sent.
+ */
+export function refusalText(body: string): string {
+  if (!body.startsWith('{')) return body;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed !== 'object' || parsed === null) return body;
+    const { message, error } = parsed as { message?: unknown; error?: unknown };
+    if (typeof message === 'string' && message !== '') return message;
+    if (typeof error === 'string' && error !== '') return error;
+  } catch {
+    // Not JSON after all: the text as sent.
+  }
+  return body;
+}
+
 /** The error for a refusal of the credentials, or undefined when retrying may help. */
 export function credentialRefusal(
   code: number,
@@ -18,7 +36,7 @@ export function credentialRefusal(
   const status =
     code === CloseCode.UNAUTHORIZED || code === CloseCode.FORBIDDEN ? code - 4000 : upgrade?.status;
   if (status !== 401 && status !== 403) return undefined;
-  const text = reason || remote?.message || upgrade?.body || '';
+  const text = reason || remote?.message || (upgrade ? refusalText(upgrade.body) : '');
   return new ClientError(
     status === 401 ? 'PKG_ERR_CLIENT_UNAUTHORIZED' : 'PKG_ERR_CLIENT_FORBIDDEN',
     `The server refused the connection with ${status}${text ? ` "${text}"` : ''}; check the credentials (auth or query), then call connect() again.`,
@@ -57,15 +75,17 @@ export function attemptFailure(
   reason: string,
   upgrade: UpgradeRefusal | undefined,
 ): ClientError {
-  return upgrade
-    ? new ClientError(
-        'PKG_ERR_CLIENT_HANDSHAKE_REFUSED',
-        `The server refused the upgrade with ${upgrade.status}${upgrade.body ? `: ${upgrade.body}` : ''}.`,
-        { status: upgrade.status, reason: upgrade.body },
-      )
-    : new ClientError(
-        'PKG_ERR_CLIENT_CONNECTION_FAILED',
-        `The connection closed (code ${code}) before it was established.`,
-        { closeCode: code, reason },
-      );
+  if (upgrade) {
+    const text = refusalText(upgrade.body);
+    return new ClientError(
+      'PKG_ERR_CLIENT_HANDSHAKE_REFUSED',
+      `The server refused the upgrade with ${upgrade.status}${text ? `: ${text}` : ''}.`,
+      { status: upgrade.status, reason: text },
+    );
+  }
+  return new ClientError(
+    'PKG_ERR_CLIENT_CONNECTION_FAILED',
+    `The connection closed (code ${code}) before it was established.`,
+    { closeCode: code, reason },
+  );
 }

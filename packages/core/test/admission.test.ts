@@ -253,7 +253,11 @@ describe('server.inject() is admitted like a listener request', () => {
       headers: { host: 'app.example.com', 'x-forwarded-host': 'evil.test' },
     });
     expect(forwarded.statusCode).toBe(403);
-    expect(forwarded.json()).toEqual({ error: 'Forbidden', code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED' });
+    expect(forwarded.json()).toEqual({
+      error: 'Forbidden',
+      code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+      message: 'This host name is not served here.',
+    });
     const skipped = await ts.server.inject({ url: '/host', skipAdmission: true });
     expect(skipped.statusCode).toBe(200);
   });
@@ -333,5 +337,89 @@ describe('run() connects the adapter before it listens', () => {
     expect(adapter.connected).toBe(true);
     expect(server.state).toBe('closed');
     expect(server.socket?.listening ?? false).toBe(false);
+  });
+});
+
+describe('the health check path, one rule for admission and the check', () => {
+  const request = (method: string, target: string): string =>
+    `${method} ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`;
+  /** The health check's own answer: no-store, and never the admission's Retry-After. */
+  const isHealthAnswer = (raw: string, status: number): boolean =>
+    raw.startsWith(`HTTP/1.1 ${status} `) &&
+    /cache-control: no-store/i.test(raw) &&
+    !/retry-after/i.test(raw);
+  const healthChecks: ReadonlyArray<readonly [string, string]> = [
+    ['GET', '/health'],
+    ['HEAD', '/health'],
+    ['GET', '/health/'],
+    ['HEAD', '/health/'],
+    ['GET', '/health?probe=1'],
+    ['HEAD', '/health/?probe=1'],
+    ['GET', 'http://localhost/health'],
+  ];
+
+  it('answers GET and HEAD, with or without a trailing slash or a query, while closing', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const ts = await startServer([], { health_check_path: '/health' }, (server) => {
+      server.route('GET', '/slow', async () => {
+        await held;
+        return { finished: true };
+      });
+    });
+    const others: ReadonlyArray<readonly [string, string]> = [
+      ['GET', '/healthz'],
+      ['GET', '/health/x'],
+      ['POST', '/health'],
+    ];
+    // The listener stops with close(): open every connection first, each with a request
+    // line only, and a request in flight that keeps close() from finishing.
+    const slow = await RawConnection.open(ts.port);
+    slow.write(request('GET', '/slow'));
+    const open = async ([method, target]: readonly [string, string]) => {
+      const conn = await RawConnection.open(ts.port);
+      conn.write(`${method} ${target} HTTP/1.1\r\n`);
+      return { method, target, conn };
+    };
+    const checks = await Promise.all(healthChecks.map(open));
+    const refused = await Promise.all(others.map(open));
+    await until(() => ts.server.getLoad().connections === 1 + checks.length + refused.length);
+
+    const closing = ts.server.close();
+    for (const { conn } of [...checks, ...refused]) conn.write('Host: localhost\r\nConnection: close\r\n\r\n'); // prettier-ignore
+    for (const { method, target, conn } of checks) {
+      await conn.ended;
+      expect([method, target, isHealthAnswer(conn.data, 503)]).toEqual([method, target, true]);
+      if (method === 'GET') expect(conn.data).toContain('"status":"draining"');
+    }
+    // Anything else is refused by the shutdown: another path, another method.
+    for (const { method, target, conn } of refused) {
+      await conn.ended;
+      expect([method, target, conn.data]).toEqual([method, target, expect.stringMatching(/^HTTP\/1\.1 503 /)]); // prettier-ignore
+      expect(conn.data).toContain('PKG_ERR_CORE_DRAINING');
+    }
+    release();
+    await closing;
+  });
+
+  it('lets the same requests into the connection reserve, and no upgrade', async () => {
+    const ts = await startServer([], {
+      health_check_path: '/health/',
+      max_connections: 1,
+      connection_reserve: 1,
+    });
+    await TestClient.connect(ts.wsUrl); // the cap
+    for (const [method, target] of healthChecks) {
+      const conn = await RawConnection.open(ts.port);
+      await until(() => ts.server.getLoad().connections === 2);
+      conn.write(request(method, target));
+      await conn.ended;
+      expect([method, target, isHealthAnswer(conn.data, 200)]).toEqual([method, target, true]);
+      await until(() => ts.server.getLoad().connections === 1);
+    }
+    // A WebSocket upgrade on the health path is no health check: the reserve refuses it.
+    const upgrade = await expectRefusedUpgrade(`${ts.wsUrl}/health`);
+    expect(upgrade.status).toBe(503);
+    expect(upgrade.headers['retry-after']).toBe('5');
   });
 });

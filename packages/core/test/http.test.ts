@@ -13,6 +13,7 @@ import {
   type Server,
   type Request,
 } from '../src/index';
+import WebSocket from 'ws';
 import { RawConnection, TestClient, cleanup, startServer } from './helpers';
 
 afterEach(cleanup);
@@ -358,6 +359,47 @@ describe('CORS through the server', () => {
     const missing = await fetch(`${base}/missing`, { headers });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
+
+  it('allows the same origins as the WebSocket handshake, however the list spells them', async () => {
+    const { base, wsUrl } = await startServer([new ApiController()], {
+      cors: { allowed_origins: ['https://app.example.com:443', 'HTTP://Local.Example:80', 'https://*.example.org:443'] }, // prettier-ignore
+    });
+    const corsGrant = async (origin: string): Promise<string | null> => {
+      const res = await fetch(`${base}/users/1`, { headers: { origin } });
+      return res.headers.get('access-control-allow-origin');
+    };
+    const upgrades = (origin: string): Promise<boolean> =>
+      new Promise((resolve) => {
+        const ws = new WebSocket(wsUrl, { origin });
+        ws.once('open', () => {
+          ws.close();
+          resolve(true);
+        });
+        ws.once('unexpected-response', (_req, res) => {
+          res.resume();
+          ws.terminate();
+          resolve(false);
+        });
+        ws.once('error', () => undefined);
+      });
+    // What browsers send, and a default port spelt out: allowed by both, echoed as sent.
+    for (const origin of [
+      'https://app.example.com',
+      'http://local.example',
+      'https://a.example.org',
+      'https://app.example.com:443',
+    ]) {
+      expect([origin, await corsGrant(origin), await upgrades(origin)]).toEqual([origin, origin, true]); // prettier-ignore
+    }
+    // Another port, scheme or host: refused by both.
+    for (const origin of [
+      'https://app.example.com:8443',
+      'http://app.example.com',
+      'https://example.org',
+    ]) {
+      expect([origin, await corsGrant(origin), await upgrades(origin)]).toEqual([origin, null, false]); // prettier-ignore
+    }
   });
 
   it('allows every origin by default', async () => {

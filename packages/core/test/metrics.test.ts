@@ -280,6 +280,38 @@ describe('refusals before any handler', () => {
 });
 
 describe('gauges go back to zero', () => {
+  it('exports every connection state and protocol at 0 when nobody is connected', async () => {
+    const { server, wsUrl, base } = await startServer([new Chat()], { metrics_path: '/metrics' });
+    const pairs = [
+      ['handshaken', '0'],
+      ['awaiting_hello', '1'],
+      ['authenticating', '0'],
+      ['authenticating', '1'],
+      ['open', '0'],
+      ['open', '1'],
+      ['closing', '0'],
+      ['closing', '1'],
+      ['away', '1'],
+    ] as const;
+    const expectAllZero = (text: string): void => {
+      const samples = parseMetrics(text);
+      for (const [state, protocol] of pairs) {
+        const value = valueOf(samples, 'pkg_ws_connections', { state, protocol });
+        expect([state, protocol, value]).toEqual([state, protocol, 0]);
+      }
+      const checked = promtoolCheck(text);
+      if (checked !== null) expect(checked.status).not.toBe(1);
+    };
+    // Before anyone connected, as a scraper reads it over HTTP.
+    expectAllZero((await get(`${base}/metrics`)).body);
+    // After a client came and went, every pair is still there, at 0.
+    const client = await TestClient.connect(wsUrl);
+    await until(server, (x) => valueOf(x, 'pkg_ws_connections', { state: 'open', protocol: '0' }) === 1); // prettier-ignore
+    await client.close();
+    await until(server, (x) => connections(x) === 0);
+    expectAllZero((await get(`${base}/metrics`)).body);
+  });
+
   it('after v0, v1, resumed and in-memory clients have all gone', async () => {
     const { server, wsUrl } = await startServer([new Chat()], { recovery_window: 300 });
     await server.metrics();

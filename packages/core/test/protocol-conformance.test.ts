@@ -278,7 +278,7 @@ describe('§ Connecting', () => {
     expect((await next(ok, 'app.hello')).event).toBe('app.hello');
   });
 
-  it('refuses with the status of handshake middleware, and 500 when it throws; body is plain text', async () => {
+  it('refuses with the status of handshake middleware, and 500 when it throws; body is the JSON error body', async () => {
     const { url } = await setup({}, (server) =>
       server.addHandshakeMiddleware((ctx) => {
         if (ctx.query.get('key') === 'throw') throw new Error('middleware broke');
@@ -288,8 +288,15 @@ describe('§ Connecting', () => {
     );
     const refused = await expectRefusedUpgrade(`${url}/?key=bad`);
     expect(refused.status).toBe(401);
-    expect(String(refused.headers['content-type'])).toMatch(/^text\/plain/);
-    expect((await expectRefusedUpgrade(`${url}/?key=throw`)).status).toBe(500);
+    expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(refused.body)).toEqual({
+      error: 'Unauthorized',
+      code: 'PKG_ERR_WS_HANDSHAKE_REFUSED',
+      message: 'Invalid key',
+    });
+    const thrown = await expectRefusedUpgrade(`${url}/?key=throw`);
+    expect(thrown.status).toBe(500);
+    expect(JSON.parse(thrown.body)).toEqual({ error: 'Internal Server Error' });
     await connectV0(`${url}/?key=k`);
   });
 

@@ -282,3 +282,36 @@ describe('answerPreflight', () => {
     expect(response.hasHeader('Access-Control-Max-Age')).toBe(false);
   });
 });
+
+describe('CorsConfig origins in one spelling', () => {
+  it('allows what browsers send for an entry with a default port or upper case', () => {
+    const config = new CorsConfig({
+      allowed_origins: [
+        'https://app.example.com:443',
+        'HTTP://Local.Example:80',
+        'https://*.example.org:443',
+      ],
+    });
+    expect(config.getAllowedOrigins()).toEqual([
+      'https://app.example.com',
+      'http://local.example',
+      'https://*.example.org',
+    ]);
+    for (const origin of [
+      'https://app.example.com',
+      'https://app.example.com:443',
+      'http://local.example',
+      'https://a.example.org',
+    ]) {
+      expect([origin, config.isOriginAllowed(origin)]).toEqual([origin, true]);
+    }
+    for (const origin of [
+      'https://app.example.com:8443',
+      'http://app.example.com',
+      'https://example.org',
+      'null',
+    ]) {
+      expect([origin, config.isOriginAllowed(origin)]).toEqual([origin, false]);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { createHttpError } from './errors';
+import { normalizeOriginEntry, serializeOrigin } from './origin';
 import type { Request } from './request';
 import { Response } from './response';
 
@@ -78,8 +79,9 @@ export class CorsConfig {
       }
     }
     const origins = config.allowed_origins ?? [...DEFAULTS.allowed_origins];
-    this.#origins = stringList('allowed_origins', origins, isOriginPattern).map((o) =>
-      o.toLowerCase(),
+    // One spelling for every entry (lower case, no default port), the one browsers send.
+    this.#origins = stringList('allowed_origins', origins, isOriginPattern).map(
+      (o) => normalizeOriginEntry(o) ?? o.toLowerCase(),
     );
     this.#methods = stringList(
       'allowed_methods',
@@ -148,14 +150,22 @@ export class CorsConfig {
   }
 
   /**
-   * True when `origin` may read responses: `*` allows all, otherwise an exact match
-   * (case-insensitive) or a `scheme://*.domain` pattern, which matches subdomains of
-   * `domain` (not `domain` itself) on the same scheme and port.
+   * True when `origin` may read responses: `*` allows all, otherwise an exact match or a
+   * `scheme://*.domain` pattern, which matches subdomains of `domain` (not `domain` itself)
+   * on the same scheme and port. Entries and `origin` are compared in one spelling (lower
+   * case, no default port), so `https://app.example.com:443` in the list allows the
+   * `https://app.example.com` a browser sends. The answer still echoes `origin` as sent.
    */
   isOriginAllowed(origin: string): boolean {
     if (typeof origin !== 'string' || origin === '') return false;
     if (this.#allowAll) return true;
     const wanted = origin.toLowerCase();
+    if (this.#matches(wanted)) return true;
+    const serialized = serializeOrigin(origin);
+    return serialized !== undefined && serialized !== wanted && this.#matches(serialized);
+  }
+
+  #matches(wanted: string): boolean {
     for (const allowed of this.#origins) {
       if (allowed === wanted) return true;
       const star = allowed.indexOf('://*.');

@@ -1,8 +1,9 @@
 /**
  * Error codes of @pkg/http. Thrown errors carry one of these as `err.code`. Answers that
  * `HttpHandler` produces on its own (400, 404, 413, 429, 500) use the status listed here and
- * put the code in the JSON body's `code` member (except 404 and 500, whose bodies are exactly
- * `{"error":"Not Found"}` and `{"error":"Internal Server Error"}`).
+ * the body of `httpErrorBody` (error-body.ts), with the code in its `code` member (except 404
+ * and 500, whose bodies are exactly `{"error":"Not Found"}` and
+ * `{"error":"Internal Server Error"}`).
  */
 export interface HttpErrorInfo {
   /** A short generic description of the problem, for docs. */

@@ -12,7 +12,7 @@ import {
 import type { PrototypeKeysPolicy } from './body';
 import { describe } from './describe';
 import { hasResponseHooks, requestFromNode, type Request } from './request';
-import { Response, statusText } from './response';
+import { Response } from './response';
 import type { TrustPredicate } from './trust-proxy';
 import { encode, writeHeadAndBody } from './write-response';
 
@@ -267,7 +267,7 @@ export class HttpHandler {
   #respond(request: Request): Response | Promise<Response> {
     if (isPreflightRequest(request)) return this.handlePreflightRequest(request);
     const dispatch = this.#dispatch;
-    if (dispatch === undefined) return this.#finish(request, Response.notFound());
+    if (dispatch === undefined) return this.#finish(request, Response.error(404));
     let result: unknown;
     try {
       result = dispatch(request);
@@ -366,21 +366,15 @@ export class HttpHandler {
   }
 
   #clientError(err: HttpError): Response {
-    if (err.status === 404) return Response.notFound();
+    if (err.status === 404) return Response.error(404);
     if (err.status >= 500) return this.#serverError(err);
-    return Response.json(
-      { error: statusText(err.status), code: err.code, message: err.message },
-      err.status,
-    );
+    return Response.error(err.status, { code: err.code, message: err.message });
   }
 
   #serverError(err: unknown): Response {
-    if (!this.#debug) return Response.serverError();
+    if (!this.#debug) return Response.error(500);
     const error = err instanceof Error ? err : new Error(String(err));
-    return Response.json(
-      { error: 'Internal Server Error', message: error.message, stack: error.stack },
-      500,
-    );
+    return Response.error(500, { message: error.message, details: { stack: error.stack } });
   }
 
   /**

@@ -13,10 +13,13 @@ describe('@pkg/http entry', () => {
       'Response',
       'addressGroup',
       'compileTrustProxy',
+      'httpErrorBody',
       'httpErrorCodes',
       'httpHandlerDefaults',
+      'normalizeOriginEntry',
       'resolveClientAddress',
       'resolveForwarded',
+      'serializeOrigin',
     ]);
   });
 });

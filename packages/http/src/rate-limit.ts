@@ -216,9 +216,9 @@ export class RateLimiter {
   /** The 429 answer: JSON `{"error":"Too Many Requests", ...}`, `Retry-After` and the rate-limit headers. */
   static tooManyRequests(result: RateLimitResult): Response {
     const retryAfter = Math.max(1, result.retryAfter);
-    const response = Response.json(
-      { error: 'Too Many Requests', code: 'PKG_ERR_HTTP_RATE_LIMITED', retryAfter },
+    const response = Response.error(
       429,
+      { code: 'PKG_ERR_HTTP_RATE_LIMITED', details: { retryAfter } },
       { 'Retry-After': String(retryAfter) },
     );
     return RateLimiter.applyHeaders(response, result);

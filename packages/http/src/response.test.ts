@@ -237,3 +237,21 @@ describe('Response status text and toString', () => {
     expect(new Response().toString()).toBe('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
   });
 });
+
+describe('Response.error', () => {
+  it('answers the one error body: the reason phrase, then code, message and details', () => {
+    const response = Response.error(
+      429,
+      { code: 'PKG_ERR_HTTP_RATE_LIMITED', message: 'Slow down.', details: { retryAfter: 3, error: 'x' } }, // prettier-ignore
+      { 'Retry-After': '3' },
+    );
+    expect(response.getStatusCode()).toBe(429);
+    expect(response.getHeader('Retry-After')).toBe('3');
+    expect(response.getContentType()).toBe('application/json; charset=utf-8');
+    expect(JSON.stringify(response.getBody())).toBe(
+      '{"error":"Too Many Requests","code":"PKG_ERR_HTTP_RATE_LIMITED","message":"Slow down.","retryAfter":3}',
+    );
+    expect(Response.error(404).getBody()).toEqual({ error: 'Not Found' });
+    expect(Response.error(599).getBody()).toEqual({ error: 'Error' });
+  });
+});

@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
+import { httpErrorBody, type HttpErrorFields } from './error-body';
 import { createHttpError } from './errors';
 import { LowerCaseNames } from './lower-case-names';
 
@@ -162,6 +163,18 @@ export class Response {
     });
     response.#jsonEncode = true;
     return headers === NO_HEADERS ? response : response.setHeaders(headers);
+  }
+
+  /**
+   * An error answer in the one shape of error bodies: `{"error": <reason phrase>, "code",
+   * "message", ...details}`, the last three when given (see `httpErrorBody`).
+   */
+  static error(
+    status: number,
+    fields: HttpErrorFields = {},
+    headers: Record<string, string> = NO_HEADERS,
+  ): Response {
+    return Response.json(httpErrorBody(status, fields), status, headers);
   }
 
   /** An HTML response (`text/html; charset=utf-8`). */

@@ -103,7 +103,7 @@ export async function performHandshake(
     return await handshake(p, req, socket, head, clientId, onSocketError);
   } catch (err) {
     p.log.exception(err, { phase: 'websocket handshake' });
-    writeHandshakeError(socket, 500, 'Internal Server Error');
+    writeHandshakeError(socket, { status: 500 });
     return false;
   }
 }
@@ -126,7 +126,7 @@ async function handshake(
       path: splitRequestTarget(req.url ?? '/').path,
       remoteAddress: req.socket?.remoteAddress,
     });
-    writeHandshakeError(socket, failure.status, failure.message, failure.headers, log);
+    writeHandshakeError(socket, failure, log);
     return false;
   };
 
@@ -159,7 +159,7 @@ async function handshake(
       code: 'PKG_ERR_WS_DUPLICATE_CLIENT_ID',
       clientId: id,
     });
-    writeHandshakeError(socket, 500, 'Internal Server Error');
+    writeHandshakeError(socket, { status: 500 });
     return false;
   }
 

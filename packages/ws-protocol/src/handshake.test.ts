@@ -10,6 +10,7 @@ import {
   refusalStatus,
   splitRequestTarget,
   validateUpgradeRequest,
+  handshakeErrorBody,
   writeHandshakeError,
 } from './handshake';
 
@@ -110,28 +111,50 @@ describe('writeHandshakeError', () => {
     );
   }
 
-  it('writes a short text/plain answer, then closes', async () => {
+  it('writes a short JSON error body, then closes', async () => {
     const socket = new PassThrough();
     const text = capture(socket);
-    writeHandshakeError(socket, 403, 'Origin not allowed.');
+    writeHandshakeError(socket, {
+      status: 403,
+      code: 'PKG_ERR_WS_ORIGIN_NOT_ALLOWED',
+      message: 'Origin not allowed.',
+    });
+    const body = '{"error":"Forbidden","code":"PKG_ERR_WS_ORIGIN_NOT_ALLOWED","message":"Origin not allowed."}'; // prettier-ignore
     expect(await text).toBe(
-      'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n' +
-        'Content-Length: 19\r\n\r\nOrigin not allowed.',
+      'HTTP/1.1 403 Forbidden\r\nConnection: close\r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
     );
+  });
+
+  it('leaves out a message that repeats the reason phrase, and says nothing more on a 500', () => {
+    expect(handshakeErrorBody(403, 'PKG_ERR_WS_HANDSHAKE_REFUSED', 'Forbidden')).toBe(
+      '{"error":"Forbidden","code":"PKG_ERR_WS_HANDSHAKE_REFUSED"}',
+    );
+    expect(handshakeErrorBody(500, 'PKG_ERR_WS_HANDSHAKE_HOOK_FAILED', 'db down')).toBe(
+      '{"error":"Internal Server Error"}',
+    );
+    expect(handshakeErrorBody(401)).toBe('{"error":"Unauthorized"}');
   });
 
   it('adds extra headers, dropping unsafe names and values Node would refuse', async () => {
     const socket = new PassThrough();
     const text = capture(socket);
-    writeHandshakeError(socket, 401, 'é', {
-      'WWW-Authenticate': 'Bearer\r\nX-Injected: 1',
-      'Bad Name': 'x',
-      'Content-Length': '999',
-      'X-Reason': 'ok\u010d\u010aSet-Cookie: a=1',
-      'X-Fine': 'caf\u00e9',
+    writeHandshakeError(socket, {
+      status: 401,
+      message: 'é',
+      headers: {
+        'WWW-Authenticate': 'Bearer\r\nX-Injected: 1',
+        'Bad Name': 'x',
+        'Content-Length': '999',
+        'X-Reason': 'ok\u010d\u010aSet-Cookie: a=1',
+        'X-Fine': 'caf\u00e9',
+      },
     });
     const out = await text;
-    expect(out).toContain('Content-Length: 2\r\n');
+    expect(out).toContain(
+      `Content-Length: ${Buffer.byteLength('{"error":"Unauthorized","message":"é"}')}\r\n`,
+    );
     expect(out).not.toContain('WWW-Authenticate');
     expect(out).not.toContain('X-Injected');
     expect(out).not.toContain('X-Reason');
@@ -145,14 +168,16 @@ describe('writeHandshakeError', () => {
   it('cuts a long message', async () => {
     const socket = new PassThrough();
     const text = capture(socket);
-    writeHandshakeError(socket, 400, 'x'.repeat(2000));
-    expect((await text).endsWith(`\r\n\r\n${'x'.repeat(512)}`)).toBe(true);
+    writeHandshakeError(socket, { status: 400, message: 'x'.repeat(2000) });
+    expect(
+      (await text).endsWith(`\r\n\r\n{"error":"Bad Request","message":"${'x'.repeat(512)}"}`),
+    ).toBe(true);
   });
 
   it('does nothing to a socket that is already destroyed', () => {
     const socket = new PassThrough();
     socket.destroy();
-    expect(() => writeHandshakeError(socket, 400, 'x')).not.toThrow();
+    expect(() => writeHandshakeError(socket, { status: 400, message: 'x' })).not.toThrow();
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * The HTTP side of the WebSocket handshake that comes before `ws`: the checks of the
- * upgrade request, the context and result types of handshake hooks, and the short HTTP
+ * upgrade request, the context and result types of handshake hooks, and the short JSON
  * answer that refuses a handshake.
  */
 import { Buffer } from 'node:buffer';
@@ -29,7 +29,10 @@ export interface HandshakeContext {
   readonly data: Record<string, unknown>;
 }
 
-/** A hook's refusal: the HTTP status (4xx/5xx) and a short text body. */
+/**
+ * A hook's refusal: the HTTP status (4xx/5xx) and a short text, the `message` of the JSON
+ * error body the handshake is answered with.
+ */
 export interface HandshakeRefusal {
   status: number;
   message: string;
@@ -142,7 +145,7 @@ export function validateUpgradeRequest(req: IncomingMessage): HandshakeFailure |
   return undefined;
 }
 
-/** Longest refusal body written; hooks' messages are cut to it. */
+/** Longest refusal message written; hooks' messages are cut to it. */
 const MAX_BODY = 512;
 
 /** Headers the refusal writes itself; a hook cannot replace them. */
@@ -196,15 +199,38 @@ export function refusalStatus(status: unknown): number {
     : 500;
 }
 
+/** What a refused handshake is answered with: its status, code, message and headers. */
+export interface HandshakeAnswer {
+  readonly status: number;
+  /** The machine code (`PKG_ERR_WS_ORIGIN_NOT_ALLOWED`...), when there is one. */
+  readonly code?: WsErrorCode;
+  /** What was wrong; left out when it only repeats the status's reason phrase. */
+  readonly message?: string;
+  readonly headers?: Record<string, string>;
+}
+
 /**
- * Answers a refused handshake with a short `text/plain` response and closes the socket.
- * Safe to call on a socket that is already gone.
+ * The JSON body of a refused handshake, in the shape of every HTTP error body of the
+ * project: `{"error": <reason phrase>, "code", "message"}`, the last two when there is one
+ * and when it says more than the reason phrase (the message cut to 512 characters). A 500
+ * says nothing more than its reason phrase: what failed is in the log, not the answer.
+ */
+export function handshakeErrorBody(status: number, code?: string, message?: string): string {
+  const error = STATUS_CODES[status] ?? 'Error';
+  const body: { error: string; code?: string; message?: string } = { error };
+  if (status === 500) return JSON.stringify(body);
+  if (code !== undefined) body.code = code;
+  if (message !== undefined && message !== error) body.message = message.slice(0, MAX_BODY);
+  return JSON.stringify(body);
+}
+
+/**
+ * Answers a refused handshake with the JSON error body of {@link handshakeErrorBody} and
+ * closes the socket. Safe to call on a socket that is already gone.
  */
 export function writeHandshakeError(
   socket: Duplex,
-  status: number,
-  message: string,
-  headers?: Record<string, string>,
+  answer: HandshakeAnswer,
   log?: LoggerInterface,
 ): void {
   if (socket.destroyed) return;
@@ -212,13 +238,14 @@ export function writeHandshakeError(
     socket.destroy();
     return;
   }
-  const body = Buffer.from(String(message).slice(0, MAX_BODY), 'utf8');
+  const { status } = answer;
+  const body = Buffer.from(handshakeErrorBody(status, answer.code, answer.message), 'utf8');
   const head =
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Connection: close\r\n' +
-    'Content-Type: text/plain; charset=utf-8\r\n' +
+    'Content-Type: application/json; charset=utf-8\r\n' +
     `Content-Length: ${body.length}\r\n` +
-    headerLines(headers, log) +
+    headerLines(answer.headers, log) +
     '\r\n';
   socket.once('finish', () => socket.destroy());
   socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));

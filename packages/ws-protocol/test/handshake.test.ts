@@ -55,7 +55,12 @@ describe('origin policy', () => {
     const answer = await refusedClient(ts.url, { origin: 'https://evil.example' });
 
     expect(answer.status).toBe(403);
-    expect(answer.body).toBe('Origin not allowed.');
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'Forbidden',
+      code: 'PKG_ERR_WS_ORIGIN_NOT_ALLOWED',
+      message: 'Origin not allowed.',
+    });
+    expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(answer.headers.connection).toBe('close');
     expect(await ts.handshakes[0]).toBe(false);
     expect(connected.items).toHaveLength(0);
@@ -70,7 +75,9 @@ describe('origin policy', () => {
     const ts = await startServer({ allowedOrigins: ['https://app.example.com'] });
     const text = await rawExchange(ts.port, upgradeRequest({ Origin: 'https://evil.example' }));
     expect(text.startsWith('HTTP/1.1 403 Forbidden\r\n')).toBe(true);
-    expect(text.endsWith('\r\n\r\nOrigin not allowed.')).toBe(true);
+    expect(text).toMatch(
+      /\r\n\r\n\{"error":"Forbidden","code":"PKG_ERR_WS_ORIGIN_NOT_ALLOWED",.*\}$/,
+    );
   });
 
   it('allows a request without Origin by default, and refuses it when configured', async () => {
@@ -81,7 +88,10 @@ describe('origin policy', () => {
     const strict = await startServer({ allowMissingOrigin: false });
     const answer = await refusedClient(strict.url);
     expect(answer.status).toBe(403);
-    expect(answer.body).toBe('Origin header required.');
+    expect(JSON.parse(answer.body)).toMatchObject({
+      code: 'PKG_ERR_WS_ORIGIN_NOT_ALLOWED',
+      message: 'Origin header required.',
+    });
     await openClient(strict.url, { origin: 'https://any.example' });
     expect(strict.handler.size).toBe(1);
   });
@@ -150,7 +160,7 @@ describe('handshake hooks', () => {
     const answer = await refusedClient(`${ts.url}/?key=wrong`);
     expect(answer).toMatchObject({
       status: 401,
-      body: 'Invalid key',
+      body: '{"error":"Unauthorized","code":"PKG_ERR_WS_HANDSHAKE_REFUSED","message":"Invalid key"}',
       headers: { 'www-authenticate': 'Key' },
     });
     expect(ran).toEqual(['auth']);
@@ -185,7 +195,8 @@ describe('handshake hooks', () => {
     });
 
     const answer = await refusedClient(ts.url);
-    expect(answer).toMatchObject({ status: 500, body: 'Internal Server Error' });
+    // A 500 says no more than its reason phrase; what failed is in the log.
+    expect(answer).toMatchObject({ status: 500, body: '{"error":"Internal Server Error"}' });
     expect(ts.logger.withCode('PKG_ERR_WS_HANDSHAKE_HOOK_FAILED')[0]?.message).toBe(
       'database down',
     );
@@ -202,7 +213,12 @@ describe('handshake hooks', () => {
     });
     ts.handler.addHandshakeHook(() => hanging);
     const answer = await refusedClient(ts.url);
-    expect(answer).toMatchObject({ status: 503, body: 'Handshake timed out.' });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'Service Unavailable',
+      code: 'PKG_ERR_WS_HANDSHAKE_TIMEOUT',
+      message: 'Handshake timed out.',
+    });
     release();
   });
 

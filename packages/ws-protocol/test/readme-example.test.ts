@@ -87,7 +87,10 @@ describe('README example', () => {
 
   it('refuses a wrong key, a key in the URL (?key=) with 401 and a foreign origin with 403', async () => {
     const base = `ws://127.0.0.1:${running.port}`;
-    const refused = { status: 401, body: 'Invalid key' };
+    const refused = {
+      status: 401,
+      body: '{"error":"Unauthorized","code":"PKG_ERR_WS_HANDSHAKE_REFUSED","message":"Invalid key"}',
+    };
     expect(await refusedClient(`${base}/`, { headers: auth('nope') })).toMatchObject(refused);
     // Credentials in the URL are not read: the example takes them from the header only.
     expect(await refusedClient(`${base}/?key=let-me-in`)).toMatchObject(refused);

@@ -51,7 +51,12 @@ describe('closeAll', () => {
     await ts.handler.closeAll();
     expect(await done).toEqual({ code: 1001, reason: 'Server shutting down' });
     const answer = await refusedClient(ts.url);
-    expect(answer).toMatchObject({ status: 503, body: 'The server is shutting down.' });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'Service Unavailable',
+      code: 'PKG_ERR_WS_SHUTTING_DOWN',
+      message: 'The server is shutting down.',
+    });
   });
 
   it('resolves at once without clients', async () => {

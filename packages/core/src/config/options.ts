@@ -39,7 +39,10 @@ export interface ServerConfigOptions {
    * Default `false`.
    */
   trust_proxy?: TrustProxySetting | TrustPredicate;
-  /** Path answered with the health document; `null` turns it off. Default `null`. */
+  /**
+   * Path answered with the health document (GET and HEAD, one trailing slash ignored, any
+   * query); `null` turns it off. Default `null`.
+   */
   health_check_path?: string | null;
   /** WebSocket origin allow-list; `null` uses `cors.allowed_origins`. Default `null`. */
   ws_allowed_origins?: string[] | null;

@@ -1,4 +1,9 @@
-import { compileTrustProxy, type TrustPredicate, type TrustProxySetting } from '@pkg/http';
+import {
+  compileTrustProxy,
+  normalizeOriginEntry,
+  type TrustPredicate,
+  type TrustProxySetting,
+} from '@pkg/http';
 import { createCoreError } from '../errors';
 import { CHECKS, KEYS, checkKey, compileTrust, copy, describe, isPlainObject } from './checks';
 import { SERVER_CONFIG_DEFAULTS } from './defaults';
@@ -150,9 +155,17 @@ export class ServerConfig {
   getHealthCheckPath(): string | null {
     return this.#values.health_check_path;
   }
-  /** The WebSocket origin list: `ws_allowed_origins` when set, else the CORS origins, else `['*']`. */
+  /**
+   * The WebSocket origin list: `ws_allowed_origins` when set, else the CORS origins, else
+   * `['*']`, each entry spelt as CORS compares it (lower case, no default port), so that one
+   * list allows the same origins on both. An entry that is no origin is left as written,
+   * for the WebSocket handler to refuse with its message.
+   */
   getWebSocketAllowedOrigins(): string[] {
-    return [...(this.#values.ws_allowed_origins ?? this.#values.cors.allowed_origins ?? ['*'])];
+    const list = this.#values.ws_allowed_origins ?? this.#values.cors.allowed_origins ?? ['*'];
+    return list.map((entry) =>
+      typeof entry === 'string' ? (normalizeOriginEntry(entry) ?? entry) : entry,
+    );
   }
   getAllowMissingOrigin(): boolean {
     return this.#values.allow_missing_origin;

@@ -80,7 +80,7 @@ export class HttpDispatcher {
         method,
         path,
       });
-      return Response.json({ error: 'Not Found' }, 404);
+      return Response.error(404);
     }
     const allow = allowHeader(allowed);
     if (method === 'OPTIONS') return new Response('', 204, { Allow: allow });
@@ -90,11 +90,7 @@ export class HttpDispatcher {
       path,
       allow,
     });
-    return Response.json(
-      { error: 'Method Not Allowed', code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED' },
-      405,
-      { Allow: allow },
-    );
+    return Response.error(405, { code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED' }, { Allow: allow });
   }
 
   #compile(route: RegisteredHttpRoute): void {

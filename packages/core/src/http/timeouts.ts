@@ -23,12 +23,10 @@ export function withHttpTimeout(ms: number, logger: LoggerInterface, next: Dispa
           timeout: ms,
         });
         resolve(
-          Response.json(
-            { error: 'Service Unavailable', code: 'PKG_ERR_CORE_HANDLER_TIMEOUT' },
+          Response.error(
             503,
-            {
-              'Retry-After': String(RETRY_AFTER_SECONDS),
-            },
+            { code: 'PKG_ERR_CORE_HANDLER_TIMEOUT' },
+            { 'Retry-After': String(RETRY_AFTER_SECONDS) },
           ),
         );
       }, ms);

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { resolveForwarded, type TrustPredicate } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
 import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
+import { healthCheckMatch, type HealthCheckMatch } from './health';
 import type { HostCheckResult } from './host-check';
 import { refuseRequest, refuseUpgrade } from './refusals';
 
@@ -12,6 +13,8 @@ export interface Refusal {
   readonly code: string;
   /** Worth retrying later: the answer carries `Retry-After`. */
   readonly retry: boolean;
+  /** What was wrong, when there is more to say than the status (a Host refusal). */
+  readonly message?: string;
 }
 
 /** What admission needs, handed over once. */
@@ -45,35 +48,38 @@ const DRAINING: Refusal = Object.freeze({
  */
 export class Admission {
   readonly #o: AdmissionOptions;
+  readonly #isHealthCheck: HealthCheckMatch | null;
   /** Set once close() stops accepting: new requests get 503. */
   refusing = false;
 
   constructor(options: AdmissionOptions) {
     this.#o = options;
+    this.#isHealthCheck = healthCheckMatch(options.healthCheckPath);
   }
 
-  /** The refusal a request or upgrade gets before any handler runs, or undefined. */
-  check(req: IncomingMessage): Refusal | undefined {
+  /**
+   * The refusal a request or upgrade gets before any handler runs, or undefined. A health
+   * check (the rule the health check itself answers by) is let through while draining and
+   * into the connection reserve; an upgrade never is one.
+   */
+  check(req: IncomingMessage, upgrade = false): Refusal | undefined {
     // The health check answers on: its 503 "draining" is what load balancers look for.
-    const health = this.#isHealthCheck(req);
+    const health =
+      !upgrade && this.#isHealthCheck !== null && this.#isHealthCheck(req.method ?? '', req.url ?? '/'); // prettier-ignore
     if (this.refusing && !health) return DRAINING;
     const host = this.#checkHost(req);
     if (host !== undefined && !host.ok) {
-      return { status: host.status, code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED', retry: false };
+      return {
+        status: host.status,
+        code: 'PKG_ERR_CORE_HOST_NOT_ALLOWED',
+        retry: false,
+        message: host.message,
+      };
     }
     if (!health && this.#o.gate?.inReserve(req.socket)) {
       return { status: 503, code: 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', retry: true };
     }
     return undefined;
-  }
-
-  /** A GET of the health check path (any query): compared without splitting the target. */
-  #isHealthCheck(req: IncomingMessage): boolean {
-    const path = this.#o.healthCheckPath;
-    if (path === null || req.method !== 'GET') return false;
-    const url = req.url ?? '/';
-    if (!url.startsWith(path)) return false;
-    return url.length === path.length || url.charCodeAt(path.length) === 0x3f; // '?'
   }
 
   /**
@@ -108,6 +114,7 @@ export class Admission {
       refusal.status,
       refusal.code,
       refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+      refusal.message,
     );
     return true;
   }
@@ -117,7 +124,7 @@ export class Admission {
    * {@link check}, then the per-address slot, which is given back when `socket` closes.
    */
   admitUpgrade(req: IncomingMessage, socket: Duplex, clientId: string, draining: boolean): boolean {
-    const refusal = draining ? DRAINING : this.check(req);
+    const refusal = draining ? DRAINING : this.check(req, true);
     if (refusal !== undefined) {
       this.#o.onRefusal?.(refusal.code);
       this.#o.logger.debug('WebSocket upgrade refused', {
@@ -130,6 +137,7 @@ export class Admission {
         refusal.status,
         refusal.code,
         refusal.retry ? RETRY_AFTER_SECONDS : undefined,
+        refusal.message,
       );
       return false;
     }

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { addressGroup } from '@pkg/http';
+import { refusalMessage } from './refusals';
 
 /** Seconds a refused client is told to wait (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 5;
@@ -20,10 +21,7 @@ export interface ConnectionGateOptions {
 export type GateVerdict = 'served' | 'reserve' | 'over';
 
 /** The raw answer written to a connection refused before it sent anything. */
-const REFUSED_BODY = '{"error":"Service Unavailable","code":"PKG_ERR_CORE_TOO_MANY_CONNECTIONS"}';
-const REFUSED =
-  'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n' +
-  `Retry-After: ${RETRY_AFTER_SECONDS}\r\nContent-Length: ${REFUSED_BODY.length}\r\n\r\n${REFUSED_BODY}`;
+const REFUSED = refusalMessage(503, 'PKG_ERR_CORE_TOO_MANY_CONNECTIONS', RETRY_AFTER_SECONDS);
 
 /**
  * Connection limits that answer instead of resetting. Up to `maxConnections` TCP

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildHealthDocument, formatUptime } from './health';
+import { buildHealthDocument, formatUptime, healthCheckMatch } from './health';
 
 describe('formatUptime', () => {
   it('writes hours, minutes and seconds', () => {
@@ -26,5 +26,20 @@ describe('buildHealthDocument', () => {
 
   it('reports draining', () => {
     expect(buildHealthDocument('draining', 0, 0, 1000).status).toBe('draining');
+  });
+});
+
+describe('healthCheckMatch', () => {
+  it('takes GET and HEAD of the path, one trailing slash either side, any query', () => {
+    const match = healthCheckMatch('/health')!;
+    for (const target of ['/health', '/health/', '/health?x=1', '/health/?', 'http://h/health']) {
+      expect([target, match('GET', target), match('HEAD', target)]).toEqual([target, true, true]);
+    }
+    for (const target of ['/healthz', '/health//', '/health/x', '/Health', '/%68ealth', '/']) {
+      expect([target, match('GET', target)]).toEqual([target, false]);
+    }
+    expect(match('POST', '/health')).toBe(false);
+    expect(healthCheckMatch('/health/')!('GET', '/health')).toBe(true);
+    expect(healthCheckMatch(null)).toBeNull();
   });
 });

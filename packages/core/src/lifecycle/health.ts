@@ -55,25 +55,57 @@ function trimTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
+/** The authority of an absolute-form request-target (`http://host`), which the path follows. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/** The path of a request-target as sent (origin or absolute form), without query or fragment. */
+function targetPath(target: string): string {
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    const authority = ABSOLUTE_FORM.exec(rest);
+    if (authority === null) return rest;
+    rest = rest.slice(authority[0].length);
+  }
+  const end = rest.search(/[?#]/);
+  const path = end === -1 ? rest : rest.slice(0, end);
+  return path === '' ? '/' : path;
+}
+
+/** Whether a request (its method and request-target as sent) is a health check. */
+export type HealthCheckMatch = (method: string, target: string) => boolean;
+
 /**
- * The health check as a step before routing: a GET or HEAD request for `path` (one trailing
- * slash ignored) is answered with the document (200 while healthy, 503 while draining,
- * `Cache-Control: no-store`); every other request goes to `next`. With `path` null the step
- * is left out and `next` itself is returned.
+ * The one rule of what a health check is, shared by admission (which lets it through while
+ * draining and into the connection reserve) and the health check step (which answers it), so
+ * the two never disagree: a GET or HEAD whose path is `path`, one trailing slash ignored on
+ * either side, with any query. The path is compared as sent (percent-escapes not decoded),
+ * as routes are. Null when there is no health check.
+ */
+export function healthCheckMatch(path: string | null): HealthCheckMatch | null {
+  if (path === null) return null;
+  const healthPath = trimTrailingSlash(path);
+  return (method, target) => {
+    if (trimTrailingSlash(targetPath(target)) !== healthPath) return false;
+    const upper = method.toUpperCase();
+    return upper === 'GET' || upper === 'HEAD';
+  };
+}
+
+/**
+ * The health check as a step before routing: a request {@link healthCheckMatch} accepts is
+ * answered with the document (200 while healthy, 503 while draining, `Cache-Control:
+ * no-store`); every other request goes to `next`. With `path` null the step is left out and
+ * `next` itself is returned.
  */
 export function withHealthCheck(
   path: string | null,
   document: () => HealthDocument,
   next: (request: Request) => Response | Promise<Response>,
 ): (request: Request) => Response | Promise<Response> {
-  if (path === null) return next;
-  const healthPath = trimTrailingSlash(path);
+  const isHealthCheck = healthCheckMatch(path);
+  if (isHealthCheck === null) return next;
   return (request) => {
-    const method = request.getMethod();
-    if (
-      (method === 'GET' || method === 'HEAD' || method === 'get' || method === 'head') &&
-      trimTrailingSlash(request.getPath()) === healthPath
-    ) {
+    if (isHealthCheck(request.getMethod(), request.getRequestTarget())) {
       const doc = document();
       return Response.json(doc, doc.status === 'healthy' ? 200 : 503, {
         'Cache-Control': 'no-store',

@@ -1,26 +1,42 @@
 import { Buffer } from 'node:buffer';
-import type { ServerResponse } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { httpErrorBody } from '@pkg/http';
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  403: 'Forbidden',
-  503: 'Service Unavailable',
-};
+/**
+ * The raw HTTP answer of a refusal before any request was read (a connection over every
+ * cap): the status line, `Connection: close`, the JSON error body of `@pkg/http`, and
+ * `Retry-After` when the client may come back.
+ */
+export function refusalMessage(
+  status: number,
+  code: string,
+  retryAfter?: number,
+  message?: string,
+): string {
+  const body = JSON.stringify(httpErrorBody(status, { code, message }));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    (retryAfter === undefined ? '' : `Retry-After: ${retryAfter}\r\n`) +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
 
 /**
  * Answers an HTTP request the server refuses on its own (Host not allowed, over a connection
- * cap, shutting down) with a small JSON body, before any route or middleware runs.
+ * cap, shutting down) with the JSON error body, before any route or middleware runs.
  */
 export function refuseRequest(
   res: ServerResponse,
   status: number,
   code: string,
   retryAfter?: number,
+  message?: string,
 ): void {
-  const body = JSON.stringify({ error: REASONS[status] ?? 'Error', code });
+  const body = JSON.stringify(httpErrorBody(status, { code, message }));
   const headers: Record<string, string | number> = {
-    'Content-Type': 'application/json',
+    'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
   };
   if (retryAfter !== undefined) {
@@ -31,19 +47,14 @@ export function refuseRequest(
   res.end(body);
 }
 
-/** Refuses an upgrade request with a plain HTTP answer and closes the connection. */
+/** Refuses an upgrade request with {@link refusalMessage} and closes the connection. */
 export function refuseUpgrade(
   socket: Duplex,
   status: number,
   code: string,
   retryAfter?: number,
+  message?: string,
 ): void {
-  const body = JSON.stringify({ error: REASONS[status] ?? 'Error', code });
   socket.on('error', () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nConnection: close\r\n` +
-      'Content-Type: application/json\r\n' +
-      (retryAfter === undefined ? '' : `Retry-After: ${retryAfter}\r\n`) +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  socket.end(refusalMessage(status, code, retryAfter, message));
 }

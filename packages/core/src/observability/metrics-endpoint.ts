@@ -51,18 +51,18 @@ export function withMetricsEndpoint(
     if (request.getPath() !== options.path) return next(request);
     const method = request.getMethod().toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') {
-      return Response.json({ error: 'Method Not Allowed' }, 405, { Allow: 'GET, HEAD' });
+      return Response.error(
+        405,
+        { code: 'PKG_ERR_CORE_METHOD_NOT_ALLOWED' },
+        { Allow: 'GET, HEAD' },
+      );
     }
     if (!metricsAllowed(request, options)) {
-      return Response.json(
-        {
-          error: 'Forbidden',
-          code: 'PKG_ERR_CORE_METRICS_FORBIDDEN',
-          message:
-            'The metrics are readable from the addresses of metrics_allow, or with Authorization: Bearer <metrics_token>.',
-        },
-        403,
-      );
+      return Response.error(403, {
+        code: 'PKG_ERR_CORE_METRICS_FORBIDDEN',
+        message:
+          'The metrics are readable from the addresses of metrics_allow, or with Authorization: Bearer <metrics_token>.',
+      });
     }
     return options
       .read()

@@ -3,7 +3,8 @@
  * are turned on), defines every metric of docs/observability.md on a registry of the
  * server's own, and reads the server's tables when it is scraped. Gauges of things the
  * server keeps (connections by state, rooms, sessions) are read from those tables at scrape
- * time rather than counted up and down, so they cannot drift from what is there.
+ * time rather than counted up and down, so they cannot drift from what is there. A gauge
+ * with a known set of label values exports every one of them, at 0 when nothing is there.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { createCoreError } from '../errors';
 import {
   AUTH_CLOSES,
   BoundedLabel,
+  CONNECTION_LABELS,
   SLOW_CONSUMER_CLOSE,
   closeCodeLabel,
   inboundEventLabel,
@@ -162,6 +164,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
     registers,
     collect() {
       this.reset();
+      for (const labels of CONNECTION_LABELS) this.set(labels, 0);
       for (const [state, protocol, count] of sources.connections()) {
         this.set({ state, protocol }, count);
       }

@@ -99,6 +99,28 @@ export function methodLabel(method: string): string {
   return HTTP_METHODS.has(method) ? method : OTHER;
 }
 
+/**
+ * The label pairs of `ws_connections`: each state a counted connection can be in (`closed`
+ * is never counted) with the protocol versions it can have there (`awaiting_hello` and
+ * `away` exist only under version 1, `handshaken` is counted before `$hello`). The gauge
+ * exports every pair, 0 when no connection is in it, so that a query over it reads 0 rather
+ * than no data when nobody is connected.
+ */
+export const CONNECTION_LABELS: ReadonlyArray<{
+  readonly state: string;
+  readonly protocol: string;
+}> = [
+  { state: 'handshaken', protocol: '0' },
+  { state: 'awaiting_hello', protocol: '1' },
+  { state: 'authenticating', protocol: '0' },
+  { state: 'authenticating', protocol: '1' },
+  { state: 'open', protocol: '0' },
+  { state: 'open', protocol: '1' },
+  { state: 'closing', protocol: '0' },
+  { state: 'closing', protocol: '1' },
+  { state: 'away', protocol: '1' },
+];
+
 /** The close code of a slow consumer drop (`max_buffered_amount`); nothing else sends it. */
 export const SLOW_CONSUMER_CLOSE = CloseCode.TRY_AGAIN_LATER;
 

@@ -85,7 +85,7 @@ export function validationMessage(issues: readonly ValidationIssue[], where: str
 
 /** The 400 answer of an HTTP request whose input failed its schemas. */
 export function validationFailedResponse(issues: ValidationIssue[]): Response {
-  return Response.json({ error: 'Bad Request', code: 'validation_failed', issues }, 400);
+  return Response.error(400, { code: 'validation_failed', details: { issues } });
 }
 
 /** The parts of a request the HTTP schemas check, in this order. */
