@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Writes docs/errors.md from the error-code tables that each package exports
-// (`<area>ErrorCodes`, built files). With --check it only compares and fails when the page
-// is out of date, so CI catches a code added without its documentation.
+// (`<area>ErrorCodes`, built files), and the wire tables of docs/protocol.md (error and
+// close codes, see protocol-tables.mjs) from @pkg/wire's. With --check it only compares and
+// fails when a page is out of date, so CI catches a code added without its documentation.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { protocolTables } from './protocol-tables.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const areas = [
@@ -75,14 +77,23 @@ for (const [name, dir, exportName] of areas) {
 }
 const text = lines.join('\n');
 const target = path.join(root, 'docs', 'errors.md');
-if (process.argv.includes('--check')) {
+const check = process.argv.includes('--check');
+let failed = false;
+if (check) {
   const current = existsSync(target) ? readFileSync(target, 'utf8') : '';
   if (current !== text) {
     console.error('docs/errors.md is out of date: run `node tools/scripts/errors-doc.mjs`.');
-    process.exit(1);
-  }
-  console.log('docs/errors.md: up to date');
+    failed = true;
+  } else console.log('docs/errors.md: up to date');
 } else {
   writeFileSync(target, text);
   console.log(`wrote ${path.relative(root, target)}`);
 }
+const protocol = await protocolTables(root, check);
+if (protocol === null) console.log("docs/protocol.md: @pkg/wire's tables up to date");
+else if (protocol === undefined) console.log("wrote @pkg/wire's tables into docs/protocol.md");
+else {
+  console.error(protocol);
+  failed = true;
+}
+if (failed) process.exit(1);

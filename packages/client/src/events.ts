@@ -7,7 +7,12 @@
  * The parameter is the event's `data`; the return type is the answer (`emitWithAck` on the
  * client side, a handler's return value for a request from the server).
  */
-import type { RecoveryFailureReason, RoomPosition, StreamPosition } from '@pkg/wire';
+import type {
+  HistoryIncompleteReason,
+  RecoveryFailureReason,
+  RoomPosition,
+  StreamPosition,
+} from '@pkg/wire';
 import type { ClientError } from './errors';
 
 /** Any interface whose members are `(data) => answer` functions. */
@@ -83,7 +88,9 @@ export interface ServerErrorData {
  * (with `join_room.since` or `$hello.positions`), after the missed messages were handed to
  * the listeners: `recovered` true when nothing was missed, false with a `reason` when some
  * messages are gone (`epoch_changed`, `too_far_behind`, `not_kept`, `invalid_position`):
- * reload that room's state then, for example with `client.history()`.
+ * reload that room's state then, for example with `client.history()`. `already_joined`: the
+ * client was in the room already, so nothing was replayed (it received the room's messages
+ * live).
  */
 export interface RecoveredInfo {
   room: string;
@@ -122,14 +129,17 @@ export type HistoryEntry<Listen> = {
 
 /**
  * What `history()` resolves with: the kept messages, oldest first; the room's current
- * position (offset 0 for a room that kept nothing yet; absent when the store could not be read); `complete` false when older kept messages
- * exist than those returned, or `since` could not be served (then `reason` says why).
+ * position (offset 0 for a room that kept nothing yet; absent when the store could not be
+ * read); `complete` false when the answer is not everything asked for: `reason`
+ * `truncated` when it stopped at `limit` or the server's bounds (nothing is lost: ask again,
+ * with `since` set to the last message's `pos` to page forward), another reason when `since`
+ * could not be served.
  */
 export interface HistoryResult<Listen> {
   messages: Array<HistoryEntry<Listen>>;
   position?: StreamPosition;
   complete: boolean;
-  reason?: RecoveryFailureReason;
+  reason?: HistoryIncompleteReason;
 }
 
 /**

@@ -34,7 +34,13 @@ export {
   PROTOCOL_VERSION,
   isValidRequestId as isValidId,
 } from '@pkg/wire';
-export type { RecoveryFailureReason, RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
+export type {
+  HistoryIncompleteReason,
+  RecoveryFailureReason,
+  RequestId,
+  RoomPosition,
+  StreamPosition,
+} from '@pkg/wire';
 export { backoffDelay } from './backoff';
 export { Presence } from './presence';
 export type {

@@ -6,7 +6,13 @@
  * server that closes every connection at once sees growing delays, never a tight loop.
  * What travels on an open connection is the protocol socket's (socket.ts).
  */
-import { CloseCode, SUBPROTOCOL, reconnectsAfter, restartDelay } from '@pkg/wire';
+import {
+  CloseCode,
+  SUBPROTOCOL,
+  reconnectsAfter,
+  reconnectsAfterRefusal,
+  restartDelay,
+} from '@pkg/wire';
 import { backoffDelay } from './backoff';
 import { ClientError } from './errors';
 import type { LifecycleEventName, LifecycleEvents, StopCause } from './events';
@@ -213,7 +219,12 @@ export class Manager {
       );
       return;
     }
-    this.#scheduleRetry(restartDelay(code, reason));
+    // A refused upgrade's Retry-After (503 while draining or at a cap) is a hint like 1012's.
+    const retryAfter =
+      refusal === undefined
+        ? undefined
+        : reconnectsAfterRefusal(refusal.status, refusal.retryAfter).delayMs;
+    this.#scheduleRetry(restartDelay(code, reason) ?? retryAfter);
   }
 
   /** Stops reconnecting because of what the server said; reports why. */
@@ -239,8 +250,9 @@ export class Manager {
 
   /**
    * Waits, then opens the next attempt: the backoff's delay, or after a 1012 (service
-   * restart) the server's hint plus a jitter of up to `reconnectionDelay`, so that the
-   * clients of a restarted instance arrive spread over its window.
+   * restart) or an upgrade refused with `Retry-After` the server's hint plus a jitter of up
+   * to `reconnectionDelay`, so that the clients of a restarted instance arrive spread over
+   * its window.
    */
   #scheduleRetry(hint?: number): void {
     this.#status = 'waiting';

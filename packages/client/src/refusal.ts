@@ -3,7 +3,7 @@
  * 4401/4403, or 401/403 to the upgrade), a server that sent the client away (1000, 1008,
  * 4409), or a failed attempt that the backoff retries.
  */
-import { CloseCode } from '@pkg/wire';
+import { CloseCode, reconnectsAfterRefusal } from '@pkg/wire';
 import { ClientError } from './errors';
 import type { ServerErrorData } from './events';
 import type { UpgradeRefusal } from './transport';
@@ -35,7 +35,8 @@ export function credentialRefusal(
 ): ClientError | undefined {
   const status =
     code === CloseCode.UNAUTHORIZED || code === CloseCode.FORBIDDEN ? code - 4000 : upgrade?.status;
-  if (status !== 401 && status !== 403) return undefined;
+  // @pkg/wire's rule for a refused upgrade: 401 and 403 mean "do not come back".
+  if (status === undefined || reconnectsAfterRefusal(status).reconnect) return undefined;
   const text = reason || remote?.message || (upgrade ? refusalText(upgrade.body) : '');
   return new ClientError(
     status === 401 ? 'PKG_ERR_CLIENT_UNAUTHORIZED' : 'PKG_ERR_CLIENT_FORBIDDEN',

@@ -64,6 +64,8 @@ export async function resolveWebSocket(
 export interface UpgradeRefusal {
   status: number;
   body: string;
+  /** The answer's `Retry-After` header, when it had one. */
+  retryAfter?: string;
 }
 
 export interface SocketCallbacks {
@@ -158,13 +160,20 @@ export class Connection {
       _req: unknown,
       res: {
         statusCode?: number;
+        headers?: Record<string, string | string[] | undefined>;
         setEncoding(e: string): void;
         on(e: string, f: (chunk?: string) => void): void;
       },
     ): void => {
       let body = '';
       const done = (): void => {
-        this.#refusal = { status: res.statusCode ?? 0, body: body.trim().slice(0, 1024) };
+        const header = res.headers?.['retry-after'];
+        const retryAfter = Array.isArray(header) ? header[0] : header;
+        this.#refusal = {
+          status: res.statusCode ?? 0,
+          body: body.trim().slice(0, 1024),
+          ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+        };
         socket.terminate?.();
       };
       res.setEncoding('utf8');

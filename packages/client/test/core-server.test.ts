@@ -210,6 +210,28 @@ describe('the client with the real server', () => {
     expect(handshakes).toBe(1);
   });
 
+  it('waits the Retry-After of a refused upgrade (503 at a connection cap) before it reconnects', async () => {
+    const { url } = await startCoreServer(controllers, undefined, { max_connections_per_ip: 1 });
+    const first = makeClient(url, { protocol: 'basic' });
+    await first.connect();
+    // reconnectionDelay 10 (makeClient): the backoff would wait at most 10 ms.
+    const client = makeClient(url, { random: () => 0.5 });
+    const errors = new Recorder<ClientError>();
+    const stops = new Recorder<unknown>();
+    client.on('connect_error', errors.push);
+    client.on('reconnect_stopped', stops.push);
+    const retry = next<{ attempt: number; delay: number }>(client, 'reconnecting');
+    void client.connect().catch(() => undefined);
+    // Retry-After: 5 from the server, plus a jitter of half of reconnectionDelay.
+    expect(await retry).toEqual({ attempt: 1, delay: 5005 });
+    expect(errors.items[0]).toMatchObject({
+      code: 'PKG_ERR_CLIENT_HANDSHAKE_REFUSED',
+      status: 503,
+    });
+    expect(stops.items).toEqual([]);
+    client.disconnect();
+  });
+
   it('gives up with reconnect_failed after reconnectionAttempts', async () => {
     const srv = await startCoreServer(controllers);
     await srv.stop();

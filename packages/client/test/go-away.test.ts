@@ -102,3 +102,35 @@ describe('a server that closes every connection at once (1013)', () => {
     for (let i = 1; i < delays.length; i++) expect(delays[i]!).toBeGreaterThan(delays[i - 1]!);
   });
 });
+
+describe('a server that never answers $hello', () => {
+  it('is closed by the client with 4000 "no welcome" after helloTimeout, and tried again', async () => {
+    const wss = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      handleProtocols: (offered) => (offered.has('pkg.v1') ? 'pkg.v1' : false),
+    });
+    servers.push(wss);
+    await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
+    const closes: Array<{ code: number; reason: string }> = [];
+    const hellos: string[] = [];
+    let closed: () => void = () => undefined;
+    const firstClose = new Promise<void>((resolve) => (closed = resolve));
+    wss.on('connection', (socket) => {
+      socket.on('message', (raw) => hellos.push(String(raw)));
+      socket.on('close', (code, reason) => {
+        closes.push({ code, reason: reason.toString() });
+        closed();
+      });
+    });
+    const { port } = wss.address() as AddressInfo;
+    const client = makeClient(`ws://127.0.0.1:${port}`, { helloTimeout: 50 });
+    const retry = next(client, 'reconnecting');
+    void client.connect().catch(() => undefined);
+    await firstClose;
+    await retry;
+    expect(closes[0]).toEqual({ code: 4000, reason: 'no welcome' });
+    expect(JSON.parse(hellos[0]!)).toMatchObject({ event: '$hello', data: { v: 1 } });
+    client.disconnect();
+  });
+});

@@ -304,8 +304,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       return sent;
     },
     history,
-    joined: (clientId, room, namespace, since) =>
-      protocol.recoverRoom(clientId, room, namespace, since),
+    joined: (clientId, room, namespace, since, already) =>
+      protocol.recoverRoom(clientId, room, namespace, since, already),
     ...(tracing === null ? {} : { traceContext: tracing.publish, runTraced: tracing.deliver }),
     attached: (attachedAdapter) => presence.replicate(attachedAdapter.presence),
     crossInstanceLatency: (ms) => metered.metrics?.crossInstance(ms),

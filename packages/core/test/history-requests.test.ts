@@ -24,6 +24,7 @@ import {
   until,
   v1,
   type Message,
+  type Pos,
 } from './history-kit';
 
 afterEach(cleanup);
@@ -246,7 +247,7 @@ describe('adversarial recoveries', () => {
     expect(early.received.some((m) => m.event === '$recovered')).toBe(false);
   });
 
-  it('recovers once per membership: a second join_room with since replays nothing', async () => {
+  it('recovers once per membership: a second join_room with since replays nothing and says so', async () => {
     const { server, url } = await setup();
     const pos = await seeOne(server, url, 'chat:twice');
     server.broadcast('msg', { n: 1 }, { room: 'chat:twice' });
@@ -257,7 +258,21 @@ describe('adversarial recoveries', () => {
     server.broadcast('msg', { n: 2 }, { room: 'chat:twice' });
     const next = (await client.next('msg')) as Message;
     expect(next.data['n']).toBe(2);
-    expect(client.received.filter((m) => m.event === '$recovered')).toHaveLength(1);
+    // n: 1 once (the first recovery), then a $recovered of its own for the second join.
+    expect(client.received.filter((m) => m.event === 'msg').map((m) => m.data['n'])).toEqual([
+      1, 2,
+    ]);
+    const recovered = client.received.filter((m) => m.event === '$recovered');
+    expect(recovered.map((m) => m.data)).toEqual([
+      expect.objectContaining({ recovered: true, replayed: 1 }),
+      {
+        room: 'chat:twice',
+        namespace: '/',
+        recovered: false,
+        reason: 'already_joined',
+        replayed: 0,
+      },
+    ]);
   });
 
   it('uses a $hello position once, only for its room, and only when the client joins it', async () => {
@@ -307,7 +322,8 @@ describe('$history', () => {
       ],
       position: { offset: 3, epoch: live[0]!.pos!.epoch },
       complete: false,
-      reason: 'too_far_behind',
+      // Cut by the limit, not lost: message 1 is still kept.
+      reason: 'truncated',
     });
     request(c, '$history', { room: 'chat:h', since: at(live[0]!.pos!) }, 8);
     const since = (await c.next('$history')) as Message;
@@ -358,6 +374,150 @@ describe('$history', () => {
       request(c, '$history', data, 'bad');
       expect(((await c.next('error')) as Message).data['code']).toBe('invalid_payload');
     }
+  });
+});
+
+describe('what docs/protocol.md promises a client about $history and recovery', () => {
+  it('$history with since and a small limit pages forward: truncated until the last page', async () => {
+    const { server, url } = await setup({ history: [{ match: 'chat:*', size: 50, ttl: 60_000 }] });
+    const c = await v1(url);
+    await join(c, { room: 'chat:pages' });
+    for (let n = 1; n <= 5; n += 1) server.broadcast('msg', { n }, { room: 'chat:pages' });
+    const first = (await c.next('msg')) as Message;
+    let since = { offset: 0, epoch: first.pos!.epoch };
+    const pages: Array<{ n: number[]; complete: unknown; reason: unknown }> = [];
+    for (let page = 0; page < 5; page += 1) {
+      request(c, '$history', { room: 'chat:pages', since, limit: 2 }, `p${page}`);
+      const answer = (await c.next('$history')) as Message;
+      expect(answer.id).toBe(`p${page}`);
+      const messages = answer.data['messages'] as Array<{ data: { n: number }; pos: Pos }>;
+      pages.push({
+        n: messages.map((m) => m.data.n),
+        complete: answer.data['complete'],
+        reason: answer.data['reason'],
+      });
+      if (answer.data['complete'] === true) break;
+      since = at(messages.at(-1)!.pos);
+    }
+    expect(pages).toEqual([
+      { n: [1, 2], complete: false, reason: 'truncated' },
+      { n: [3, 4], complete: false, reason: 'truncated' },
+      { n: [5], complete: true, reason: undefined },
+    ]);
+  });
+
+  it('tells a cut by limit (truncated) apart from a loss (too_far_behind)', async () => {
+    const { server, url } = await setup(); // chat:* keeps 5 messages
+    const c = await v1(url);
+    await join(c, { room: 'chat:lost' });
+    for (let n = 1; n <= 8; n += 1) server.broadcast('msg', { n }, { room: 'chat:lost' });
+    const first = (await c.next('msg')) as Message;
+    // Messages 1-3 are gone: a since before them is a loss, whatever the limit.
+    request(c, '$history', { room: 'chat:lost', since: at(first.pos!), limit: 2 }, 'lost');
+    const lost = (await c.next('$history')) as Message;
+    expect(lost.data).toMatchObject({ complete: false, reason: 'too_far_behind' });
+    // Without since, the newest two of the five kept: a cut, nothing lost.
+    request(c, '$history', { room: 'chat:lost', limit: 2 }, 'cut');
+    const cut = (await c.next('$history')) as Message;
+    const n = (cut.data['messages'] as Array<{ data: { n: number } }>).map((m) => m.data.n);
+    expect({ n, reason: cut.data['reason'] }).toEqual({ n: [7, 8], reason: 'truncated' });
+    // Asking for all that is kept is complete: older messages are not kept, not cut.
+    request(c, '$history', { room: 'chat:lost' }, 'all');
+    const all = (await c.next('$history')) as Message;
+    expect(all.data).toMatchObject({ complete: true });
+    expect((all.data['messages'] as unknown[]).length).toBe(5);
+  });
+
+  it('stops at the byte bound with truncated, from the oldest after since', async () => {
+    const { server, url } = await setup({
+      history: [{ match: 'chat:*', size: 50, ttl: 60_000 }],
+      history_max_replay_bytes: 400,
+    });
+    const c = await v1(url);
+    await join(c, { room: 'chat:bytes' });
+    const text = 'x'.repeat(100);
+    for (let n = 1; n <= 6; n += 1) server.broadcast('msg', { n, text }, { room: 'chat:bytes' });
+    const first = (await c.next('msg')) as Message;
+    request(c, '$history', { room: 'chat:bytes', since: { ...at(first.pos!), offset: 0 } }, 'b');
+    const answer = (await c.next('$history')) as Message;
+    const n = (answer.data['messages'] as Array<{ data: { n: number } }>).map((m) => m.data.n);
+    expect(n[0]).toBe(1);
+    expect(n.length).toBeGreaterThan(0);
+    expect(n.length).toBeLessThan(6);
+    expect(n).toEqual(n.map((_, i) => i + 1));
+    expect(answer.data).toMatchObject({ complete: false, reason: 'truncated' });
+  });
+
+  it('refuses every limit that is not a whole number from 1, with the id, and reads a huge one as the cap', async () => {
+    const { server, url } = await setup({ history_max_replay: 3 });
+    const c = await v1(url);
+    await join(c, { room: 'chat:limit' });
+    for (let n = 1; n <= 4; n += 1) server.broadcast('msg', { n }, { room: 'chat:limit' });
+    const bad: unknown[] = [0, -1, 1.5, '2', null, true, {}, [], 2 ** 53, Number.MAX_VALUE];
+    for (const [i, limit] of bad.entries()) {
+      request(c, '$history', { room: 'chat:limit', limit }, `bad${i}`);
+      const refused = (await c.next('error')) as Message;
+      expect({ limit, id: refused.id, code: refused.data['code'] }).toEqual({
+        limit,
+        id: `bad${i}`,
+        code: 'invalid_payload',
+      });
+      expect(refused.data['message']).toMatch(/"limit" must be a whole number of messages from 1/);
+    }
+    // Still open, and a limit above history_max_replay is read as it (3 of the 4 kept).
+    request(c, '$history', { room: 'chat:limit', limit: Number.MAX_SAFE_INTEGER }, 'big');
+    const big = (await c.next('$history')) as Message;
+    expect(big.id).toBe('big');
+    expect((big.data['messages'] as unknown[]).length).toBe(3);
+    expect(big.data).toMatchObject({ complete: false, reason: 'truncated' });
+  });
+
+  it('answers a join_room with since for a room the server already joined (from $hello.positions) with already_joined', async () => {
+    class Lobby extends SocketController {
+      @OnConnect()
+      enter(clientId: string): void {
+        this.joinRoom(clientId, 'chat:auto');
+      }
+    }
+    const { server, url } = await setup({}, [new Lobby()]);
+    const pos = await seeOne(server, url, 'chat:auto');
+    server.broadcast('msg', { n: 1 }, { room: 'chat:auto' });
+    const position = { room: 'chat:auto', namespace: '/', ...at(pos) };
+    const c = await v1(url, { v: 1, positions: [position] });
+    // The server's join used the position: one replay, one $recovered.
+    const got = await until(c, '$recovered');
+    expect(got.filter((m) => m.event === 'msg').map((m) => m.data['n'])).toEqual([1]);
+    expect(got.at(-1)!.data).toMatchObject({ recovered: true, replayed: 1 });
+    // The client also sends join_room with since (it cannot know the server joined it).
+    request(c, 'join_room', { room: 'chat:auto', since: at(pos) }, 'again');
+    const second = await until(c, '$recovered');
+    expect(second.filter((m) => m.event === 'msg')).toEqual([]);
+    expect(second.at(-1)!.data).toEqual({
+      room: 'chat:auto',
+      namespace: '/',
+      recovered: false,
+      reason: 'already_joined',
+      replayed: 0,
+    });
+    const answer = await join(c, { room: 'chat:auto' }, 'again2');
+    expect(answer.data).toEqual({ room: 'chat:auto', namespace: '/' });
+    // A join without since of a room it is in says nothing about recovery.
+    server.broadcast('msg', { n: 2 }, { room: 'chat:auto' });
+    expect(((await c.next('msg')) as Message).data['n']).toBe(2);
+    expect(c.received.filter((m) => m.event === '$recovered')).toHaveLength(2);
+  });
+
+  it('leaving a room never joined is accepted and changes nothing, twice', async () => {
+    const { url } = await setup();
+    const c = await v1(url);
+    for (const id of ['l1', 'l2']) {
+      request(c, 'leave_room', { room: 'never' }, id);
+      const left = await c.next('room_left');
+      expect(left.data).toEqual({ room: 'never', namespace: '/' });
+      const answer = (await c.next('leave_room')) as Message;
+      expect(answer).toMatchObject({ id, data: { room: 'never', namespace: '/' } });
+    }
+    expect(c.received.some((m) => m.event === 'error')).toBe(false);
   });
 });
 

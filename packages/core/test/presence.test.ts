@@ -383,3 +383,25 @@ describe('presence and recovery sessions', () => {
     expect(await server.presenceStats('chat:s')).toEqual({ connections: 1, keys: 1 });
   });
 });
+
+// docs/protocol.md: $presence and $presence_diff are the control events that carry `seq`.
+describe('presence events in a session', () => {
+  it('carry the next seq of the session, like event messages, unlike other control events', async () => {
+    const { wsUrl } = await rooms();
+    const a = await v1(wsUrl);
+    a.client.send('$ping', {});
+    const pong = await a.client.next('$pong');
+    expect(pong).not.toHaveProperty('seq');
+    await join(a, 'chat:seq');
+    const joined = a.client.received.find((m) => m.event === 'room_joined') as Envelope & {
+      seq?: number;
+    };
+    const first = (await a.client.next('$presence')) as Envelope & { seq?: number };
+    const b = await v1(wsUrl);
+    await join(b, 'chat:seq');
+    const change = (await a.client.next('$presence_diff')) as Envelope & { seq?: number };
+    expect(typeof joined.seq).toBe('number');
+    expect(first.seq).toBe(joined.seq! + 1);
+    expect(change.seq).toBe(first.seq! + 1);
+  });
+});

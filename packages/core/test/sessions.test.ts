@@ -2,14 +2,25 @@
 // counted in getLoad(), resumes bound to the identity the auth handlers gave, the token
 // rotated on every resume, a resume taking a session over from a connection still thought
 // alive (close 4409), why a resume was refused, and seq scoped to a session.
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import {
+  OnConnect,
+  SocketController,
   type AuthContext,
   type AuthResult,
   type Server,
   type ServerConfigOptions,
 } from '../src/index';
-import { ConnectionRecorder, TestClient, cleanup, startServer, type Envelope } from './helpers';
+import {
+  ConnectionRecorder,
+  TestClient,
+  cleanup,
+  deferred,
+  startServer,
+  type Envelope,
+} from './helpers';
+import { maskedFrame } from './protocol-conformance-kit';
 
 afterEach(cleanup);
 
@@ -229,5 +240,142 @@ describe('small protocol rules', () => {
     const err = (await refused.catch((e: unknown) => e)) as Error & { remoteCode: string };
     expect(err.message.length).toBeLessThan(500);
     expect(err.remoteCode.length).toBeLessThanOrEqual(64);
+  });
+});
+
+// docs/protocol.md, "Connection state recovery": the session column of the close tables.
+describe('the closes that keep a session, and those that end it', () => {
+  /** Waits until the server holds `n` away sessions. */
+  async function away(server: Server, n: number): Promise<void> {
+    for (let i = 0; i < 300 && server.getLoad().awaySessions < n; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(server.getLoad().awaySessions).toBe(n);
+  }
+
+  const rawSocket = (client: TestClient): Socket =>
+    (client.ws as unknown as { _socket: Socket })._socket;
+
+  const breakers: Array<[number, string, ServerConfigOptions, (client: TestClient) => void]> = [
+    [
+      1009,
+      'a message over max_message_size',
+      { max_message_size: 1024 },
+      (c) => c.sendRaw(JSON.stringify({ event: 'big', data: { text: 'x'.repeat(4096) } })),
+    ],
+    [
+      1003,
+      'a binary frame with ws_binary_messages "close"',
+      { ws_binary_messages: 'close' },
+      (c) => c.ws.send(Buffer.from([1, 2, 3]), { binary: true }),
+    ],
+    [
+      1007,
+      'a text frame that is not UTF-8',
+      {},
+      (c) => c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }),
+    ],
+    [
+      1002,
+      'a frame with a reserved opcode',
+      {},
+      (c) => rawSocket(c).write(maskedFrame(3, Buffer.alloc(0))),
+    ],
+  ];
+
+  it.each(breakers)(
+    'keeps it after %i (%s): the resume is granted',
+    async (code, _what, config, breakIt) => {
+      const { url, server, app } = await setup(config);
+      const first = await hello(url);
+      const id = first.welcome['clientId'] as string;
+      server.send(id, 'kept', { n: 1 });
+      await first.client.next('kept');
+      breakIt(first.client);
+      const closed = await first.client.closed;
+      // The server sent the code; a client may see only the end of the TCP connection.
+      expect([code, 1006]).toContain(closed.code);
+      await away(server, 1);
+      expect(app.disconnects).toEqual([]);
+      const back = await hello(url, {
+        v: 1,
+        resume: { session: first.welcome['session'], seq: 1 },
+      });
+      expect(back.welcome).toMatchObject({ resumed: true, clientId: id });
+      expect(app.connects).toEqual([id]);
+    },
+  );
+
+  it('ends it after 1011 (OnConnect did not finish): the resume is told "ended"', async () => {
+    const stuck = deferred();
+    class Slow extends SocketController {
+      @OnConnect()
+      wait(): Promise<void> {
+        return stuck.promise;
+      }
+    }
+    const { server, wsUrl } = await startServer([new Slow()], {
+      shutdown_timeout: 200,
+      connect_timeout: 50,
+    });
+    const first = await hello(wsUrl);
+    expect((await first.client.closed).code).toBe(1011);
+    stuck.resolve();
+    expect(server.getLoad().awaySessions).toBe(0);
+    const back = await hello(wsUrl, {
+      v: 1,
+      resume: { session: first.welcome['session'], seq: 0 },
+    });
+    expect(back.welcome).toMatchObject({ resumed: false, reason: 'ended' });
+  });
+
+  it('moves it after 4409: the session lives on in the connection that resumed it', async () => {
+    const { url, server, app } = await setup();
+    const first = await hello(url);
+    const id = first.welcome['clientId'] as string;
+    const taken = await hello(url, { v: 1, resume: { session: first.welcome['session'], seq: 0 } });
+    expect((await first.client.closed).code).toBe(4409);
+    // Not away, not ended: the new connection holds it, and a drop of that one keeps it.
+    expect(server.getLoad().awaySessions).toBe(0);
+    expect(server.isConnected(id)).toBe(true);
+    taken.client.ws.terminate();
+    await away(server, 1);
+    const again = await hello(url, { v: 1, resume: { session: taken.welcome['session'], seq: 0 } });
+    expect(again.welcome).toMatchObject({ resumed: true, clientId: id });
+    expect(app.disconnects).toEqual([]);
+  });
+});
+
+describe('$welcome and what may come before it', () => {
+  it('answers a $ping sent before $welcome with $pong first, then $welcome', async () => {
+    const gate = deferred<AuthResult>();
+    const { url } = await setup({}, (server) => server.addAuthHandler(() => gate.promise));
+    const client = await TestClient.connect(url, {}, ['pkg.v1']);
+    client.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'alice' } }));
+    client.sendRaw(JSON.stringify({ event: '$ping', data: {} }));
+    expect(await client.next()).toEqual({ event: '$pong', data: {} });
+    gate.resolve(true);
+    const welcome = await client.next();
+    expect(welcome.event).toBe('$welcome');
+    expect(welcome.data).not.toHaveProperty('auth');
+  });
+
+  it('says auth "unused" only when $hello carried auth that no handler saw', async () => {
+    const seen: Array<string | undefined> = [];
+    const { url } = await setup({ hello_wait: 0 }, (server) =>
+      server.addAuthHandler((ctx) => {
+        seen.push(ctx.auth);
+        return true;
+      }),
+    );
+    // hello_wait 0: served as version 0 at once (the handler ran without auth), then $hello.
+    const late = await TestClient.connect(url, {}, ['pkg.v1']);
+    late.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1, auth: 'token' } }));
+    const welcome = await late.next('$welcome');
+    expect(welcome.data['auth']).toBe('unused');
+    expect(seen).toEqual([undefined]);
+    const bare = await TestClient.connect(url, {}, ['pkg.v1']);
+    bare.sendRaw(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    expect((await bare.next('$welcome')).data).not.toHaveProperty('auth');
   });
 });

@@ -7,6 +7,9 @@ import {
   fitCloseReason,
   isSendableCloseCode,
   reconnectsAfter,
+  reconnectsAfterRefusal,
+  retryAfterDelay,
+  MAX_RETRY_AFTER_MS,
   restartDelay,
   restartReason,
   utf8Length,
@@ -94,5 +97,45 @@ describe('the 1012 restart hint', () => {
     ]) {
       expect(restartDelay(1012, reason)).toBeUndefined();
     }
+  });
+});
+
+describe('the session column', () => {
+  it('keeps the session only after closes that do not mean the session is over', () => {
+    const ends = Object.entries(closeCodes)
+      .filter(([, info]) => info.session !== 'kept')
+      .map(([code]) => Number(code));
+    expect(ends).toEqual([1000, 1001, 1008, 1011, 1012, 4401, 4403, 4409]);
+    expect(closeCodes[4409].session).toBe('moved');
+    expect(closeCodes[4401].session).toBe('none');
+  });
+});
+
+describe('refused upgrades', () => {
+  const now = Date.UTC(2026, 10, 28, 6, 0, 0);
+
+  it('stops after 401 and 403 only', () => {
+    expect(reconnectsAfterRefusal(401, '5')).toEqual({ reconnect: false });
+    expect(reconnectsAfterRefusal(403)).toEqual({ reconnect: false });
+    for (const status of [400, 404, 426, 429, 500, 502, 503, 0]) {
+      expect(reconnectsAfterRefusal(status).reconnect).toBe(true);
+    }
+  });
+
+  it('waits the Retry-After the answer carries, in seconds or as a date', () => {
+    expect(reconnectsAfterRefusal(503, '5', now)).toEqual({ reconnect: true, delayMs: 5000 });
+    expect(reconnectsAfterRefusal(503, null, now)).toEqual({ reconnect: true });
+    expect(retryAfterDelay(' 0 ', now)).toBe(0);
+    expect(retryAfterDelay('Sat, 28 Nov 2026 06:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterDelay('Sat, 28 Nov 2026 05:00:00 GMT', now)).toBe(0);
+  });
+
+  it('caps a long wait and ignores what it cannot read', () => {
+    expect(retryAfterDelay('999999999', now)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryAfterDelay('Sat, 28 Nov 2099 06:00:00 GMT', now)).toBe(MAX_RETRY_AFTER_MS);
+    for (const bad of ['', '-5', '1.5', '5s', 'soon', '1e3', 'Sat, 99 Nov 2026 06:00:00 GMT']) {
+      expect({ bad, delay: retryAfterDelay(bad, now) }).toEqual({ bad, delay: undefined });
+    }
+    expect(retryAfterDelay(undefined)).toBeUndefined();
   });
 });

@@ -37,6 +37,13 @@ export const CloseCode = {
 
 export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];
 
+/**
+ * What becomes of a version 1 client's session (connection state recovery) after the close:
+ * `kept` (resumable within the recovery window), `ends` (ended for good), `moved` (another
+ * connection resumed it and holds it now), `none` (the connection never had one).
+ */
+export type CloseSession = 'kept' | 'ends' | 'moved' | 'none';
+
 /** One row of the close-code table. */
 export interface CloseCodeInfo {
   /** Who sends it: the server, the client, or nobody (only reported locally). */
@@ -45,84 +52,150 @@ export interface CloseCodeInfo {
   readonly meaning: string;
   /** Whether a client reconnects on its own after receiving it. */
   readonly reconnect: boolean;
+  /** What becomes of the session of the connection it closes. */
+  readonly session: CloseSession;
+  /** The protocol version that added the code (0: every client can get it). */
+  readonly version: 0 | 1;
+  /** True for a code the server no longer sends (a client still knows what to do with it). */
+  readonly retired?: boolean;
 }
 
 /**
  * Every close code of the protocol. `reconnect: false` marks a server that means "go away":
  * the same client would be sent away again (1000 `disconnectClient`, 1008, 4401, 4403) or
- * another connection now holds its session (4409).
+ * another connection now holds its session (4409). docs/protocol.md's close-code tables are
+ * generated from this one (`pnpm run docs:errors`).
  */
 export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
   1000: {
     sentBy: 'either',
     meaning:
-      'normal close; from the server: the application sent this client away (disconnectClient)',
+      'normal close: from the server, the application sent this client away (`disconnectClient`); from the client, its `disconnect()`',
     reconnect: false,
+    session: 'ends',
+    version: 0,
   },
   1001: {
-    sentBy: 'server',
-    meaning: 'the server is shutting down; reconnect to another instance',
+    sentBy: 'either',
+    meaning:
+      'the server is shutting down (`close()` with `restart_spread: 0`): reconnect to another instance; from a browser, the page went away',
     reconnect: true,
+    session: 'ends',
+    version: 0,
   },
   1002: {
     sentBy: 'either',
     meaning: 'a peer broke RFC 6455 (bad frame, bad close code)',
     reconnect: true,
+    session: 'kept',
+    version: 0,
   },
   1003: {
     sentBy: 'server',
-    meaning: 'a binary message, on a handler set to close on them',
+    meaning: 'a binary frame, on a server configured with `ws_binary_messages: "close"`',
     reconnect: true,
+    session: 'kept',
+    version: 0,
   },
-  1005: { sentBy: 'nobody', meaning: 'a close frame without a code', reconnect: true },
+  1005: {
+    sentBy: 'nobody',
+    meaning: 'a close frame without a code',
+    reconnect: true,
+    session: 'kept',
+    version: 0,
+  },
   1006: {
     sentBy: 'nobody',
-    meaning: 'the connection was lost without a close frame (network, killed process, terminated)',
+    meaning:
+      'the connection was lost without a close frame (network, killed process, a client terminated for missing pongs)',
     reconnect: true,
+    session: 'kept',
+    version: 0,
   },
-  1007: { sentBy: 'server', meaning: 'a text frame that is not valid UTF-8', reconnect: true },
+  1007: {
+    sentBy: 'server',
+    meaning: 'a text frame that is not valid UTF-8',
+    reconnect: true,
+    session: 'kept',
+    version: 0,
+  },
   1008: {
     sentBy: 'server',
-    meaning: 'policy violation: too many protocol errors, or a malformed $hello',
+    meaning:
+      'policy violation: too many protocol errors (`ws_max_protocol_errors`), more than 16384 fragments, or a malformed `$hello`',
     reconnect: false,
+    session: 'ends',
+    version: 0,
   },
-  1009: { sentBy: 'server', meaning: 'a message larger than the server accepts', reconnect: true },
+  1009: {
+    sentBy: 'server',
+    meaning: 'a message larger than `max_message_size` (1 MiB by default)',
+    reconnect: true,
+    session: 'kept',
+    version: 0,
+  },
   1011: {
     sentBy: 'server',
-    meaning: 'the server failed (OnConnect handlers did not finish in time)',
+    meaning: 'the `OnConnect` handlers did not finish within `connect_timeout` (10 s)',
     reconnect: true,
+    session: 'ends',
+    version: 0,
   },
   1012: {
     sentBy: 'server',
     meaning:
-      'service restart: the server is shutting down; reconnect to another instance after the delay the reason suggests (restart; retry after N ms)',
+      'service restart (`close()`): reconnect to another instance after the delay the reason suggests (`restart; retry after <ms> ms`)',
     reconnect: true,
+    session: 'ends',
+    version: 0,
   },
   1013: {
     sentBy: 'server',
-    meaning: 'try again later: the client read too slowly (send buffer over its limit)',
+    meaning:
+      'try again later: the client read too slowly (its unsent data passed `max_buffered_amount`, 4 MiB)',
     reconnect: true,
+    session: 'kept',
+    version: 0,
   },
   4000: {
     sentBy: 'client',
-    meaning: 'the client gave up on the connection; its session stays resumable',
+    meaning:
+      'the client gave up on the connection: heartbeat missed (`heartbeat timeout`), network offline, or no `$welcome` within its hello timeout (`no welcome`)',
     reconnect: true,
+    session: 'kept',
+    version: 1,
   },
-  4401: { sentBy: 'server', meaning: 'authentication refused (unauthorized)', reconnect: false },
+  4401: {
+    sentBy: 'server',
+    meaning:
+      "authentication refused (`unauthorized`; the reason is the server's message), or not finished within `auth_timeout` (reason `auth timeout`)",
+    reconnect: false,
+    session: 'none',
+    version: 1,
+  },
   4403: {
     sentBy: 'server',
-    meaning: 'authenticated but not allowed (forbidden)',
+    meaning: 'authenticated but not allowed (`forbidden`)',
     reconnect: false,
+    session: 'none',
+    version: 1,
   },
   4408: {
     sentBy: 'server',
-    meaning: 'no longer sent by the server (it was the message-heartbeat close); like 4000',
+    meaning:
+      'no longer sent by the server (it closed a missed message heartbeat and, earlier, an expired `auth_timeout`); a client treats it like 4000',
     reconnect: true,
+    session: 'kept',
+    version: 1,
+    retired: true,
   },
   4409: {
     sentBy: 'server',
-    meaning: 'session taken over: another connection resumed this session',
+    meaning:
+      "`session taken over`: a resume of this connection's session arrived on another connection, which holds the session now",
     reconnect: false,
+    session: 'moved',
+    version: 1,
   },
 };
 
@@ -203,4 +276,50 @@ export function restartDelay(code: number, reason: string): number | undefined {
   if (code !== CloseCode.SERVICE_RESTART) return undefined;
   const match = RESTART_REASON.exec(reason);
   return match ? Math.min(Number(match[1]), MAX_RESTART_DELAY_MS) : undefined;
+}
+
+/** Longest wait a refused upgrade's `Retry-After` may ask for (10 minutes); longer is read as this. */
+export const MAX_RETRY_AFTER_MS = MAX_RESTART_DELAY_MS;
+
+/**
+ * The wait an HTTP `Retry-After` value asks for, in ms (whole seconds, or an HTTP date
+ * counted from `now`), capped at {@link MAX_RETRY_AFTER_MS}; undefined when absent or not
+ * readable (the client then uses its ordinary backoff).
+ */
+export function retryAfterDelay(
+  value: string | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^\d{1,9}$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
+  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.min(Math.max(at - now, 0), MAX_RETRY_AFTER_MS);
+}
+
+/** What a client does after the server refused its upgrade with an HTTP status. */
+export interface RefusalRetry {
+  /** False: the same request would be refused again; the client stops. */
+  readonly reconnect: boolean;
+  /** The wait `Retry-After` asked for (then a jitter), else undefined: the backoff. */
+  readonly delayMs?: number;
+}
+
+/**
+ * The reconnect rule of a refused upgrade (browsers cannot see the status: for them it is a
+ * `1006`): `401` and `403` mean "go away" (credentials, origin or host refused, so the same
+ * request would be refused again); every other status (`503` draining or at a connection
+ * cap, `429`, `500`, a proxy's `502`) reconnects, after the `Retry-After` the answer carries
+ * when it has one, else after the backoff.
+ */
+export function reconnectsAfterRefusal(
+  status: number,
+  retryAfter?: string | null,
+  now: number = Date.now(),
+): RefusalRetry {
+  if (status === 401 || status === 403) return { reconnect: false };
+  const delayMs = retryAfterDelay(retryAfter, now);
+  return delayMs === undefined ? { reconnect: true } : { reconnect: true, delayMs };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { WireErrorCode, encodeError, readErrorData } from './error-codes';
+import { WireErrorCode, encodeError, readErrorData, wireErrors } from './error-codes';
 
 describe('WireErrorCode', () => {
   it('holds every code of docs/protocol.md, including too_many_rooms and busy', () => {
@@ -56,5 +56,28 @@ describe('readErrorData', () => {
     });
     expect(readErrorData(null)).toEqual({ code: 'unknown_error', message: '' });
     expect(readErrorData([1])).toEqual({ code: 'unknown_error', message: '' });
+  });
+});
+
+describe('wireErrors', () => {
+  it('has one row per code, each with a sentence and both columns', () => {
+    expect(Object.keys(wireErrors).sort()).toEqual(Object.values(WireErrorCode).sort());
+    for (const info of Object.values(wireErrors)) {
+      expect(info.when.length).toBeGreaterThan(10);
+      expect([0, 1]).toContain(info.version);
+      expect(typeof info.throttled).toBe('boolean');
+      expect(typeof info.protocolError).toBe('boolean');
+    }
+  });
+
+  it('counts only throttled codes as protocol errors, and never an internal failure', () => {
+    // A protocol error that were answered every time would let a client flood its own replies.
+    for (const [code, info] of Object.entries(wireErrors)) {
+      if (info.protocolError)
+        expect({ code, throttled: info.throttled }).toEqual({ code, throttled: true });
+    }
+    expect(wireErrors.internal_error).toMatchObject({ throttled: false, protocolError: false });
+    expect(wireErrors.invalid_json).toMatchObject({ throttled: true, protocolError: true });
+    expect(wireErrors.rate_limited).toMatchObject({ throttled: true, protocolError: false });
   });
 });

@@ -50,6 +50,170 @@ export const WireErrorCode = {
 
 export type WireErrorCodeValue = (typeof WireErrorCode)[keyof typeof WireErrorCode];
 
+/** One row of the error table: when a code is sent and how the server spaces and counts it. */
+export interface WireErrorInfo {
+  /** The protocol version that added the code (0: every client can get it). */
+  readonly version: 0 | 1;
+  /** When the server sends it, in one sentence. */
+  readonly when: string;
+  /** Members of `data` beside `code` and `message`, as the document lists them ('' for none). */
+  readonly fields: string;
+  /**
+   * Answered at most once per `ws_error_reply_interval` per connection (per code) when it
+   * answers no `id`; an `error` that answers a request (`id`) is always sent.
+   */
+  readonly throttled: boolean;
+  /** Counted toward `ws_max_protocol_errors` (past it the connection is closed with 1008). */
+  readonly protocolError: boolean;
+}
+
+/**
+ * Every `data.code` a server sends, with when and how. docs/protocol.md's error table is
+ * generated from this one (`pnpm run docs:errors`).
+ */
+export const wireErrors: Readonly<Record<WireErrorCodeValue, WireErrorInfo>> = {
+  invalid_json: {
+    version: 0,
+    when: 'the text is not JSON, or it holds a `__proto__` or `constructor.prototype` key (unless `json_prototype_keys: "remove"`)',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  invalid_envelope: {
+    version: 0,
+    when: 'the JSON is not an object; also a second `$hello` on one connection',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  invalid_event: {
+    version: 0,
+    when: '`event` missing, not a string, or not matching the pattern',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  invalid_data: {
+    version: 0,
+    when: '`data` missing, or not an object or array',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  invalid_id: {
+    version: 1,
+    when: '`id` or `rid` present but malformed (see "Requests from the client"); the `error` carries no `id`',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  binary_not_supported: {
+    version: 0,
+    when: 'a binary frame arrived (`ws_binary_messages: "error"`, the default)',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  unknown_event: {
+    version: 0,
+    when: 'no handler for `event` (`unknown_event: "ignore"` drops those without `id` silently)',
+    fields: '`event`',
+    throttled: true,
+    protocolError: true,
+  },
+  rate_limited: {
+    version: 0,
+    when: 'the client exceeded a `RateLimit` on that event; or (Redis adapter) it joined rooms new to its instance faster than `maxSubscribesPerSecond`',
+    fields: '`event`, `retryAfter` (a join: `room`, `namespace`, `retryAfter`)',
+    throttled: true,
+    protocolError: false,
+  },
+  internal_error: {
+    version: 0,
+    when: 'the handler or a middleware threw, or its result is not JSON; details only in debug mode',
+    fields: '',
+    throttled: false,
+    protocolError: false,
+  },
+  forbidden: {
+    version: 0,
+    when: 'a policy refused it: `join_room` with `RoomsController`, a middleware that stopped a request with `id`, `$history` of a room the client is not in; with version 1 also an authenticated client refused (then close 4403)',
+    fields: '`room`, `namespace` (`event` for a request; `status` for an authentication)',
+    throttled: false,
+    protocolError: false,
+  },
+  invalid_payload: {
+    version: 0,
+    when: 'the data does not have the shape the handler needs, or names a malformed room or namespace; a malformed `$hello` (then close 1008) or `$history`',
+    fields: '`room`, `namespace` when they are strings',
+    throttled: false,
+    protocolError: false,
+  },
+  validation_failed: {
+    version: 0,
+    when: "`data` failed the event's schema (`SocketOn` `schema`)",
+    fields: '`event`, `issues` (at most 20 `{path, message}`)',
+    throttled: true,
+    protocolError: true,
+  },
+  too_many_messages: {
+    version: 0,
+    when: 'the connection is over its inbound budget (see "Inbound limits")',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  shutting_down: {
+    version: 0,
+    when: 'the server stopped accepting messages; this one was not handled',
+    fields: '',
+    throttled: true,
+    protocolError: false,
+  },
+  handler_timeout: {
+    version: 0,
+    when: 'the handler did not finish within `ws_handler_timeout`; a request gets this as its one answer, and a later result is dropped',
+    fields: '',
+    throttled: true,
+    protocolError: false,
+  },
+  busy: {
+    version: 0,
+    when: '`ws_max_pending` handlers of this client are unfinished; or a request past the held bound while authenticating',
+    fields: '`event`',
+    throttled: true,
+    protocolError: false,
+  },
+  too_many_pending: {
+    version: 1,
+    when: 'the client has `max_pending_requests` requests with an `id` unanswered; the `error` carries the `id`',
+    fields: '',
+    throttled: true,
+    protocolError: false,
+  },
+  too_many_rooms: {
+    version: 0,
+    when: 'the client is already in `max_rooms_per_client` rooms (default 128); nothing was joined',
+    fields: '`room`, `namespace`',
+    throttled: false,
+    protocolError: false,
+  },
+  unauthorized: {
+    version: 1,
+    when: '`$hello.auth` refused (then close 4401); also the answer of each held request',
+    fields: '`status`',
+    throttled: false,
+    protocolError: false,
+  },
+  auth_timeout: {
+    version: 1,
+    when: 'authentication unfinished after `auth_timeout` (then close 4401); also the answer of each held request',
+    fields: '',
+    throttled: false,
+    protocolError: false,
+  },
+};
+
 /** The `data` of an `error` event: `code`, `message`, and fields some codes add. */
 export interface ErrorData {
   code: string;

@@ -7,6 +7,7 @@
 import {
   HISTORY_LIMITS,
   type HistoryAnswerData,
+  type HistoryIncompleteReason,
   type HistoryMessage,
   type RecoveredData,
   type RecoveryFailureReason,
@@ -19,6 +20,15 @@ const REASONS: ReadonlySet<string> = new Set<RecoveryFailureReason>([
   'too_far_behind',
   'not_kept',
   'invalid_position',
+  'already_joined',
+]);
+
+const ANSWER_REASONS: ReadonlySet<string> = new Set<HistoryIncompleteReason>([
+  'epoch_changed',
+  'too_far_behind',
+  'not_kept',
+  'invalid_position',
+  'truncated',
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -111,8 +121,8 @@ export function readHistoryAnswer(data: unknown): HistoryAnswerData | undefined 
   const position = readReceivedPosition(data['position'], 0);
   if (position) answer.position = position;
   const reason = data['reason'];
-  if (typeof reason === 'string' && REASONS.has(reason)) {
-    answer.reason = reason as RecoveryFailureReason;
+  if (typeof reason === 'string' && ANSWER_REASONS.has(reason)) {
+    answer.reason = reason as HistoryIncompleteReason;
   }
   return answer;
 }

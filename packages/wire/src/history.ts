@@ -34,10 +34,19 @@ export type EnvelopePosition = RoomPosition;
  * replaced (`epoch_changed`); more than the kept `size` or the replay bound was missed, or the
  * position is older than the kept `ttl` (`too_far_behind`); the room keeps no history
  * (`not_kept`); the position is not one the stream ever had, such as an offset past its
- * end (`invalid_position`).
+ * end (`invalid_position`); the client was in the room already, so its position was not
+ * used and nothing was replayed (`already_joined`, only in `$recovered`).
  */
 export type RecoveryFailureReason =
-  'epoch_changed' | 'too_far_behind' | 'not_kept' | 'invalid_position';
+  'epoch_changed' | 'too_far_behind' | 'not_kept' | 'invalid_position' | 'already_joined';
+
+/**
+ * Why a `$history` answer is not complete: a reason of a recovery (`since` could not be
+ * served), or `truncated`: the answer stops at the request's `limit` or the server's replay
+ * bounds, and more kept messages exist (nothing is lost; ask again to page).
+ */
+export type HistoryIncompleteReason =
+  Exclude<RecoveryFailureReason, 'already_joined'> | 'truncated';
 
 /**
  * `$recovered.data` (server to client), sent once per room a client asked to recover, after
@@ -78,14 +87,17 @@ export interface HistoryMessage {
 
 /**
  * The answer to `$history`: the messages, oldest first, and the room's current position
- * (offset 0 of a new epoch for a room that kept nothing yet; absent when the store could not be read). `complete` is false when older kept messages exist
- * than those returned or the `since` position could not be served (then `reason` says why).
+ * (offset 0 of a new epoch for a room that kept nothing yet; absent when the store could not
+ * be read). `complete` is false when the answer is not everything asked for, and `reason`
+ * says why: `truncated` when it stopped at `limit` or the replay bounds (without `since` the
+ * newest messages are returned, with `since` the oldest after it, so the next request can
+ * start from the last message's `pos`); otherwise `since` could not be served.
  */
 export interface HistoryAnswerData {
   messages: HistoryMessage[];
   position?: StreamPosition;
   complete: boolean;
-  reason?: RecoveryFailureReason;
+  reason?: HistoryIncompleteReason;
 }
 
 /** Bounds both ends know: a client never sends more positions than this in `$hello`. */

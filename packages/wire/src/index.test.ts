@@ -14,6 +14,7 @@ describe('@pkg/wire entry', () => {
       'MAX_CLOSE_REASON_BYTES',
       'MAX_ID_LENGTH',
       'MAX_RESTART_DELAY_MS',
+      'MAX_RETRY_AFTER_MS',
       'MAX_SESSION_LENGTH',
       'META_LIMITS',
       'PROTOCOL_VERSION',
@@ -53,9 +54,12 @@ describe('@pkg/wire entry', () => {
       'readStreamPosition',
       'readWelcome',
       'reconnectsAfter',
+      'reconnectsAfterRefusal',
       'restartDelay',
       'restartReason',
+      'retryAfterDelay',
       'utf8Length',
+      'wireErrors',
     ]);
   });
 });

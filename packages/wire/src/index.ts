@@ -41,16 +41,19 @@ export {
   CloseCode,
   MAX_CLOSE_REASON_BYTES,
   MAX_RESTART_DELAY_MS,
+  MAX_RETRY_AFTER_MS,
   closeCodeInfo,
   closeCodes,
   fitCloseReason,
   isSendableCloseCode,
   reconnectsAfter,
+  reconnectsAfterRefusal,
   restartDelay,
   restartReason,
+  retryAfterDelay,
   utf8Length,
 } from './close-codes';
-export type { CloseCodeInfo, CloseCodeValue } from './close-codes';
+export type { CloseCodeInfo, CloseCodeValue, CloseSession, RefusalRetry } from './close-codes';
 export {
   appendRid,
   appendSeq,
@@ -62,13 +65,14 @@ export {
   positionTemplate,
   readPositionMember,
 } from './codec';
-export { WireErrorCode, encodeError, readErrorData } from './error-codes';
-export type { ErrorData, ErrorEnvelope, WireErrorCodeValue } from './error-codes';
+export { WireErrorCode, encodeError, readErrorData, wireErrors } from './error-codes';
+export type { ErrorData, ErrorEnvelope, WireErrorCodeValue, WireErrorInfo } from './error-codes';
 export { HISTORY_LIMITS } from './history';
 export { readHistoryAnswer, readRecovered, readRoomPosition } from './history-read';
 export type {
   EnvelopePosition,
   HistoryAnswerData,
+  HistoryIncompleteReason,
   HistoryMessage,
   HistoryRequestData,
   RecoveredData,

@@ -60,14 +60,17 @@ export interface AdapterBridgeOptions {
   /** Rooms that keep history: their broadcasts are published through the history store. */
   readonly history?: RoomHistory;
   /**
-   * A local client was put in a room it was not in: the protocol layer recovers the room
-   * from `since` (or a position of its `$hello`).
+   * A local client was put in a room it was not in (`already` false): the protocol layer
+   * recovers the room from `since` (or a position of its `$hello`). Also called, with
+   * `already` true, for a join with `since` of a room the client is in: nothing is replayed,
+   * and the client is told so.
    */
   readonly joined?: (
     clientId: string,
     room: string,
     namespace: string,
     since: StreamPosition | undefined,
+    already: boolean,
   ) => void;
   /** With tracing on: the trace context a broadcast made now carries to the adapter. */
   readonly traceContext?: (
@@ -239,7 +242,10 @@ export class AdapterBridge {
     }
     const namespaces = this.#o.namespaces;
     namespaces.checkJoin(clientId, room, namespace);
-    if (namespaces.isInRoom(clientId, room, namespace)) return true;
+    if (namespaces.isInRoom(clientId, room, namespace)) {
+      if (since !== undefined) this.#o.joined?.(clientId, room, namespace, since, true);
+      return true;
+    }
     const newNamespace = !namespaces.isInNamespace(clientId, namespace);
     const rollback = (err: unknown): void => {
       // An adapter's refusal (e.g. too many new subscriptions) is the client's doing.
@@ -267,7 +273,7 @@ export class AdapterBridge {
     if (typeof (result as { then?: unknown } | null)?.then === 'function') {
       Promise.resolve(result).catch(rollback);
     }
-    this.#o.joined?.(clientId, room, namespace, since);
+    this.#o.joined?.(clientId, room, namespace, since, false);
     return true;
   }
 

@@ -9,6 +9,7 @@ import {
   positionTemplate,
   readPositionMember,
   type HistoryAnswerData,
+  type HistoryIncompleteReason,
   type HistoryMessage,
   type RoomPosition,
   type StreamPosition,
@@ -197,7 +198,14 @@ export class RoomHistory {
     });
   }
 
-  /** `server.history` and `$history`: decoded messages, within the replay bounds. */
+  /**
+   * `server.history` and `$history`: decoded messages, within `limit` and the replay bounds.
+   * The store is read up to the replay bound, so that an answer cut by `limit` or by the
+   * byte bound (`truncated`: more is kept, nothing is lost) is told apart from one the store
+   * could not serve (`too_far_behind` and the other reasons of a recovery). Without `since`
+   * the newest messages are kept, with `since` the oldest after it (the next request starts
+   * from the last one's `pos`).
+   */
   async answer(
     namespace: string,
     room: string,
@@ -206,27 +214,44 @@ export class RoomHistory {
   ): Promise<HistoryAnswerData> {
     const policy = this.policyFor(namespace, room);
     if (policy === undefined) return { messages: [], complete: false, reason: 'not_kept' };
-    const cap = Math.min(limit ?? this.#o.maxReplay, this.#o.maxReplay);
-    const read = await this.read(namespace, room, policy, since, cap);
-    let { messages } = read;
-    let complete = read.complete;
-    // Within the byte bound: the newest messages that fit.
-    let bytes = 0;
-    let from = messages.length;
-    while (from > 0 && bytes + messages[from - 1]!.text.length <= this.#o.maxReplayBytes) {
-      from -= 1;
-      bytes += messages[from]!.text.length;
+    const { maxReplay, maxReplayBytes } = this.#o;
+    const read = await this.read(namespace, room, policy, since, maxReplay);
+    const cap = Math.min(limit ?? maxReplay, maxReplay);
+    const newest = since === undefined;
+    let messages = read.messages;
+    let cut = !read.complete && read.reason === undefined && newest;
+    if (messages.length > cap) {
+      messages = newest ? messages.slice(-cap) : messages.slice(0, cap);
+      cut = true;
     }
-    if (from > 0) {
-      messages = messages.slice(from);
-      complete = false;
+    // Within the byte bound: the newest (or, after `since`, the oldest) messages that fit.
+    let bytes = 0;
+    let fit = 0;
+    while (fit < messages.length) {
+      const next = messages[newest ? messages.length - 1 - fit : fit]!;
+      if (bytes + next.text.length > maxReplayBytes) break;
+      bytes += next.text.length;
+      fit += 1;
+    }
+    const overBytes = fit < messages.length;
+    if (overBytes) {
+      messages = newest ? messages.slice(messages.length - fit) : messages.slice(0, fit);
+      cut = true;
+    }
+    let reason: HistoryAnswerData['reason'];
+    if (!read.complete && !(newest && read.reason === undefined)) {
+      // A store reports why a read fell short; `already_joined` is never one of its reasons.
+      reason = (read.reason as HistoryIncompleteReason | undefined) ?? 'too_far_behind';
+    } else if (cut) {
+      // One message after `since` larger than the byte bound can never be served.
+      reason = !newest && fit === 0 ? 'too_far_behind' : 'truncated';
     }
     const answer: HistoryAnswerData = {
       messages: messages.map((m) => decodeKept(m.text)),
-      complete,
+      complete: reason === undefined,
     };
     if (read.position !== null) answer.position = read.position;
-    if (!complete) answer.reason = read.reason ?? 'too_far_behind';
+    if (reason !== undefined) answer.reason = reason;
     return answer;
   }
 

@@ -31,6 +31,7 @@ const RECOVERY_OUTCOMES: ReadonlySet<string> = new Set([
   'too_far_behind',
   'not_kept',
   'invalid_position',
+  'already_joined',
 ]);
 
 type Prom = typeof PromClient;

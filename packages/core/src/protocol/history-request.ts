@@ -1,11 +1,12 @@
 /**
  * `$history` (client request, protocol version 1): `{room, namespace?, limit?, since?}` with
  * an `id`, answered `{event: "$history", id, data: HistoryAnswerData}`. Only for a room the
- * client is a member of (else `forbidden`); a malformed request, or one without `id`, is
- * `invalid_payload`. It is a request like any other: `max_pending_requests` bounds it, and
- * the connection's `$history` budget (history-budget.ts) bounds how many are answered and
- * how many bytes their answers take; over it, the request is answered `rate_limited` with
- * `retryAfter` (seconds).
+ * client is a member of (else `forbidden`); a malformed request (`limit` not a whole number
+ * from 1, a bad name or `since`), or one without `id`, is `invalid_payload`. A `limit` above
+ * `history_max_replay` is read as it. It is a request like any other: `max_pending_requests`
+ * bounds it, and the connection's `$history` budget (history-budget.ts) bounds how many are
+ * answered and how many bytes their answers take; over it, the request is answered
+ * `rate_limited` with `retryAfter` (seconds).
  */
 import {
   ControlEvent,
@@ -42,6 +43,7 @@ const SHAPE = '{"room": "lobby", "namespace"?: "/", "limit"?: n, "since"?: {"off
 export function readHistoryRequest(
   data: unknown,
   maxNameLength: number,
+  maxReplay: number,
 ): (HistoryRequestData & { namespace: string }) | string {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return `the data of $history must be an object ${SHAPE}`;
@@ -56,7 +58,7 @@ export function readHistoryRequest(
   const out: HistoryRequestData & { namespace: string } = { room, namespace };
   if (limit !== undefined) {
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-      return '"limit" must be a positive whole number of messages';
+      return `"limit" must be a whole number of messages from 1 (a larger one than ${maxReplay}, history_max_replay, is read as ${maxReplay}), or left out`;
     }
     out.limit = limit;
   }
@@ -132,7 +134,7 @@ function serve(
     );
     return next(host, conn);
   }
-  const request = readHistoryRequest(envelope.data, host.maxNameLength);
+  const request = readHistoryRequest(envelope.data, host.maxNameLength, host.history.maxReplay);
   if (typeof request === 'string') {
     outbound.sendErrorAnswer(clientId, id, WireErrorCode.INVALID_PAYLOAD, `$history: ${request}.`, {
       event: ControlEvent.HISTORY,

@@ -2,22 +2,22 @@
  * What the protocol layer is built from, what it reports, and the closes that end a session.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import { CloseCode } from '@pkg/wire';
+import { closeCodes } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import type { ClientRegistry } from '../ws/client-registry';
 import type { RoomHistory } from '../cluster/room-history';
 import type { HistoryBudgetLimits } from './history-budget';
 
-/** Closes after which a session is not kept (docs/protocol.md, "Connection state recovery"). */
-export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>([
-  CloseCode.NORMAL,
-  CloseCode.GOING_AWAY,
-  CloseCode.SERVICE_RESTART,
-  CloseCode.POLICY_VIOLATION,
-  CloseCode.UNAUTHORIZED,
-  CloseCode.FORBIDDEN,
-  CloseCode.SESSION_TAKEN_OVER,
-]);
+/**
+ * Closes after which a session is not kept: every code of @pkg/wire's close table whose
+ * session is not `kept` (docs/protocol.md, "Connection state recovery"). A code the table
+ * does not know keeps the session, as a lost connection does.
+ */
+export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>(
+  Object.entries(closeCodes)
+    .filter(([, info]) => info.session !== 'kept')
+    .map(([code]) => Number(code)),
+);
 
 /** What the protocol layer needs, handed over once. */
 export interface ProtocolV1Options {

@@ -463,9 +463,10 @@ export class ProtocolV1 {
     room: string,
     namespace: string,
     since: StreamPosition | undefined,
+    already = false,
   ): void {
     const conn = this.#conns.get(clientId);
-    if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since);
+    if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since, already);
   }
 
   /** Recoveries running now (for leak checks). */

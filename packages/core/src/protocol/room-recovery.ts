@@ -106,14 +106,30 @@ export class RoomRecovery {
   /**
    * A client was put in a room it was not in: with `since`, or with its `$hello.positions`
    * entry for that room (taken out: a position is used once), the room is recovered. Only
-   * for an open connection that said `$hello`.
+   * for an open connection that said `$hello`. A join with `since` of a room the client is
+   * in already (`already`) replays nothing: it is answered `$recovered` with `recovered:
+   * false`, `already_joined`, unless a recovery of that room runs (its `$recovered` follows).
    */
   joined(
     conn: ConnectionRecord,
     room: string,
     namespace: string,
     since: StreamPosition | undefined,
+    already = false,
   ): void {
+    if (already) {
+      if (since === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
+      const clientId = conn.client.id;
+      if (this.#holds.get(clientId)?.has(holdKey(namespace, room))) return;
+      this.#recovered(clientId, {
+        room,
+        namespace,
+        recovered: false,
+        reason: 'already_joined',
+        replayed: 0,
+      });
+      return;
+    }
     let position = since;
     const { positions } = conn;
     if (positions !== undefined) {
