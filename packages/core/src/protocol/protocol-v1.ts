@@ -27,7 +27,7 @@ import { Welcomer } from './hello';
 import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './options';
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
-import { RoomRecovery } from './room-recovery';
+import { RoomRecovery, marksOf } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from './history-request';
 import { createCoreError } from '../errors';
 
@@ -457,6 +457,17 @@ export class ProtocolV1 {
   ): void {
     const conn = this.#conns.get(clientId);
     if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since);
+  }
+
+  /**
+   * A client of this process left a room (or lost it when it ended): the position its
+   * recovery of that room reached is forgotten.
+   */
+  roomLeft(clientId: string, room: string, namespace: string): void {
+    if (this.#recovery === undefined) return;
+    const conn = this.#conns.get(clientId);
+    const marks = conn === undefined ? this.#sessions?.ofClient(clientId) : marksOf(conn);
+    if (marks?.replayed !== undefined) this.#recovery.left(marks, room, namespace);
   }
 
   /** Recoveries running now (for leak checks). */
