@@ -14,6 +14,7 @@ import {
   RoomsController,
   Server,
   ServerConfig,
+  type RoomsControllerOptions,
   type ServerConfigOptions,
 } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
@@ -437,6 +438,8 @@ export async function startHistoryServer(options: {
   adapter: RedisAdapterOptions;
   /** More server configuration (for example `recovery_window: 0`). */
   config?: ServerConfigOptions;
+  /** Options of its RoomsController (a `canJoin` that acts when a join is handled). */
+  rooms?: RoomsControllerOptions;
 }): Promise<Server> {
   const server = new Server(
     new ServerConfig({
@@ -454,7 +457,7 @@ export async function startHistoryServer(options: {
   );
   const adapter = new RedisAdapter(options.adapter);
   server.setAdapter(adapter);
-  server.registerController(new RoomsController());
+  server.registerController(new RoomsController(options.rooms));
   await server.run();
   await adapter.ready();
   return server;
