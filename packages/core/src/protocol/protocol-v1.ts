@@ -77,6 +77,7 @@ export class ProtocolV1 {
             sendRaw: (clientId, text) => this.#ws.sendRaw(clientId, text),
             deliver: (clientId, text) => this.#out.deliverHeld(clientId, text),
             ...(options.recoveryOutcome === undefined ? {} : { outcome: options.recoveryOutcome }),
+            ...(options.isMember === undefined ? {} : { isMember: options.isMember }),
           });
     this.#out = new Outbound({
       ws: this.#ws,

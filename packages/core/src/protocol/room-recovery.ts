@@ -51,6 +51,8 @@ export interface RoomRecoveryOptions {
   readonly deliver: (clientId: string, text: string) => boolean;
   /** Told the outcome of each recovery: `recovered`, or the reason it failed (metrics). */
   readonly outcome?: (outcome: string) => void;
+  /** Whether the client is in the room now (a mark is kept only for a room it is still in). */
+  readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
 }
 
 function holdKey(namespace: string, room: string): string {
@@ -246,7 +248,11 @@ export class RoomRecovery {
       }
       // A live copy of a replayed message may still be on its way (a pub/sub copy that
       // reaches this process after the read answered): it is dropped when it comes.
-      if (read.position !== null && replayed === read.messages.length) {
+      if (
+        read.position !== null &&
+        replayed === read.messages.length &&
+        (this.#o.isMember?.(clientId, room, namespace) ?? true)
+      ) {
         const { offset, epoch } = read.position;
         (hold.marks.replayed ??= new Map()).set(holdKey(namespace, room), { offset, epoch });
       }
