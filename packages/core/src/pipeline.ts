@@ -127,7 +127,6 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxRoomsPerClient: config.get('max_rooms_per_client'),
     maxNameLength: config.get('max_room_name_length'),
   });
-  if (presence.enabled) namespaces.setRoomListener(presence.roomChanged);
   const rateLimitStore = new ReplaceableStore(new MemoryRateLimitStore());
   const rateLimiter = new RateLimiter(rateLimitStore);
   const wsHandler = new WebSocketHandler({
@@ -285,6 +284,12 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
         finish();
       }
     },
+  });
+  // Room changes, whichever path made them: presence, and the positions recoveries reached
+  // (forgotten when the client leaves the room).
+  namespaces.setRoomListener((joined, clientId, room, namespace) => {
+    if (!joined) protocol.roomLeft(clientId, room, namespace);
+    if (presence.enabled) presence.roomChanged(joined, clientId, room, namespace);
   });
   const adapter = new AdapterBridge({
     namespaces,

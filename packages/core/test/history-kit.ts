@@ -155,3 +155,35 @@ export class LaterAdapter extends LocalAdapter {
     super.close();
   }
 }
+
+/**
+ * An adapter whose history store keeps each message at once but, while `holding`, delivers
+ * it only at `releaseCopies()`: as a message kept in Redis reaches an instance over
+ * pub/sub, possibly after a recovery's read already returned it.
+ */
+export class LateCopyAdapter extends LocalAdapter {
+  readonly history: MemoryHistoryStore;
+  holding = false;
+  readonly #copies: Array<() => void> = [];
+
+  constructor() {
+    super();
+    this.history = new MemoryHistoryStore({
+      deliver: (text, target) => {
+        if (!this.holding) return this.broadcast(text, target);
+        this.#copies.push(() => this.broadcast(text, target));
+        return 0;
+      },
+    });
+  }
+
+  releaseCopies(): void {
+    this.holding = false;
+    for (const copy of this.#copies.splice(0)) copy();
+  }
+
+  override close(): void {
+    this.history.close();
+    super.close();
+  }
+}

@@ -9,7 +9,14 @@ import path from 'node:path';
 import { buildSync } from 'esbuild';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
-import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
+import {
+  NullLogger,
+  RoomsController,
+  Server,
+  ServerConfig,
+  type RoomsControllerOptions,
+  type ServerConfigOptions,
+} from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -123,12 +130,16 @@ export class PrivateRedis {
  * A TCP proxy on 127.0.0.1 in front of a Redis, for tests that need a command to reach Redis
  * only after something else happened there: while held, what the proxy's clients send is
  * kept here (Redis sees none of it) until `release()` forwards it, in order; what Redis
- * sends passes at once.
+ * sends passes at once. `holdPushes()` instead keeps back what Redis sends to the adapter's
+ * subscriber connections (those named `pkg-sub-...`), so a pub/sub message reaches the
+ * instance only at `releasePushes()`, while its other commands are answered at once.
  */
 export class HoldingProxy {
   readonly #sockets = new Set<Socket>();
   readonly #server: NetServer;
   #held: Array<{ to: Socket; chunk: Buffer }> | null = null;
+  #pushes: Array<{ to: Socket; chunk: Buffer }> | null = null;
+  readonly #subscribers = new WeakSet<Socket>();
   #port = 0;
 
   private constructor(targetPort: number) {
@@ -165,8 +176,24 @@ export class HoldingProxy {
     for (const { to, chunk } of held) to.write(chunk);
   }
 
+  /** What Redis sends to subscriber connections since `holdPushes()`, in bytes. */
+  get heldPushBytes(): number {
+    return this.#pushes?.reduce((n, h) => n + h.chunk.length, 0) ?? 0;
+  }
+
+  holdPushes(): void {
+    this.#pushes ??= [];
+  }
+
+  releasePushes(): void {
+    const held = this.#pushes ?? [];
+    this.#pushes = null;
+    for (const { to, chunk } of held) to.write(chunk);
+  }
+
   stop(): Promise<void> {
     this.release();
+    this.releasePushes();
     for (const s of this.#sockets) s.destroy();
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
@@ -182,10 +209,15 @@ export class HoldingProxy {
       });
     }
     client.on('data', (chunk: Buffer) => {
+      // node-redis names its connection first (CLIENT SETNAME / HELLO SETNAME).
+      if (chunk.includes('pkg-sub-')) this.#subscribers.add(client);
       if (this.#held) this.#held.push({ to: upstream, chunk });
       else upstream.write(chunk);
     });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    upstream.on('data', (chunk: Buffer) => {
+      if (this.#pushes && this.#subscribers.has(client)) this.#pushes.push({ to: client, chunk });
+      else client.write(chunk);
+    });
   }
 }
 
@@ -404,6 +436,10 @@ export async function startHistoryServer(options: {
   room: string;
   size: number;
   adapter: RedisAdapterOptions;
+  /** More server configuration (for example `recovery_window: 0`). */
+  config?: ServerConfigOptions;
+  /** Options of its RoomsController (a `canJoin` that acts when a join is handled). */
+  rooms?: RoomsControllerOptions;
 }): Promise<Server> {
   const server = new Server(
     new ServerConfig({
@@ -412,6 +448,7 @@ export async function startHistoryServer(options: {
       heartbeat_interval: 0,
       shutdown_timeout: 200,
       history: [{ match: options.room, size: options.size, ttl: 60_000 }],
+      ...options.config,
     }),
     undefined,
     undefined,
@@ -420,7 +457,7 @@ export async function startHistoryServer(options: {
   );
   const adapter = new RedisAdapter(options.adapter);
   server.setAdapter(adapter);
-  server.registerController(new RoomsController());
+  server.registerController(new RoomsController(options.rooms));
   await server.run();
   await adapter.ready();
   return server;

@@ -11,7 +11,7 @@
  * The record has a fixed shape (every field set in the constructor) and `state` is changed
  * in one place only, `ProtocolV1#transition`, which checks the move against {@link MOVES}.
  */
-import type { RequestId, RoomPosition } from '@pkg/wire';
+import type { RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 import type { AuthRefusal } from './auth';
 import type { HistoryBudget } from './history-budget';
@@ -102,6 +102,12 @@ export class ConnectionRecord {
   historyBudget: HistoryBudget | undefined = undefined;
   /** `$history` requests waiting for the one being answered (undefined: none running). */
   historyQueue: Envelope[] | undefined = undefined;
+  /**
+   * Without a session: per room it recovered and is still in, the position the replay
+   * reached, so a live copy at or before it is not delivered again (with a session this is
+   * kept on the session, see room-recovery.ts).
+   */
+  replayed: Map<string, StreamPosition> | undefined = undefined;
 
   constructor(client: WsClient, v1: boolean) {
     this.client = client;

@@ -5,7 +5,13 @@
  * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import { WireErrorCode, encodeError, type EventData, type RequestId } from '@pkg/wire';
+import {
+  WireErrorCode,
+  encodeError,
+  type EventData,
+  type RequestId,
+  type RoomPosition,
+} from '@pkg/wire';
 import {
   prepareAnswer,
   prepareMessage,
@@ -14,7 +20,8 @@ import {
 } from '@pkg/ws-protocol';
 import { ConnectionState, type ConnectionRecord } from './connection';
 import { withSeq, type SessionStore } from './session';
-import type { RoomRecovery } from './room-recovery';
+import { wasReplayed, type RoomRecovery } from './room-recovery';
+import { positionOf } from '../cluster/room-history';
 
 /** Why an authentication ended without opening the connection: the `error` it answers. */
 export interface Refusal {
@@ -213,24 +220,44 @@ export class Outbound {
     return this.#deliver([clientId], text, undefined) > 0;
   }
 
+  /**
+   * Delivers to each client; `recovery` is given for live copies (held while the client's
+   * recovery of the room runs, dropped when a finished recovery already replayed them) and
+   * left out for the recovery's own replay and held messages.
+   */
   #deliver(clientIds: Iterable<string>, text: string, recovery: RoomRecovery | undefined): number {
     const { sessions, ws, conns } = this.#o;
     const plain: string[] = [];
     let n = 0;
+    // The text's room position, read once and only for a receiver that recovered a room.
+    let pos: RoomPosition | undefined;
+    let posRead = false;
     for (const id of clientIds) {
       if (recovery !== undefined && recovery.holding(id) && recovery.hold(id, text)) {
         n += 1;
         continue;
       }
       const session = sessions?.ofClient(id);
+      const conn = conns.get(id);
+      const replayed = session === undefined ? conn?.replayed : session.replayed;
+      if (recovery !== undefined && replayed !== undefined) {
+        if (!posRead) {
+          pos = positionOf(text);
+          posRead = true;
+        }
+        if (pos !== undefined && wasReplayed(replayed, pos)) {
+          n += 1; // the client has it already
+          continue;
+        }
+      }
       if (session === undefined) {
-        if (conns.get(id)?.state === ConnectionState.OPEN) plain.push(id);
+        if (conn?.state === ConnectionState.OPEN) plain.push(id);
         continue;
       }
       if (!session.connected) {
         sessions!.keep(session, text);
         n += 1;
-      } else if (conns.get(id)?.state === ConnectionState.OPEN) {
+      } else if (conn?.state === ConnectionState.OPEN) {
         if (ws.sendRaw(id, withSeq(text, sessions!.keep(session, text)))) n += 1;
       }
     }

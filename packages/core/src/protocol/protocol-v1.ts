@@ -27,7 +27,7 @@ import { Welcomer } from './hello';
 import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './options';
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
-import { RoomRecovery } from './room-recovery';
+import { RoomRecovery, marksOf } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from './history-request';
 import { historyBudgetLimits } from './history-budget';
 import { createCoreError } from '../errors';
@@ -78,6 +78,7 @@ export class ProtocolV1 {
             sendRaw: (clientId, text) => this.#ws.sendRaw(clientId, text),
             deliver: (clientId, text) => this.#out.deliverHeld(clientId, text),
             ...(options.recoveryOutcome === undefined ? {} : { outcome: options.recoveryOutcome }),
+            ...(options.isMember === undefined ? {} : { isMember: options.isMember }),
           });
     this.#out = new Outbound({
       ws: this.#ws,
@@ -467,6 +468,17 @@ export class ProtocolV1 {
   ): void {
     const conn = this.#conns.get(clientId);
     if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since, already);
+  }
+
+  /**
+   * A client of this process left a room (or lost it when it ended): the position its
+   * recovery of that room reached is forgotten.
+   */
+  roomLeft(clientId: string, room: string, namespace: string): void {
+    if (this.#recovery === undefined) return;
+    const conn = this.#conns.get(clientId);
+    const marks = conn === undefined ? this.#sessions?.ofClient(clientId) : marksOf(conn);
+    if (marks?.replayed !== undefined) this.#recovery.left(marks, room, namespace);
   }
 
   /** Recoveries running now (for leak checks). */

@@ -6,6 +6,14 @@
  * history is read are held here and sent after `$recovered`, each once: those the replay
  * already carried (same epoch, offset not after the room's position) are dropped.
  *
+ * A live copy can also reach this process after the read answered (a Redis pub/sub copy of
+ * a message the read already returned, from this instance or another): after a recovery
+ * that replayed up to offset N, the client's record (its session when it has one, which
+ * outlives the connection across resumes) remembers N for that room, and every live copy
+ * of the room at or before N in that epoch is dropped on its way to the client, whenever it
+ * comes ({@link wasReplayed}). One position per room the client recovered and is still in:
+ * forgotten when it leaves the room, and with the record or session.
+ *
  * Bounded: at most one recovery per client and room at a time, at most `history_max_replay`
  * messages and `history_max_replay_bytes` bytes replayed (beyond: `too_far_behind` and
  * nothing replayed, the application reloads), and at most `history_max_replay` live
@@ -17,6 +25,7 @@ import {
   ControlEvent,
   type RecoveredData,
   type RecoveryFailureReason,
+  type RoomPosition,
   type StreamPosition,
 } from '@pkg/wire';
 import type { HistoryRead } from '../cluster/history';
@@ -27,6 +36,8 @@ import { ConnectionState, type ConnectionRecord } from './connection';
 interface Hold {
   readonly texts: string[];
   overflow: boolean;
+  /** Where the client's replay marks are kept (see {@link marksOf}). */
+  readonly marks: ReplayMarks;
 }
 
 export interface RoomRecoveryOptions {
@@ -41,10 +52,38 @@ export interface RoomRecoveryOptions {
   readonly deliver: (clientId: string, text: string) => boolean;
   /** Told the outcome of each recovery: `recovered`, or the reason it failed (metrics). */
   readonly outcome?: (outcome: string) => void;
+  /** Whether the client is in the room now (a mark is kept only for a room it is still in). */
+  readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
 }
 
 function holdKey(namespace: string, room: string): string {
   return `${namespace}\n${room}`;
+}
+
+/**
+ * Where a client's recovered rooms stand: per room (its hold key), the position its last
+ * recovery replayed up to. Kept on the session when the client has one (so it survives a
+ * resume and a takeover), else on the connection's record; undefined while none.
+ */
+export interface ReplayMarks {
+  replayed: Map<string, StreamPosition> | undefined;
+}
+
+/** Where a connection's replay marks are kept: its session when it has one, else itself. */
+export function marksOf(conn: ConnectionRecord): ReplayMarks {
+  return conn.session ?? conn;
+}
+
+/**
+ * True when a live copy of a room message at `pos` was already sent to the client by a
+ * recovery of that room (same epoch, offset not after the position the replay reached).
+ */
+export function wasReplayed(
+  replayed: ReadonlyMap<string, StreamPosition>,
+  pos: RoomPosition,
+): boolean {
+  const at = replayed.get(holdKey(pos.namespace, pos.room));
+  return at !== undefined && pos.offset <= at.offset && pos.epoch === at.epoch;
 }
 
 /**
@@ -142,11 +181,23 @@ export class RoomRecovery {
     }
     if (position === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
     const { offset, epoch } = position;
-    this.start(conn.client.id, room, namespace, { offset, epoch });
+    this.start(conn, room, namespace, { offset, epoch });
+  }
+
+  /**
+   * The client left a room: the position its recovery of that room reached is forgotten
+   * (a later join with `since` recovers it again; one without gets only newer messages).
+   */
+  left(marks: ReplayMarks, room: string, namespace: string): void {
+    const { replayed } = marks;
+    if (replayed === undefined) return;
+    replayed.delete(holdKey(namespace, room));
+    if (replayed.size === 0) marks.replayed = undefined;
   }
 
   /** Recovers one room for a client that was just put in it. */
-  start(clientId: string, room: string, namespace: string, since: StreamPosition): void {
+  start(conn: ConnectionRecord, room: string, namespace: string, since: StreamPosition): void {
+    const clientId = conn.client.id;
     const { history } = this.#o;
     const policy = history.policyFor(namespace, room);
     if (policy === undefined) {
@@ -166,7 +217,7 @@ export class RoomRecovery {
       rooms = new Map();
       this.#holds.set(clientId, rooms);
     }
-    const hold: Hold = { texts: [], overflow: false };
+    const hold: Hold = { texts: [], overflow: false, marks: marksOf(conn) };
     rooms.set(key, hold);
     let read: HistoryRead | Promise<HistoryRead>;
     try {
@@ -211,6 +262,16 @@ export class RoomRecovery {
       for (const m of read.messages) {
         if (!this.#o.deliver(clientId, m.text)) break;
         replayed += 1;
+      }
+      // A live copy of a replayed message may still be on its way (a pub/sub copy that
+      // reaches this process after the read answered): it is dropped when it comes.
+      if (
+        read.position !== null &&
+        replayed === read.messages.length &&
+        (this.#o.isMember?.(clientId, room, namespace) ?? true)
+      ) {
+        const { offset, epoch } = read.position;
+        (hold.marks.replayed ??= new Map()).set(holdKey(namespace, room), { offset, epoch });
       }
     }
     const data: RecoveredData = { room, namespace, recovered: reason === undefined, replayed };

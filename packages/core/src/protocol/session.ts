@@ -9,7 +9,7 @@
  * client address (IPv6 by network, see `groupOf`) and `maxAway` in all; past a bound the oldest away session is ended.
  */
 import { randomBytes } from 'node:crypto';
-import { appendSeq, type ResumeRefusalReason } from '@pkg/wire';
+import { appendSeq, type ResumeRefusalReason, type StreamPosition } from '@pkg/wire';
 
 /** Why a resume was not granted (`$welcome.reason`). */
 export type ResumeRefusal = ResumeRefusalReason;
@@ -35,6 +35,12 @@ export interface Session {
   connected: boolean;
   /** Ends the session when the window passes while it is away. */
   timer: NodeJS.Timeout | undefined;
+  /**
+   * Per room the client recovered and is still in, the position the replay reached: a live
+   * copy at or before it is not delivered again (room-recovery.ts). Kept here rather than on
+   * the connection's record so that it outlives the connection across resumes.
+   */
+  replayed: Map<string, StreamPosition> | undefined;
 }
 
 export interface SessionStoreOptions {
@@ -105,6 +111,7 @@ export class SessionStore {
       dropped: 0,
       connected: true,
       timer: undefined,
+      replayed: undefined,
     };
     this.#byToken.set(session.token, session);
     this.#byClient.set(clientId, session);
