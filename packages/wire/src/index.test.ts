@@ -22,6 +22,7 @@ describe('@pkg/wire entry', () => {
       'closeCodeInfo',
       'closeCodes',
       'encodeError',
+      'encodeKeyName',
       'fitCloseReason',
       'isEventData',
       'isSendableCloseCode',
@@ -46,6 +47,7 @@ describe('@pkg/wire entry', () => {
       'reconnectsAfter',
       'restartDelay',
       'restartReason',
+      'roomKey',
       'utf8Length',
     ]);
   });

@@ -9,6 +9,7 @@
  * that does not keep the process alive).
  */
 import { randomBytes } from 'node:crypto';
+import { roomKey } from '@pkg/wire';
 import type { BroadcastTarget } from './adapter';
 import type {
   HistoryPolicy,
@@ -52,10 +53,6 @@ export interface MemoryHistoryStoreOptions {
 /** A new epoch: 12 characters of randomness (72 bits). */
 export function newEpoch(): string {
   return randomBytes(9).toString('base64url');
-}
-
-function roomKey(namespace: string, room: string): string {
-  return `${namespace}\n${room}`;
 }
 
 /** The in-memory {@link HistoryStore} of one process (the default). */

@@ -5,7 +5,13 @@
  * which numbers it, keeps it and delivers it. Reads go through the same store.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import type { HistoryAnswerData, HistoryMessage, RoomPosition, StreamPosition } from '@pkg/wire';
+import {
+  roomKey,
+  type HistoryAnswerData,
+  type HistoryMessage,
+  type RoomPosition,
+  type StreamPosition,
+} from '@pkg/wire';
 import { prepareMessage, type EventData } from '@pkg/ws-protocol';
 import type { Adapter, BroadcastTarget } from './adapter';
 import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
@@ -109,7 +115,7 @@ export class RoomHistory {
 
   /** The policy of a room, or undefined when it keeps no history. */
   policyFor(namespace: string, room: string): HistoryPolicy | undefined {
-    const exact = this.#rooms.get(`${namespace}\n${room}`);
+    const exact = this.#rooms.get(roomKey(namespace, room));
     if (exact !== undefined) return exact;
     for (const p of this.#patterns) {
       if ((p.namespace === undefined || p.namespace === namespace) && p.test(room)) {
@@ -139,7 +145,7 @@ export class RoomHistory {
         `keepHistory(room, { namespace?, size, ttl }): ${bad}.`,
       );
     }
-    this.#rooms.set(`${namespace}\n${room}`, { size, ttl });
+    this.#rooms.set(roomKey(namespace, room), { size, ttl });
   }
 
   onPublished(listener: (published: PublishedEvent) => void): void {

@@ -14,6 +14,7 @@
 import type { LoggerInterface } from '@pkg/logger';
 import {
   ControlEvent,
+  roomKey,
   type RecoveredData,
   type RecoveryFailureReason,
   type StreamPosition,
@@ -42,9 +43,7 @@ export interface RoomRecoveryOptions {
   readonly outcome?: (outcome: string) => void;
 }
 
-function holdKey(namespace: string, room: string): string {
-  return `${namespace}\n${room}`;
-}
+const holdKey = roomKey;
 
 /**
  * Where a client stands after a failed recovery: the position read, or just before the

@@ -17,6 +17,7 @@
 import type { LoggerInterface } from '@pkg/logger';
 import {
   ControlEvent,
+  roomKey,
   type PresenceDiffData,
   type PresenceMeta,
   type PresenceState,
@@ -94,7 +95,7 @@ class RoomRecord {
   ) {}
 }
 
-const roomId = (namespace: string, room: string): string => `${namespace}\u0000${room}`;
+const roomId = roomKey;
 
 function group(entries: Iterable<Entry>): PresenceState {
   const state: PresenceState = {};
