@@ -182,10 +182,8 @@ export class RedisHistoryStore implements HistoryStore {
       String(Math.max(1, limit)),
       String(query.policy.size),
       String(Math.max(1, Math.round(query.policy.ttl))),
-      this.#candidate,
       String(Math.max(1, Math.round(query.policy.ttl)) + HISTORY_META_GRACE),
     ];
-    const candidate = this.#candidate;
     let timer: NodeJS.Timeout | undefined;
     try {
       const raw = await Promise.race([
@@ -198,7 +196,6 @@ export class RedisHistoryStore implements HistoryStore {
         }),
       ]);
       const reply = parseReadReply(raw);
-      if (reply.fresh && candidate === this.#candidate) this.#candidate = newEpoch();
       const position = { offset: reply.offset, epoch: reply.epoch };
       const messages: KeptMessage[] = reply.messages;
       if (reply.reason === '') return { position, messages, complete: true };

@@ -54,8 +54,10 @@ export interface HistoryQuery {
 }
 
 /**
- * The answer to a read: the room's current position (a room that kept nothing starts its
- * stream when read, at offset 0 of a new epoch; null only when the store could not be read),
+ * The answer to a read: the room's current position (null only when the store could not be
+ * read; a room that keeps nothing answers offset 0 of a quiet epoch, `~<time of the read>`,
+ * and stores nothing: reading never makes a room, and a later read from that position
+ * tells whether a message can have come since),
  * the messages oldest first, and whether they are everything asked for; when not, `reason`.
  */
 export interface HistoryRead {
