@@ -56,8 +56,12 @@ export class Tracing {
   readonly #api: OtelApi;
   readonly #tracer: Tracer;
   readonly #routeOf: RouteOf;
-  /** The trace context of each connection whose upgrade request carried one, by client id. */
-  readonly #upgradeContexts = new Map<string, Context>();
+  /**
+   * The trace context of each connection whose upgrade request carried one, by its socket:
+   * the one thing about a connection that a resume (which gives it another client id) keeps,
+   * and weakly held, so a context never outlives its connection.
+   */
+  readonly #upgradeContexts = new WeakMap<object, Context>();
 
   constructor(api: OtelApi, routeOf: RouteOf) {
     this.#api = api;
@@ -123,7 +127,7 @@ export class Tracing {
     const parent =
       envelope.meta !== undefined
         ? api.propagation.extract(api.ROOT_CONTEXT, envelope.meta, metaGetter)
-        : (this.#upgradeContexts.get(client.id) ?? api.ROOT_CONTEXT);
+        : (this.#upgradeContexts.get(client.socket) ?? api.ROOT_CONTEXT);
     const attributes: Attributes = {
       'messaging.system': 'pkg',
       'messaging.operation.type': 'receive',
@@ -224,17 +228,17 @@ export class Tracing {
   }
 
   /** A connection opened: keeps its upgrade request's trace context, when it had one. */
-  readonly upgraded = (clientId: string, request: IncomingMessage): void => {
+  readonly upgraded = (client: WsClient, request: IncomingMessage): void => {
     const headers = request.headers;
     if (headers['traceparent'] === undefined) return;
     const api = this.#api;
     const ctx = api.propagation.extract(api.ROOT_CONTEXT, headers, headerGetter);
-    if (api.trace.getSpanContext(ctx) !== undefined) this.#upgradeContexts.set(clientId, ctx);
+    if (api.trace.getSpanContext(ctx) !== undefined) this.#upgradeContexts.set(client.socket, ctx);
   };
 
-  /** A connection closed: forgets its upgrade context. */
-  readonly closed = (clientId: string): void => {
-    this.#upgradeContexts.delete(clientId);
+  /** A connection closed (under whatever id it has now): forgets its upgrade context. */
+  readonly closed = (client: WsClient): void => {
+    this.#upgradeContexts.delete(client.socket);
   };
 
   #fail(span: Span, err: unknown): void {
