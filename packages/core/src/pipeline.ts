@@ -337,6 +337,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
           prepare: () =>
             tracing.load(
               (method, path) => registry.matchHttpRoute(method, path)?.route.path ?? null,
+              undefined,
+              (event) => registry.wsRoutes.has(event),
             ),
         }),
   });

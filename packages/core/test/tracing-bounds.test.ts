@@ -1,7 +1,8 @@
-// What a client cannot make tracing keep: the upgrade request's trace context lives only as
-// long as its connection, across resumes that give the connection another client id. Real
-// `ws` clients, the SDK's in-memory exporter, and weak references to every context
-// extracted from an upgrade request.
+// What a client cannot make tracing keep: span names and attributes come from the app's
+// routes (an event nobody handles is one fixed name, however long its name), and the
+// upgrade request's trace context lives only as long as its connection, across resumes
+// that give the connection another client id. Real `ws` clients, the SDK's in-memory
+// exporter, and weak references to every context extracted from an upgrade request.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,6 +23,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { Server } from '../src/index';
+import { UNKNOWN_EVENT_SPAN } from '../src/observability/tracing';
 import { TestClient, cleanup, startServer } from './helpers';
 
 const TRACEPARENT = `00-${'4'.repeat(32)}-${'5'.repeat(16)}-01`;
@@ -79,6 +81,35 @@ async function tracedServer(): Promise<{ server: Server; wsUrl: string }> {
     });
   });
 }
+
+describe('span names and attributes', () => {
+  it('name an unknown event one fixed way, however long, and a handled one by its route', async () => {
+    const { wsUrl } = await tracedServer();
+    const client = await TestClient.connect(wsUrl);
+    for (let i = 0; i < 5; i += 1) client.send(`${String(i)}${'x'.repeat(100_000)}`, {});
+    client.send('echo', { n: 1 });
+    // Errors for unknown events are answered at most once per interval: one here.
+    expect((await client.next('error')).data['code']).toBe('unknown_event');
+    await client.next('echoed');
+    for (let i = 0; i < 200 && exporter.getFinishedSpans().length < 6; i += 1) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      'echo receive',
+      ...Array<string>(5).fill(UNKNOWN_EVENT_SPAN),
+    ]);
+    for (const span of spans) {
+      for (const value of Object.values(span.attributes)) {
+        expect(String(value).length).toBeLessThanOrEqual(64);
+      }
+    }
+    const unknown = spans.find((s) => s.name === UNKNOWN_EVENT_SPAN)!;
+    expect(unknown.attributes['messaging.destination.name']).toBeUndefined();
+    const echo = spans.find((s) => s.name === 'echo receive')!;
+    expect(echo.attributes['messaging.destination.name']).toBe('echo');
+  });
+});
 
 /** Collects garbage (the flag is set for this process; `gc` is taken from a fresh context). */
 function collect(): void {
