@@ -18,8 +18,11 @@ import { createHash } from 'node:crypto';
  * (for quiet positions, see the read script): when the stream starts from nothing, no
  * message came within the meta ttl before it; when it replaces another, now.
  *
+ * An entry keeps the clients its broadcast left out in `x` (a JSON array of client ids, or
+ * `*` when they were too many to keep), so that a read for one of them leaves it out.
+ *
  * KEYS: meta hash, stream. ARGV: size, ttl ms, candidate epoch, force ('1'/'0'), channel,
- * pub/sub header (ends with a newline), head, tail, meta ttl ms.
+ * pub/sub header (ends with a newline), head, tail, meta ttl ms, except ('' = nobody).
  * Reply: { offset, epoch, 1 when the candidate was used else 0 }.
  */
 export const PUBLISH_SCRIPT = `
@@ -42,7 +45,11 @@ end
 local offset = redis.call('HINCRBY', meta, 'o', 1)
 local t = string.format('%.0f', ms)
 local text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
-redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text)
+if ARGV[10] == '' then
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text)
+else
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text, 'x', ARGV[10])
+end
 redis.call('HSET', meta, 't', t)
 redis.call('PEXPIRE', stream, ARGV[2])
 redis.call('PEXPIRE', meta, ARGV[9])
@@ -63,8 +70,12 @@ return {offset, epoch, fresh}
  * still has no epoch and T is within the meta ttl (a message would have kept the hash that
  * long), or its stream holds every message since T (`g` <= T: replayed from offset 1).
  *
+ * With a reader (a client id), entries whose `x` names it are left out; an entry whose `x`
+ * is `*` is left out too, and the read is then not complete (`too_far_behind` after a
+ * position: all or none, as always).
+ *
  * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms,
- * meta ttl ms.
+ * meta ttl ms, reader ('' = none).
  * Reply: { epoch, offset, reason ('' = complete), 0, offset1, text1, offset2, text2, ... }
  * oldest first.
  */
@@ -105,6 +116,16 @@ local function fieldOf(fields, name)
   for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
   return nil
 end
+local reader = ARGV[7]
+-- 'show', 'skip' (its broadcast left the reader out), or 'hide' (left out, not complete).
+local function visibility(fields)
+  if reader == '' then return 'show' end
+  local x = fieldOf(fields, 'x')
+  if not x then return 'show' end
+  if x == '*' then return 'hide' end
+  for _, id in ipairs(cjson.decode(x)) do if id == reader then return 'skip' end end
+  return 'show'
+end
 if ARGV[1] ~= '' then
   local since = tonumber(ARGV[1])
   if epoch ~= sinceEpoch then out[3] = 'epoch_changed' return out end
@@ -116,12 +137,15 @@ if ARGV[1] ~= '' then
   if #entries ~= last - since then out[3] = 'too_far_behind' return out end
   for i, entry in ipairs(entries) do
     local t = tonumber(fieldOf(entry[2], 't') or '0')
-    if offsetOf(entry[1]) ~= since + i or t < oldest then
+    local seen = visibility(entry[2])
+    if offsetOf(entry[1]) ~= since + i or t < oldest or seen == 'hide' then
       out = {epoch, last, 'too_far_behind', 0}
       return out
     end
-    out[#out + 1] = since + i
-    out[#out + 1] = fieldOf(entry[2], 'd') or ''
+    if seen == 'show' then
+      out[#out + 1] = since + i
+      out[#out + 1] = fieldOf(entry[2], 'd') or ''
+    end
   end
   return out
 end
@@ -136,8 +160,12 @@ end
 local older = #kept > 0 and #kept == #entries and #kept == limit
   and offsetOf(kept[#kept][1]) > first
 for i = #kept, 1, -1 do
-  out[#out + 1] = offsetOf(kept[i][1])
-  out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
+  local seen = visibility(kept[i][2])
+  if seen == 'hide' then older = true end
+  if seen == 'show' then
+    out[#out + 1] = offsetOf(kept[i][1])
+    out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
+  end
 end
 if older then out[3] = 'incomplete' end
 return out

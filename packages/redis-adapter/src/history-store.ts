@@ -12,7 +12,7 @@
  * so clients holding positions from before are told `epoch_changed`.
  */
 import { randomBytes } from 'node:crypto';
-import type { LoggerInterface } from '@pkg/core';
+import { MAX_KEPT_EXCEPT, type LoggerInterface } from '@pkg/core';
 import type { RecoveryFailureReason, StreamPosition } from '@pkg/wire';
 import type { RedisClient } from './connection';
 import {
@@ -83,6 +83,16 @@ function exceptList(except: KeptTarget['except']): string[] {
   return typeof except === 'string' ? [except] : [...except];
 }
 
+/**
+ * The exclusion an entry keeps (`x`): '' for nobody, a JSON array of client ids, or `*` when
+ * they are more than MAX_KEPT_EXCEPT (then no client's read gets the message).
+ */
+function keptExcept(except: KeptTarget['except']): string {
+  const ids = exceptList(except);
+  if (ids.length === 0) return '';
+  return ids.length > MAX_KEPT_EXCEPT ? '*' : JSON.stringify(ids);
+}
+
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -141,6 +151,7 @@ export class RedisHistoryStore implements HistoryStore {
       template.head,
       template.tail,
       String(Math.max(1, Math.round(policy.ttl)) + HISTORY_META_GRACE),
+      keptExcept(target.except),
     ];
     let reply;
     try {
@@ -183,6 +194,7 @@ export class RedisHistoryStore implements HistoryStore {
       String(query.policy.size),
       String(Math.max(1, Math.round(query.policy.ttl))),
       String(Math.max(1, Math.round(query.policy.ttl)) + HISTORY_META_GRACE),
+      query.reader ?? '',
     ];
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -1,13 +1,14 @@
 // Reading a room's history never writes to Redis: recoveries (`join_room.since`) and
 // `$history` requests for rooms that never had a message leave no key behind, however many
-// new names a client tries. A quiet room's position still recovers, on any instance: two
-// servers in this process share the shared Redis under a prefix of their own; real `ws`
-// clients speak protocol version 1.
+// new names a client tries. A quiet room's position still recovers, on any instance. A read
+// for a client leaves out what a broadcast's `except` left it out of. Two servers in this
+// process share the shared Redis under a prefix of their own; real `ws` clients speak
+// protocol version 1.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
-import type { Server } from '@pkg/core';
+import { MAX_KEPT_EXCEPT, type Server } from '@pkg/core';
 import { sharedRedisAvailableSync, startHistoryServer, waitFor } from './helpers';
 
 const describeRedis = sharedRedisAvailableSync('@pkg/redis-adapter history reads test')
@@ -122,5 +123,79 @@ describeRedis('history reads with the Redis adapter', () => {
       1, 2, 3,
     ]);
     back.close();
+  });
+
+  it('leaves a message out of the reads of the clients its broadcast left out', async () => {
+    const room = 'r:except';
+    const left = await V1Client.open(a);
+    const other = await V1Client.open(b);
+    const leftId = String(left.received[0]!.data['clientId']);
+    for (const client of [left, other]) {
+      client.request('join_room', { room }, 'j');
+      await client.find((m) => m.id === 'j');
+    }
+    b.broadcast('msg', { n: 0 }, { room });
+    const seen = await left.find((m) => m.event === 'msg' && m.data['n'] === 0);
+    b.broadcast('msg', { n: 1 }, { room, except: leftId });
+    const many = [leftId, ...Array.from({ length: MAX_KEPT_EXCEPT }, (_, i) => `gone-${i}`)];
+    a.broadcast('msg', { n: 2 }, { room, except: many });
+    a.broadcast('msg', { n: 3 }, { room });
+    await left.find((m) => m.event === 'msg' && m.data['n'] === 3);
+    await other.find((m) => m.event === 'msg' && m.data['n'] === 3);
+    expect(left.received.filter((m) => m.event === 'msg').map((m) => m.data['n'])).toEqual([0, 3]);
+
+    const numbersOf = (answer: Message): unknown[] =>
+      (answer.data['messages'] as Message[]).map((m) => m.data['n']);
+    left.request('$history', { room }, 'h1');
+    const mine = await left.find((m) => m.id === 'h1');
+    expect(numbersOf(mine)).toEqual([0, 3]);
+    expect(mine.data).toMatchObject({ complete: false, reason: 'too_far_behind' });
+    other.request('$history', { room }, 'h1');
+    const theirs = await other.find((m) => m.id === 'h1');
+    expect(numbersOf(theirs)).toEqual([0, 1, 3]);
+    expect((await b.history(room)).messages.map((m) => (m.data as { n: number }).n)).toEqual([
+      0, 1, 2, 3,
+    ]);
+
+    // A recovery from before them: the message left out is not replayed to that client, and
+    // the one whose exclusion was too long to keep makes the recovery fail (nothing replayed).
+    left.request('leave_room', { room }, 'l');
+    await left.find((m) => m.id === 'l');
+    left.request(
+      'join_room',
+      { room, since: { offset: seen.pos!.offset, epoch: seen.pos!.epoch } },
+      'j2',
+    );
+    const recovered = await left.find((m) => m.event === '$recovered');
+    expect(recovered.data).toMatchObject({ recovered: false, reason: 'too_far_behind' });
+    expect(left.received.filter((m) => m.event === 'msg').map((m) => m.data['n'])).toEqual([0, 3]);
+    left.close();
+    other.close();
+  });
+
+  it('replays a recovery without the message its broadcast left the client out of', async () => {
+    const room = 'r:except-replay';
+    const left = await V1Client.open(a);
+    const leftId = String(left.received[0]!.data['clientId']);
+    left.request('join_room', { room }, 'j');
+    await left.find((m) => m.id === 'j');
+    b.broadcast('msg', { n: 0 }, { room });
+    const seen = await left.find((m) => m.event === 'msg' && m.data['n'] === 0);
+    b.broadcast('msg', { n: 1 }, { room, except: leftId });
+    b.broadcast('msg', { n: 2 }, { room });
+    await left.find((m) => m.event === 'msg' && m.data['n'] === 2);
+    left.request('leave_room', { room }, 'l');
+    await left.find((m) => m.id === 'l');
+    left.request(
+      'join_room',
+      { room, since: { offset: seen.pos!.offset, epoch: seen.pos!.epoch } },
+      'j2',
+    );
+    const recovered = await left.find((m) => m.event === '$recovered');
+    expect(recovered.data).toMatchObject({ recovered: true, replayed: 1 });
+    expect(left.received.filter((m) => m.event === 'msg').map((m) => m.data['n'])).toEqual([
+      0, 2, 2,
+    ]);
+    left.close();
   });
 });

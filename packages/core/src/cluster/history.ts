@@ -23,7 +23,10 @@ export interface PositionTemplate {
   readonly tail: string;
 }
 
-/** Where a kept broadcast goes: one room of one namespace, minus `except`. */
+/**
+ * Where a kept broadcast goes: one room of one namespace, minus `except`. The store keeps
+ * `except` with the message, so a read for a client it left out leaves it out too.
+ */
 export interface KeptTarget {
   readonly namespace: string;
   readonly room: string;
@@ -51,6 +54,32 @@ export interface HistoryQuery {
   /** At most this many messages (the server passes its replay bound). */
   readonly limit: number;
   readonly policy: HistoryPolicy;
+  /**
+   * The client the read is for (recovery, `$history`): messages whose broadcast left it out
+   * (`except`) are left out of the read too. Without it (`server.history`), every message.
+   */
+  readonly reader?: string;
+}
+
+/**
+ * Most client ids kept with one message for its broadcast's `except`. A message whose
+ * `except` is longer is kept for no client's read: a read for a client that would reach
+ * it leaves it out and answers `complete: false` (`too_far_behind`).
+ */
+export const MAX_KEPT_EXCEPT = 256;
+
+/**
+ * The exclusion kept with a message: undefined (nobody), the ids left out, or `true` when
+ * they were more than {@link MAX_KEPT_EXCEPT}.
+ */
+export type KeptExcept = readonly string[] | true | undefined;
+
+/** The exclusion to keep for a broadcast's `except`. */
+export function keptExcept(except: KeptTarget['except']): KeptExcept {
+  if (except === undefined) return undefined;
+  if (typeof except === 'string') return [except];
+  if (except.length === 0) return undefined;
+  return except.length > MAX_KEPT_EXCEPT ? true : [...except];
 }
 
 /**

@@ -17,8 +17,10 @@
 import { randomBytes } from 'node:crypto';
 import { roomKey, type RecoveryFailureReason } from '@pkg/wire';
 import type { BroadcastTarget } from './adapter';
+import { keptExcept } from './history';
 import type {
   HistoryPolicy,
+  KeptExcept,
   HistoryQuery,
   HistoryRead,
   HistoryStore,
@@ -39,6 +41,8 @@ interface RoomStream {
   last: number;
   readonly texts: string[];
   readonly times: number[];
+  /** The clients each text's broadcast left out (see {@link KeptExcept}). */
+  readonly excepts: KeptExcept[];
   start: number;
   /** When the room is forgotten: the last publication plus its ttl. */
   expires: number;
@@ -114,7 +118,16 @@ export class MemoryHistoryStore implements HistoryStore {
       // A room is forgotten `ttl` after its last message, so none came in the `ttl` before
       // now (nor before this store started): a quiet position read since then misses nothing.
       const since = Math.max(now - policy.ttl + 1, this.#born);
-      stream = { epoch: newEpoch(), last: 0, texts: [], times: [], start: 0, expires: 0, since };
+      stream = {
+        epoch: newEpoch(),
+        last: 0,
+        texts: [],
+        times: [],
+        excepts: [],
+        start: 0,
+        expires: 0,
+        since,
+      };
     }
     this.#rooms.delete(key);
     this.#rooms.set(key, stream);
@@ -124,6 +137,7 @@ export class MemoryHistoryStore implements HistoryStore {
     const text = `${template.head}${JSON.stringify(stream.epoch)},"offset":${offset}${template.tail}`;
     stream.texts.push(text);
     stream.times.push(now);
+    stream.excepts.push(keptExcept(target.except));
     trim(stream, policy, now);
     this.#arm();
     const delivered = this.#deliver(text, {
@@ -157,9 +171,12 @@ export class MemoryHistoryStore implements HistoryStore {
     const limit = Math.max(0, Math.floor(query.limit));
     const position = { offset: stream.last, epoch: stream.epoch };
     const after = query.since;
+    const { reader } = query;
     if (after === undefined) {
       const from = Math.max(0, kept(stream) - limit);
-      return { position, messages: slice(stream, from), complete: from === 0 };
+      const { messages, hidden } = slice(stream, from, reader);
+      const complete = from === 0 && !hidden;
+      return { position, messages, complete };
     }
     if (after.epoch !== stream.epoch) return this.#answer(stream, 'epoch_changed');
     if (after.offset > stream.last) return this.#answer(stream, 'invalid_position');
@@ -170,10 +187,11 @@ export class MemoryHistoryStore implements HistoryStore {
     const missing = after.offset + 1 < oldest;
     const wanted = count - first;
     const from = wanted > limit ? count - limit : first;
-    const complete = !missing && wanted <= limit;
+    const { messages, hidden } = slice(stream, from, reader);
+    const complete = !missing && wanted <= limit && !hidden;
     return {
       position,
-      messages: slice(stream, from),
+      messages,
       complete,
       ...(complete ? {} : { reason: 'too_far_behind' as const }),
     };
@@ -259,11 +277,15 @@ function trim(stream: RoomStream, policy: HistoryPolicy, now: number): void {
   while (start < times.length && times[start]! <= oldestKept) start += 1;
   if (start === stream.start) return;
   // Released for the garbage collector at once; the slots are cut off in one go later.
-  for (let i = stream.start; i < start; i += 1) texts[i] = '';
+  for (let i = stream.start; i < start; i += 1) {
+    texts[i] = '';
+    stream.excepts[i] = undefined;
+  }
   stream.start = start;
   if (start >= 32 && start * 2 >= texts.length) {
     texts.splice(0, start);
     times.splice(0, start);
+    stream.excepts.splice(0, start);
     stream.start = 0;
   }
 }
@@ -273,12 +295,28 @@ function kept(stream: RoomStream): number {
   return stream.texts.length - stream.start;
 }
 
-/** The kept messages from the `from`-th kept one on. */
-function slice(stream: RoomStream, from: number): KeptMessage[] {
-  const out: KeptMessage[] = [];
-  const { texts, start, last } = stream;
+/**
+ * The kept messages from the `from`-th kept one on, without those left out for `reader`;
+ * `hidden` when one was left out because its exclusion was too long to keep.
+ */
+function slice(
+  stream: RoomStream,
+  from: number,
+  reader: string | undefined,
+): { messages: KeptMessage[]; hidden: boolean } {
+  const messages: KeptMessage[] = [];
+  let hidden = false;
+  const { texts, excepts, start, last } = stream;
   for (let i = start + from; i < texts.length; i += 1) {
-    out.push({ offset: last - (texts.length - 1 - i), text: texts[i]! });
+    const except = excepts[i];
+    if (reader !== undefined && except !== undefined) {
+      if (except === true) {
+        hidden = true;
+        continue;
+      }
+      if (except.includes(reader)) continue;
+    }
+    messages.push({ offset: last - (texts.length - 1 - i), text: texts[i]! });
   }
-  return out;
+  return { messages, hidden };
 }

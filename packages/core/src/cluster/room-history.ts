@@ -183,32 +183,41 @@ export class RoomHistory {
     return done(published);
   }
 
-  /** Reads a room's history through the store (never throws for a bad position). */
+  /**
+   * Reads a room's history through the store (never throws for a bad position); for a
+   * client (`reader`), without the messages whose broadcast left it out.
+   */
   read(
     namespace: string,
     room: string,
     policy: HistoryPolicy,
     since: StreamPosition | undefined,
     limit: number,
+    reader?: string,
   ): MaybePromise<HistoryRead> {
     return this.store.read(namespace, room, {
       ...(since === undefined ? {} : { since }),
+      ...(reader === undefined ? {} : { reader }),
       limit,
       policy,
     });
   }
 
-  /** `server.history` and `$history`: decoded messages, within the replay bounds. */
+  /**
+   * `server.history` and `$history`: decoded messages, within the replay bounds; for a
+   * client (`reader`, `$history`), without the messages whose broadcast left it out.
+   */
   async answer(
     namespace: string,
     room: string,
     since: StreamPosition | undefined,
     limit: number | undefined,
+    reader?: string,
   ): Promise<HistoryAnswerData> {
     const policy = this.policyFor(namespace, room);
     if (policy === undefined) return { messages: [], complete: false, reason: 'not_kept' };
     const cap = Math.min(limit ?? this.#o.maxReplay, this.#o.maxReplay);
-    const read = await this.read(namespace, room, policy, since, cap);
+    const read = await this.read(namespace, room, policy, since, cap, reader);
     let { messages } = read;
     let complete = read.complete;
     // Within the byte bound: the newest messages that fit.

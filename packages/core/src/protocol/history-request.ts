@@ -93,7 +93,7 @@ export function answerHistory(
     );
     return;
   }
-  host.history.answer(namespace, room, since, limit).then(
+  host.history.answer(namespace, room, since, limit, clientId).then(
     (answer) => outbound.answer(clientId, ControlEvent.HISTORY, id, answer),
     (err: unknown) => {
       host.logger.exception(err, { phase: '$history', clientId, room });

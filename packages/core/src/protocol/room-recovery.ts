@@ -152,7 +152,7 @@ export class RoomRecovery {
     rooms.set(key, hold);
     let read: HistoryRead | Promise<HistoryRead>;
     try {
-      read = history.read(namespace, room, policy, since, history.maxReplay);
+      read = history.read(namespace, room, policy, since, history.maxReplay, clientId);
     } catch (err) {
       read = Promise.reject(err);
     }
