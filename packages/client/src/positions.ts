@@ -6,6 +6,7 @@
  */
 import {
   HISTORY_LIMITS,
+  roomKey,
   type RecoveredData,
   type RoomPosition,
   type StreamPosition,
@@ -27,8 +28,9 @@ export const MAX_REMEMBERED_POSITIONS = 1024;
  */
 export const UNKNOWN_EPOCH = '-';
 
+/** A room's key in the tables below: `@pkg/wire`'s one encoding of the pair. */
 function key(room: string, namespace: string): string {
-  return `${namespace}\u0000${room}`;
+  return roomKey(namespace, room);
 }
 
 interface Entry {

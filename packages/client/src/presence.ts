@@ -10,6 +10,7 @@ import {
   ControlEvent,
   readPresenceData,
   readPresenceDiff,
+  roomKey,
   type PresenceMeta,
   type PresenceStats,
 } from '@pkg/wire';
@@ -55,8 +56,9 @@ const EVENTS: ReadonlySet<string> = new Set(['sync', 'join', 'leave']);
 
 type AnyHandler = (...args: unknown[]) => void;
 
-function roomKey(room: string, namespace: string): string {
-  return `${namespace}\u0000${room}`;
+/** A room's key in the tables below: `@pkg/wire`'s one encoding of the pair. */
+function keyOf(room: string, namespace: string): string {
+  return roomKey(namespace, room);
 }
 
 /** The live presence of one room, from `client.presence(room, namespace)`. */
@@ -193,7 +195,7 @@ export class PresenceRegistry {
   readonly #views = new Map<string, Presence<never>>();
 
   #room(room: string, namespace: string): RoomPresence {
-    const k = roomKey(room, namespace);
+    const k = keyOf(room, namespace);
     let state = this.#rooms.get(k);
     if (!state) {
       state = new RoomPresence((change) => this.#views.get(k)?.notify(change));
@@ -204,7 +206,7 @@ export class PresenceRegistry {
 
   /** The view of a room: the same object until it is closed. */
   view<M>(room: string, namespace: string): Presence<M> {
-    const k = roomKey(room, namespace);
+    const k = keyOf(room, namespace);
     const existing = this.#views.get(k);
     if (existing) return existing as unknown as Presence<M>;
     const view = new Presence<M>(room, namespace, this.#room(room, namespace), (closed) => {
@@ -240,18 +242,18 @@ export class PresenceRegistry {
 
   /** `room_left`: the room's presence is emptied; it is forgotten unless someone views it. */
   left(room: string, namespace: string): void {
-    const k = roomKey(room, namespace);
-    const state = this.#rooms.get(k);
-    if (!state) return;
-    state.clear();
-    if (!this.#views.has(k)) this.#rooms.delete(k);
+    this.#leave(keyOf(room, namespace));
   }
 
   /** disconnect(): every room is left. */
   clear(): void {
-    for (const k of [...this.#rooms.keys()]) {
-      const [namespace, room] = k.split('\u0000') as [string, string];
-      this.left(room, namespace);
-    }
+    for (const k of [...this.#rooms.keys()]) this.#leave(k);
+  }
+
+  #leave(k: string): void {
+    const state = this.#rooms.get(k);
+    if (!state) return;
+    state.clear();
+    if (!this.#views.has(k)) this.#rooms.delete(k);
   }
 }

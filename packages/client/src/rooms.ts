@@ -4,7 +4,7 @@
  */
 import { ClientError, createClientError } from './errors';
 import type { RoomRef } from './events';
-import { readErrorData } from '@pkg/wire';
+import { readErrorData, roomKey } from '@pkg/wire';
 import type { InboundMessage } from './protocol';
 
 interface Waiter {
@@ -12,8 +12,9 @@ interface Waiter {
   reject: (error: Error) => void;
 }
 
+/** A room's key in the tables below: `@pkg/wire`'s one encoding of the pair. */
 function key(room: string, namespace: string): string {
-  return `${namespace}\u0000${room}`;
+  return roomKey(namespace, room);
 }
 
 /**

@@ -19,6 +19,7 @@ const RUNTIME_EXPORTS = [
   'LocalAdapter',
   'LogLevel',
   'Logger',
+  'MAX_KEPT_EXCEPT',
   'MemoryHistoryStore',
   'MemoryRateLimitStore',
   'Middleware',

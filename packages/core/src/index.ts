@@ -93,6 +93,7 @@ export type {
   CountTarget,
   RemoteClientOperation,
 } from './cluster/adapter';
+export { MAX_KEPT_EXCEPT } from './cluster/history';
 export type {
   HistoryPolicy,
   HistoryQuery,

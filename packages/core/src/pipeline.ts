@@ -349,6 +349,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
           prepare: () =>
             tracing.load(
               (method, path) => registry.matchHttpRoute(method, path)?.route.path ?? null,
+              undefined,
+              (event) => registry.wsRoutes.has(event),
             ),
         }),
   });
@@ -463,8 +465,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   // it decides when OnConnect runs and when a client is gone for good (session recovery).
   if (tracing !== null) {
     // The trace context of each upgrade request, parent of its messages' spans.
-    wsHandler.onConnect((client, request) => tracing.current?.upgraded(client.id, request));
-    wsHandler.onDisconnect((client) => tracing.current?.closed(client.id));
+    wsHandler.onConnect((client, request) => tracing.current?.upgraded(client, request));
+    wsHandler.onDisconnect((client) => tracing.current?.closed(client));
   }
   wsHandler.onConnect((client) => {
     metered.metrics?.connected(client.socket.protocol === PROTOCOL_V1_SUBPROTOCOL ? '1' : '0');

@@ -131,16 +131,13 @@ describe('MemoryHistoryStore', () => {
             policy,
           });
           if (m.epoch === null || expired) {
-            // Nothing kept: the room starts a stream at offset 0 of a new epoch.
-            expect(read.position).toEqual({ offset: 0, epoch: expect.any(String) });
+            // Nothing kept: a quiet position (offset 0, `~` and the time), and nothing stored,
+            // so the next publication starts the stream.
+            expect(read.position).toEqual({ offset: 0, epoch: `~${clock.now}` });
             expect(read.position!.epoch).not.toBe(m.epoch);
             expect(read.messages).toEqual([]);
             expect(read.complete).toBe(since === undefined);
             if (since !== undefined) expect(read.reason).toBe('epoch_changed');
-            m.epoch = read.position!.epoch;
-            m.times = [];
-            m.texts = [];
-            m.touched = clock.now;
             continue;
           }
           expect(read.position).toEqual({ offset: last, epoch: m.epoch });
@@ -239,5 +236,60 @@ describe('MemoryHistoryStore', () => {
     expect(second.position.epoch).not.toBe(first.position.epoch);
     const read = store.read('/', 'a', { since: first.position, limit: 10, policy });
     expect(read).toMatchObject({ complete: false, reason: 'epoch_changed', messages: [] });
+  });
+
+  it('never makes a room on a read; a quiet position recovers exactly when nothing was missed', () => {
+    const clock = { now: 1000 };
+    const { store } = storeAt(clock);
+    for (let i = 0; i < 100; i += 1) {
+      const read = store.read('/', `never:${i}`, { limit: 10, policy });
+      expect(read).toEqual({
+        position: { offset: 0, epoch: '~1000' },
+        messages: [],
+        complete: true,
+      });
+      expect(store.read('/', `never:${i}`, { since: read.position!, limit: 10, policy })).toEqual({
+        position: { offset: 0, epoch: '~1000' },
+        messages: [],
+        complete: true,
+      });
+    }
+    expect(store.size).toBe(0);
+
+    // The stream that starts after the quiet read is replayed from its first message.
+    const quiet = store.read('/', 'a', { limit: 10, policy }).position!;
+    clock.now += 1;
+    store.publish({ namespace: '/', room: 'a' }, template('a', 1), policy);
+    store.publish({ namespace: '/', room: 'a' }, template('a', 2), policy);
+    const caughtUp = store.read('/', 'a', { since: quiet, limit: 10, policy });
+    expect(caughtUp.complete).toBe(true);
+    expect(caughtUp.messages.map((m) => m.offset)).toEqual([1, 2]);
+    expect(
+      store.read('/', 'a', { since: { ...quiet, offset: 1 }, limit: 10, policy }),
+    ).toMatchObject({ complete: false, reason: 'invalid_position' });
+
+    // A stream came and went after the read: the next one does not hold what was missed.
+    const before = store.read('/', 'b', { limit: 10, policy }).position!;
+    clock.now += 1;
+    store.publish({ namespace: '/', room: 'b' }, template('b', 1), policy);
+    clock.now += policy.ttl;
+    store.publish({ namespace: '/', room: 'b' }, template('b', 2), policy);
+    expect(store.read('/', 'b', { since: before, limit: 10, policy })).toMatchObject({
+      complete: false,
+      reason: 'epoch_changed',
+      messages: [],
+    });
+
+    // Still empty, but a message could have come and gone since: not complete.
+    const old = store.read('/', 'c', { limit: 10, policy }).position!;
+    clock.now += policy.ttl;
+    expect(store.read('/', 'c', { since: old, limit: 10, policy })).toMatchObject({
+      complete: false,
+      reason: 'too_far_behind',
+    });
+    // A quiet position from before this store existed: its rooms may have lost messages.
+    expect(
+      store.read('/', 'c', { since: { offset: 0, epoch: '~999' }, limit: 10, policy }),
+    ).toMatchObject({ complete: false, reason: 'epoch_changed' });
   });
 });

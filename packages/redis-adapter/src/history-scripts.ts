@@ -14,27 +14,43 @@ import { createHash } from 'node:crypto';
  * when the stream is gone although offsets were issued (deleted, or lost by Redis), so a
  * client holding an old position is told `epoch_changed` instead of missing messages.
  *
+ * The hash also keeps `g`, the time since which the stream holds every message of the room
+ * (for quiet positions, see the read script): when the stream starts from nothing, no
+ * message came within the meta ttl before it; when it replaces another, now.
+ *
+ * An entry keeps the clients its broadcast left out in `x` (a JSON array of client ids, or
+ * `*` when they were too many to keep), so that a read for one of them leaves it out.
+ *
  * KEYS: meta hash, stream. ARGV: size, ttl ms, candidate epoch, force ('1'/'0'), channel,
- * pub/sub header (ends with a newline), head, tail, meta ttl ms.
+ * pub/sub header (ends with a newline), head, tail, meta ttl ms, except ('' = nobody).
  * Reply: { offset, epoch, 1 when the candidate was used else 0 }.
  */
 export const PUBLISH_SCRIPT = `
 local meta, stream = KEYS[1], KEYS[2]
+local now = redis.call('TIME')
+local ms = now[1] * 1000 + math.floor(now[2] / 1000)
 local epoch = redis.call('HGET', meta, 'e')
 local fresh = 0
 if (not epoch) or ARGV[4] == '1'
   or (redis.call('EXISTS', stream) == 0 and tonumber(redis.call('HGET', meta, 'o') or '0') > 0) then
+  -- From nothing (no epoch), no message came in the meta ttl before now; a replaced stream
+  -- holds nothing of before now.
+  local since = ms
+  if not epoch then since = ms - tonumber(ARGV[9]) + 1 end
   epoch = ARGV[3]
   fresh = 1
   redis.call('DEL', stream)
-  redis.call('HSET', meta, 'e', epoch, 'o', 0)
+  redis.call('HSET', meta, 'e', epoch, 'o', 0, 'g', string.format('%.0f', since))
 end
 local offset = redis.call('HINCRBY', meta, 'o', 1)
-local now = redis.call('TIME')
-local ms = string.format('%.0f', now[1] * 1000 + math.floor(now[2] / 1000))
+local t = string.format('%.0f', ms)
 local text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
-redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', ms, 'd', text)
-redis.call('HSET', meta, 't', ms)
+if ARGV[10] == '' then
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text)
+else
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text, 'x', ARGV[10])
+end
+redis.call('HSET', meta, 't', t)
 redis.call('PEXPIRE', stream, ARGV[2])
 redis.call('PEXPIRE', meta, ARGV[9])
 redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)
@@ -48,30 +64,51 @@ return {offset, epoch, fresh}
  * message is younger than `ttl` was lost (deleted, evicted): `epoch_changed`, as the next
  * message will start a new epoch; one gone because it expired: `too_far_behind`.
  *
- * A room that has no epoch yet gets one (the caller's candidate, at offset 0), so that a
- * client reading a quiet room learns a position it can recover from later.
+ * Reading writes nothing, so it never makes a key. A room without an epoch answers a quiet
+ * position: offset 0 of the epoch `~<ms>` (the time of the read, Redis clock). From a quiet
+ * position read at T, the read is complete when no message can have come since: the room
+ * still has no epoch and T is within the meta ttl (a message would have kept the hash that
+ * long), or its stream holds every message since T (`g` <= T: replayed from offset 1).
+ *
+ * With a reader (a client id), entries whose `x` names it are left out; an entry whose `x`
+ * is `*` is left out too, and the read is then not complete (`too_far_behind` after a
+ * position: all or none, as always).
  *
  * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms,
- * candidate epoch, meta ttl ms.
- * Reply: { epoch, offset, reason ('' = complete), 1 when the candidate was used else 0,
- * offset1, text1, offset2, text2, ... } oldest first.
+ * meta ttl ms, reader ('' = none).
+ * Reply: { epoch, offset, reason ('' = complete), 0, offset1, text1, offset2, text2, ... }
+ * oldest first.
  */
 export const READ_SCRIPT = `
 local meta, stream = KEYS[1], KEYS[2]
-local epoch = redis.call('HGET', meta, 'e') or ''
-local fresh = 0
-if epoch == '' then
-  epoch = ARGV[6]
-  fresh = 1
-  redis.call('HSET', meta, 'e', epoch, 'o', 0)
-  redis.call('PEXPIRE', meta, ARGV[7])
+local now = redis.call('TIME')
+local ms = now[1] * 1000 + math.floor(now[2] / 1000)
+local oldest = ms - tonumber(ARGV[5])
+local sinceEpoch = ARGV[2]
+local quiet = nil
+if ARGV[1] ~= '' then
+  local t = string.match(sinceEpoch, '^~(%d+)$')
+  if t then quiet = tonumber(t) end
+end
+local epoch = redis.call('HGET', meta, 'e')
+if not epoch then
+  local out = {'~' .. string.format('%.0f', ms), 0, '', 0}
+  if ARGV[1] == '' then return out end
+  if not quiet then out[3] = 'epoch_changed' return out end
+  if tonumber(ARGV[1]) ~= 0 then out[3] = 'invalid_position' return out end
+  if ms - quiet >= tonumber(ARGV[6]) then out[3] = 'too_far_behind' end
+  return out
 end
 local last = tonumber(redis.call('HGET', meta, 'o') or '0')
+local out = {epoch, last, '', 0}
+if quiet then
+  local g = tonumber(redis.call('HGET', meta, 'g') or '')
+  if tonumber(ARGV[1]) ~= 0 then out[3] = 'invalid_position' return out end
+  if (not g) or quiet < g then out[3] = 'epoch_changed' return out end
+  sinceEpoch = epoch
+end
 local limit, size = tonumber(ARGV[3]), tonumber(ARGV[4])
-local now = redis.call('TIME')
-local oldest = now[1] * 1000 + math.floor(now[2] / 1000) - tonumber(ARGV[5])
 local first = math.max(1, last - size + 1)
-local out = {epoch, last, '', fresh}
 local lost = last > 0 and redis.call('EXISTS', stream) == 0
   and tonumber(redis.call('HGET', meta, 't') or '0') >= oldest
 local function offsetOf(id) return tonumber(string.match(id, '%-(%d+)$')) end
@@ -79,9 +116,19 @@ local function fieldOf(fields, name)
   for i = 1, #fields, 2 do if fields[i] == name then return fields[i + 1] end end
   return nil
 end
+local reader = ARGV[7]
+-- 'show', 'skip' (its broadcast left the reader out), or 'hide' (left out, not complete).
+local function visibility(fields)
+  if reader == '' then return 'show' end
+  local x = fieldOf(fields, 'x')
+  if not x then return 'show' end
+  if x == '*' then return 'hide' end
+  for _, id in ipairs(cjson.decode(x)) do if id == reader then return 'skip' end end
+  return 'show'
+end
 if ARGV[1] ~= '' then
   local since = tonumber(ARGV[1])
-  if epoch == '' or epoch ~= ARGV[2] then out[3] = 'epoch_changed' return out end
+  if epoch ~= sinceEpoch then out[3] = 'epoch_changed' return out end
   if since > last then out[3] = 'invalid_position' return out end
   if since == last then return out end
   if lost then out[3] = 'epoch_changed' return out end
@@ -90,12 +137,15 @@ if ARGV[1] ~= '' then
   if #entries ~= last - since then out[3] = 'too_far_behind' return out end
   for i, entry in ipairs(entries) do
     local t = tonumber(fieldOf(entry[2], 't') or '0')
-    if offsetOf(entry[1]) ~= since + i or t < oldest then
-      out = {epoch, last, 'too_far_behind', fresh}
+    local seen = visibility(entry[2])
+    if offsetOf(entry[1]) ~= since + i or t < oldest or seen == 'hide' then
+      out = {epoch, last, 'too_far_behind', 0}
       return out
     end
-    out[#out + 1] = since + i
-    out[#out + 1] = fieldOf(entry[2], 'd') or ''
+    if seen == 'show' then
+      out[#out + 1] = since + i
+      out[#out + 1] = fieldOf(entry[2], 'd') or ''
+    end
   end
   return out
 end
@@ -110,8 +160,12 @@ end
 local older = #kept > 0 and #kept == #entries and #kept == limit
   and offsetOf(kept[#kept][1]) > first
 for i = #kept, 1, -1 do
-  out[#out + 1] = offsetOf(kept[i][1])
-  out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
+  local seen = visibility(kept[i][2])
+  if seen == 'hide' then older = true end
+  if seen == 'show' then
+    out[#out + 1] = offsetOf(kept[i][1])
+    out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
+  end
 end
 if older then out[3] = 'incomplete' end
 return out
@@ -142,7 +196,7 @@ export interface ReadReply {
   readonly epoch: string;
   readonly offset: number;
   readonly reason: string;
-  /** The caller's candidate epoch was given to a room that had none. */
+  /** Always false: reading never gives a room an epoch (kept in the reply's format). */
   readonly fresh: boolean;
   readonly messages: { offset: number; text: string }[];
 }

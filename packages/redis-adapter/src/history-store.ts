@@ -12,7 +12,7 @@
  * so clients holding positions from before are told `epoch_changed`.
  */
 import { randomBytes } from 'node:crypto';
-import type { LoggerInterface } from '@pkg/core';
+import { MAX_KEPT_EXCEPT, type LoggerInterface } from '@pkg/core';
 import { fillPosition, type RecoveryFailureReason, type StreamPosition } from '@pkg/wire';
 import type { RedisClient } from './connection';
 import {
@@ -83,6 +83,16 @@ function exceptList(except: KeptTarget['except']): string[] {
   return typeof except === 'string' ? [except] : [...except];
 }
 
+/**
+ * The exclusion an entry keeps (`x`): '' for nobody, a JSON array of client ids, or `*` when
+ * they are more than MAX_KEPT_EXCEPT (then no client's read gets the message).
+ */
+function keptExcept(except: KeptTarget['except']): string {
+  const ids = exceptList(except);
+  if (ids.length === 0) return '';
+  return ids.length > MAX_KEPT_EXCEPT ? '*' : JSON.stringify(ids);
+}
+
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -141,6 +151,7 @@ export class RedisHistoryStore implements HistoryStore {
       template.head,
       template.tail,
       String(Math.max(1, Math.round(policy.ttl)) + HISTORY_META_GRACE),
+      keptExcept(target.except),
     ];
     let reply;
     try {
@@ -182,10 +193,9 @@ export class RedisHistoryStore implements HistoryStore {
       String(Math.max(1, limit)),
       String(query.policy.size),
       String(Math.max(1, Math.round(query.policy.ttl))),
-      this.#candidate,
       String(Math.max(1, Math.round(query.policy.ttl)) + HISTORY_META_GRACE),
+      query.reader ?? '',
     ];
-    const candidate = this.#candidate;
     let timer: NodeJS.Timeout | undefined;
     try {
       const raw = await Promise.race([
@@ -198,7 +208,6 @@ export class RedisHistoryStore implements HistoryStore {
         }),
       ]);
       const reply = parseReadReply(raw);
-      if (reply.fresh && candidate === this.#candidate) this.#candidate = newEpoch();
       const position = { offset: reply.offset, epoch: reply.epoch };
       const messages: KeptMessage[] = reply.messages;
       if (reply.reason === '') return { position, messages, complete: true };

@@ -9,7 +9,13 @@
  * between instances are one JSON object each. Anything else is rejected by the decoders with
  * a reason, for a log line.
  */
-import { isWellFormedName, readEnvelopeMeta, type EnvelopeMeta } from '@pkg/wire';
+import {
+  encodeKeyName,
+  isWellFormedName,
+  readEnvelopeMeta,
+  roomKey,
+  type EnvelopeMeta,
+} from '@pkg/wire';
 
 export const WIRE_VERSION = 1;
 
@@ -61,26 +67,11 @@ export interface ReplyMessage {
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** A surrogate that is not half of a pair (the `u` flag reads pairs as one code point). */
-const LONE_SURROGATE = /\p{Surrogate}/gu;
-
 /**
- * Percent-encodes a name for a channel; never throws. `encodeURIComponent` throws on a lone
- * surrogate (it has no UTF-8 form): one is written `%uD800` instead, which no valid name can
- * produce (`encodeURIComponent` escapes `%` itself), so two names never share a channel.
- * The server refuses such names for rooms; this keeps a broadcast to one from throwing.
+ * Percent-encodes a name for a channel or key; never throws, and two names never share an
+ * encoding (`@pkg/wire`'s `encodeKeyName`, the half of a room key).
  */
-export function encodeName(name: string): string {
-  let out = '';
-  let from = 0;
-  for (const match of name.matchAll(LONE_SURROGATE)) {
-    const at = match.index;
-    out += encodeURIComponent(name.slice(from, at));
-    out += `%u${name.charCodeAt(at).toString(16).toUpperCase()}`;
-    from = at + 1;
-  }
-  return out + encodeURIComponent(name.slice(from));
-}
+export const encodeName = encodeKeyName;
 
 /** Channel names under a prefix; names are percent-encoded so no name can fake another. */
 export class Channels {
@@ -99,7 +90,7 @@ export class Channels {
   }
 
   room(namespace: string, room: string): string {
-    return `${this.#prefix}:room:${encodeName(namespace)}:${encodeName(room)}`;
+    return `${this.#prefix}:room:${roomKey(namespace, room)}`;
   }
 
   replies(nodeId: string): string {
@@ -108,10 +99,11 @@ export class Channels {
 
   /**
    * The keys of a room's history: its epoch and last offset (`meta`) and its stream, both
-   * tagged `{namespace:room}` so a Redis Cluster keeps them in one slot (the scripts use both).
+   * tagged with the room key (`{<roomKey>}`) so a Redis Cluster keeps them in one slot (the
+   * scripts use both).
    */
   history(namespace: string, room: string): { meta: string; stream: string } {
-    const tag = `{${encodeName(namespace)}:${encodeName(room)}}`;
+    const tag = `{${roomKey(namespace, room)}}`;
     return { meta: `${this.#prefix}:hist:${tag}:m`, stream: `${this.#prefix}:hist:${tag}:s` };
   }
 }

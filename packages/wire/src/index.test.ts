@@ -27,6 +27,7 @@ describe('@pkg/wire entry', () => {
       'encodeAnswer',
       'encodeEnvelope',
       'encodeError',
+      'encodeKeyName',
       'encodeMembers',
       'encodeRequest',
       'fillPosition',
@@ -58,6 +59,7 @@ describe('@pkg/wire entry', () => {
       'restartDelay',
       'restartReason',
       'retryAfterDelay',
+      'roomKey',
       'utf8Length',
       'wireErrors',
     ]);

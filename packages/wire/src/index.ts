@@ -7,6 +7,7 @@ export {
   isWellFormedName,
 } from './names';
 export type { RequestId, ServerRequestId } from './names';
+export { encodeKeyName, roomKey } from './room-key';
 export {
   META_LIMITS,
   PROTOCOL_VERSION,

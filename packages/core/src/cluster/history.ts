@@ -23,7 +23,10 @@ export interface PositionTemplate {
   readonly tail: string;
 }
 
-/** Where a kept broadcast goes: one room of one namespace, minus `except`. */
+/**
+ * Where a kept broadcast goes: one room of one namespace, minus `except`. The store keeps
+ * `except` with the message, so a read for a client it left out leaves it out too.
+ */
 export interface KeptTarget {
   readonly namespace: string;
   readonly room: string;
@@ -51,11 +54,39 @@ export interface HistoryQuery {
   /** At most this many messages (the server passes its replay bound). */
   readonly limit: number;
   readonly policy: HistoryPolicy;
+  /**
+   * The client the read is for (recovery, `$history`): messages whose broadcast left it out
+   * (`except`) are left out of the read too. Without it (`server.history`), every message.
+   */
+  readonly reader?: string;
 }
 
 /**
- * The answer to a read: the room's current position (a room that kept nothing starts its
- * stream when read, at offset 0 of a new epoch; null only when the store could not be read),
+ * Most client ids kept with one message for its broadcast's `except`. A message whose
+ * `except` is longer is kept for no client's read: a read for a client that would reach
+ * it leaves it out and answers `complete: false` (`too_far_behind`).
+ */
+export const MAX_KEPT_EXCEPT = 256;
+
+/**
+ * The exclusion kept with a message: undefined (nobody), the ids left out, or `true` when
+ * they were more than {@link MAX_KEPT_EXCEPT}.
+ */
+export type KeptExcept = readonly string[] | true | undefined;
+
+/** The exclusion to keep for a broadcast's `except`. */
+export function keptExcept(except: KeptTarget['except']): KeptExcept {
+  if (except === undefined) return undefined;
+  if (typeof except === 'string') return [except];
+  if (except.length === 0) return undefined;
+  return except.length > MAX_KEPT_EXCEPT ? true : [...except];
+}
+
+/**
+ * The answer to a read: the room's current position (null only when the store could not be
+ * read; a room that keeps nothing answers offset 0 of a quiet epoch, `~<time of the read>`,
+ * and stores nothing: reading never makes a room, and a later read from that position
+ * tells whether a message can have come since),
  * the messages oldest first, and whether they are everything asked for; when not, `reason`.
  */
 export interface HistoryRead {

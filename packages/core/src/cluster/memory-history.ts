@@ -4,15 +4,23 @@
  * id made when the stream starts (first publication, after a restart, after the room was
  * forgotten), so a position of an older stream is never taken for one of this stream.
  *
+ * Reading never makes a room: a room that keeps nothing answers a quiet position (offset 0
+ * of the epoch `~<time of the read>`), stored nowhere. A recovery from it is complete when
+ * no message can have come since: the room is still empty and the position is younger than
+ * its ttl (a message would have kept it that long), or the room's stream started from
+ * nothing after the position was read (then it is replayed from its first message).
+ *
  * Bounded: a room keeps at most `size` texts; a room with no publication for its `ttl` is
  * forgotten (checked on every publish and read, and by a timer every `sweepInterval` ms
  * that does not keep the process alive).
  */
 import { randomBytes } from 'node:crypto';
-import { fillPosition } from '@pkg/wire';
+import { fillPosition, roomKey, type RecoveryFailureReason } from '@pkg/wire';
 import type { BroadcastTarget } from './adapter';
+import { keptExcept } from './history';
 import type {
   HistoryPolicy,
+  KeptExcept,
   HistoryQuery,
   HistoryRead,
   HistoryStore,
@@ -33,9 +41,16 @@ interface RoomStream {
   last: number;
   readonly texts: string[];
   readonly times: number[];
+  /** The clients each text's broadcast left out (see {@link KeptExcept}). */
+  readonly excepts: KeptExcept[];
   start: number;
   /** When the room is forgotten: the last publication plus its ttl. */
   expires: number;
+  /**
+   * Since when this stream holds every message of the room: a quiet position read at or
+   * after this time continues into it (see {@link quietEpoch}).
+   */
+  readonly since: number;
 }
 
 export interface MemoryHistoryStoreOptions {
@@ -55,8 +70,19 @@ export function newEpoch(): string {
   return randomBytes(9).toString('base64url');
 }
 
-function roomKey(namespace: string, room: string): string {
-  return `${namespace}\n${room}`;
+/**
+ * The epoch of a quiet position: what a read of a room that keeps nothing answers, at
+ * offset 0, without storing anything (so reading never makes a room). `~` and the time of
+ * the read in ms; a random epoch never starts with `~`.
+ */
+export function quietEpoch(time: number): string {
+  return `~${Math.floor(time)}`;
+}
+
+/** The time of a quiet position's epoch, or undefined for any other epoch. */
+export function quietTime(epoch: string): number | undefined {
+  if (!/^~\d{1,16}$/.test(epoch)) return undefined;
+  return Number(epoch.slice(1));
 }
 
 /** The in-memory {@link HistoryStore} of one process (the default). */
@@ -66,12 +92,15 @@ export class MemoryHistoryStore implements HistoryStore {
   readonly #sweepInterval: number;
   /** Rooms by key, in the order of their last publication (re-inserted on each). */
   readonly #rooms = new Map<string, RoomStream>();
+  /** When this store started: nothing is known of the rooms before. */
+  readonly #born: number;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: MemoryHistoryStoreOptions) {
     this.#deliver = options.deliver;
     this.#now = options.now ?? Date.now;
     this.#sweepInterval = options.sweepInterval ?? 1000;
+    this.#born = this.#now();
   }
 
   /** Rooms whose history is kept now. */
@@ -86,7 +115,19 @@ export class MemoryHistoryStore implements HistoryStore {
     let stream = this.#rooms.get(key);
     if (stream !== undefined && stream.expires <= now) stream = undefined;
     if (stream === undefined) {
-      stream = { epoch: newEpoch(), last: 0, texts: [], times: [], start: 0, expires: 0 };
+      // A room is forgotten `ttl` after its last message, so none came in the `ttl` before
+      // now (nor before this store started): a quiet position read since then misses nothing.
+      const since = Math.max(now - policy.ttl + 1, this.#born);
+      stream = {
+        epoch: newEpoch(),
+        last: 0,
+        texts: [],
+        times: [],
+        excepts: [],
+        start: 0,
+        expires: 0,
+        since,
+      };
     }
     this.#rooms.delete(key);
     this.#rooms.set(key, stream);
@@ -96,6 +137,7 @@ export class MemoryHistoryStore implements HistoryStore {
     const text = fillPosition(template, stream.epoch, offset);
     stream.texts.push(text);
     stream.times.push(now);
+    stream.excepts.push(keptExcept(target.except));
     trim(stream, policy, now);
     this.#arm();
     const delivered = this.#deliver(text, {
@@ -111,43 +153,79 @@ export class MemoryHistoryStore implements HistoryStore {
     this.#sweepFront(now);
     const key = roomKey(namespace, room);
     let stream = this.#rooms.get(key);
-    if (stream === undefined || stream.expires <= now) {
-      // Nothing kept: the room starts a stream now, at offset 0 of a new epoch, so that a
-      // client reading a quiet room learns a position it can recover from later (and a
-      // client that names a position saw a stream this one is not: epoch_changed below).
-      if (stream !== undefined) this.#rooms.delete(key);
-      stream = { epoch: newEpoch(), last: 0, texts: [], times: [], start: 0, expires: 0 };
-      stream.expires = now + query.policy.ttl;
-      this.#rooms.set(key, stream);
-      this.#arm();
+    if (stream !== undefined && stream.expires <= now) {
+      this.#rooms.delete(key);
+      stream = undefined;
+    }
+    const { since } = query;
+    const quiet = since === undefined ? undefined : quietTime(since.epoch);
+    if (stream === undefined) return this.#readQuiet(now, query, quiet);
+    if (since !== undefined && quiet !== undefined) {
+      // A quiet position continues into this stream when the stream holds every message
+      // since it was read; else the client missed a stream in between.
+      if (since.offset !== 0) return this.#answer(stream, 'invalid_position');
+      if (quiet < stream.since) return this.#answer(stream, 'epoch_changed');
+      query = { ...query, since: { offset: 0, epoch: stream.epoch } };
     }
     trim(stream, query.policy, now);
-    const position = { offset: stream.last, epoch: stream.epoch };
     const limit = Math.max(0, Math.floor(query.limit));
-    const { since } = query;
-    const kept = stream.texts.length - stream.start;
-    if (since === undefined) {
-      const from = Math.max(0, kept - limit);
-      return { position, messages: slice(stream, from), complete: from === 0 };
+    const position = { offset: stream.last, epoch: stream.epoch };
+    const after = query.since;
+    const { reader } = query;
+    if (after === undefined) {
+      const from = Math.max(0, kept(stream) - limit);
+      const { messages, hidden } = slice(stream, from, reader);
+      const complete = from === 0 && !hidden;
+      return { position, messages, complete };
     }
-    if (since.epoch !== stream.epoch) {
-      return { position, messages: [], complete: false, reason: 'epoch_changed' };
-    }
-    if (since.offset > stream.last) {
-      return { position, messages: [], complete: false, reason: 'invalid_position' };
-    }
-    const oldest = stream.last - kept + 1;
-    // The kept offsets are consecutive: the first after `since` is at this index.
-    const first = Math.max(0, since.offset + 1 - oldest);
-    const missing = since.offset + 1 < oldest;
-    const wanted = kept - first;
-    const from = wanted > limit ? kept - limit : first;
-    const complete = !missing && wanted <= limit;
+    if (after.epoch !== stream.epoch) return this.#answer(stream, 'epoch_changed');
+    if (after.offset > stream.last) return this.#answer(stream, 'invalid_position');
+    const count = kept(stream);
+    const oldest = stream.last - count + 1;
+    // The kept offsets are consecutive: the first after `after` is at this index.
+    const first = Math.max(0, after.offset + 1 - oldest);
+    const missing = after.offset + 1 < oldest;
+    const wanted = count - first;
+    const from = wanted > limit ? count - limit : first;
+    const { messages, hidden } = slice(stream, from, reader);
+    const complete = !missing && wanted <= limit && !hidden;
     return {
       position,
-      messages: slice(stream, from),
+      messages,
       complete,
       ...(complete ? {} : { reason: 'too_far_behind' as const }),
+    };
+  }
+
+  /**
+   * A read of a room that keeps nothing: a quiet position (offset 0, {@link quietEpoch}),
+   * nothing stored. From a quiet position read at `quiet`, nothing was missed when the room
+   * would still be kept had a message come since (within its ttl, and since this store started).
+   */
+  #readQuiet(now: number, query: HistoryQuery, quiet: number | undefined): HistoryRead {
+    const position = { offset: 0, epoch: quietEpoch(now) };
+    const { since } = query;
+    if (since === undefined) return { position, messages: [], complete: true };
+    if (quiet === undefined)
+      return { position, messages: [], complete: false, reason: 'epoch_changed' };
+    if (since.offset !== 0) {
+      return { position, messages: [], complete: false, reason: 'invalid_position' };
+    }
+    if (quiet < this.#born) {
+      return { position, messages: [], complete: false, reason: 'epoch_changed' };
+    }
+    if (now - quiet >= query.policy.ttl) {
+      return { position, messages: [], complete: false, reason: 'too_far_behind' };
+    }
+    return { position, messages: [], complete: true };
+  }
+
+  #answer(stream: RoomStream, reason: RecoveryFailureReason): HistoryRead {
+    return {
+      position: { offset: stream.last, epoch: stream.epoch },
+      messages: [],
+      complete: false,
+      reason,
     };
   }
 
@@ -199,21 +277,46 @@ function trim(stream: RoomStream, policy: HistoryPolicy, now: number): void {
   while (start < times.length && times[start]! <= oldestKept) start += 1;
   if (start === stream.start) return;
   // Released for the garbage collector at once; the slots are cut off in one go later.
-  for (let i = stream.start; i < start; i += 1) texts[i] = '';
+  for (let i = stream.start; i < start; i += 1) {
+    texts[i] = '';
+    stream.excepts[i] = undefined;
+  }
   stream.start = start;
   if (start >= 32 && start * 2 >= texts.length) {
     texts.splice(0, start);
     times.splice(0, start);
+    stream.excepts.splice(0, start);
     stream.start = 0;
   }
 }
 
-/** The kept messages from the `from`-th kept one on. */
-function slice(stream: RoomStream, from: number): KeptMessage[] {
-  const out: KeptMessage[] = [];
-  const { texts, start, last } = stream;
+/** How many texts the stream keeps now. */
+function kept(stream: RoomStream): number {
+  return stream.texts.length - stream.start;
+}
+
+/**
+ * The kept messages from the `from`-th kept one on, without those left out for `reader`;
+ * `hidden` when one was left out because its exclusion was too long to keep.
+ */
+function slice(
+  stream: RoomStream,
+  from: number,
+  reader: string | undefined,
+): { messages: KeptMessage[]; hidden: boolean } {
+  const messages: KeptMessage[] = [];
+  let hidden = false;
+  const { texts, excepts, start, last } = stream;
   for (let i = start + from; i < texts.length; i += 1) {
-    out.push({ offset: last - (texts.length - 1 - i), text: texts[i]! });
+    const except = excepts[i];
+    if (reader !== undefined && except !== undefined) {
+      if (except === true) {
+        hidden = true;
+        continue;
+      }
+      if (except.includes(reader)) continue;
+    }
+    messages.push({ offset: last - (texts.length - 1 - i), text: texts[i]! });
   }
-  return out;
+  return { messages, hidden };
 }

@@ -8,6 +8,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import {
   positionTemplate,
   readPositionMember,
+  roomKey,
   type HistoryAnswerData,
   type HistoryIncompleteReason,
   type HistoryMessage,
@@ -117,7 +118,7 @@ export class RoomHistory {
 
   /** The policy of a room, or undefined when it keeps no history. */
   policyFor(namespace: string, room: string): HistoryPolicy | undefined {
-    const exact = this.#rooms.get(`${namespace}\n${room}`);
+    const exact = this.#rooms.get(roomKey(namespace, room));
     if (exact !== undefined) return exact;
     for (const p of this.#patterns) {
       if ((p.namespace === undefined || p.namespace === namespace) && p.test(room)) {
@@ -147,7 +148,7 @@ export class RoomHistory {
         `keepHistory(room, { namespace?, size, ttl }): ${bad}.`,
       );
     }
-    this.#rooms.set(`${namespace}\n${room}`, { size, ttl });
+    this.#rooms.set(roomKey(namespace, room), { size, ttl });
   }
 
   onPublished(listener: (published: PublishedEvent) => void): void {
@@ -183,16 +184,21 @@ export class RoomHistory {
     return done(published);
   }
 
-  /** Reads a room's history through the store (never throws for a bad position). */
+  /**
+   * Reads a room's history through the store (never throws for a bad position); for a
+   * client (`reader`), without the messages whose broadcast left it out.
+   */
   read(
     namespace: string,
     room: string,
     policy: HistoryPolicy,
     since: StreamPosition | undefined,
     limit: number,
+    reader?: string,
   ): MaybePromise<HistoryRead> {
     return this.store.read(namespace, room, {
       ...(since === undefined ? {} : { since }),
+      ...(reader === undefined ? {} : { reader }),
       limit,
       policy,
     });
@@ -205,17 +211,19 @@ export class RoomHistory {
    * could not serve (`too_far_behind` and the other reasons of a recovery). Without `since`
    * the newest messages are kept, with `since` the oldest after it (the next request starts
    * from the last one's `pos`).
+   * For a client (`reader`, `$history`), without the messages whose broadcast left it out.
    */
   async answer(
     namespace: string,
     room: string,
     since: StreamPosition | undefined,
     limit: number | undefined,
+    reader?: string,
   ): Promise<HistoryAnswerData> {
     const policy = this.policyFor(namespace, room);
     if (policy === undefined) return { messages: [], complete: false, reason: 'not_kept' };
     const { maxReplay, maxReplayBytes } = this.#o;
-    const read = await this.read(namespace, room, policy, since, maxReplay);
+    const read = await this.read(namespace, room, policy, since, maxReplay, reader);
     const cap = Math.min(limit ?? maxReplay, maxReplay);
     const newest = since === undefined;
     let messages = read.messages;

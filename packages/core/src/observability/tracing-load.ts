@@ -5,7 +5,7 @@
  */
 import type { EnvelopeMeta } from '@pkg/wire';
 import { createCoreError } from '../errors';
-import { Tracing, type OtelApi, type RouteOf } from './tracing';
+import { Tracing, type IsEventRoute, type OtelApi, type RouteOf } from './tracing';
 
 /** Imports `@opentelemetry/api`; rejects with PKG_ERR_CORE_TRACING_UNAVAILABLE when it is missing. */
 export async function loadOtelApi(
@@ -41,10 +41,17 @@ export async function loadOtelApi(
 export class TracingSlot {
   current: Tracing | null = null;
 
-  /** Loads the API and builds the spans' maker; rejects when the API is missing. */
-  async load(routeOf: RouteOf, importer?: () => Promise<unknown>): Promise<void> {
+  /**
+   * Loads the API and builds the spans' maker; rejects when the API is missing. `routeOf`
+   * names HTTP spans; `isEventRoute` tells which WebSocket events are the app's routes.
+   */
+  async load(
+    routeOf: RouteOf,
+    importer?: () => Promise<unknown>,
+    isEventRoute?: IsEventRoute,
+  ): Promise<void> {
     const api = await loadOtelApi(importer);
-    this.current = new Tracing(api, routeOf);
+    this.current = new Tracing(api, routeOf, isEventRoute);
   }
 
   /** The trace id of the active span (undefined: no span, or before run()). */

@@ -11,7 +11,7 @@
 import type { Attributes, Context, Span, TextMapGetter, Tracer } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from '@pkg/http';
-import type { EnvelopeMeta } from '@pkg/wire';
+import { ControlEvent, type EnvelopeMeta } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 
 /** The parts of `@opentelemetry/api` that tracing uses (the module itself satisfies it). */
@@ -19,6 +19,18 @@ export type OtelApi = typeof import('@opentelemetry/api');
 
 /** Finds the route pattern of a request (`/users/{id}`), or null when no route matches. */
 export type RouteOf = (method: string, path: string) => string | null;
+
+/** Whether a WebSocket event has a registered handler (its name is then a route of the app). */
+export type IsEventRoute = (event: string) => boolean;
+
+/** The name of the span of a message whose event is neither registered nor a control event. */
+export const UNKNOWN_EVENT_SPAN = 'unknown receive';
+
+/** Control events a client may send, whose names are fixed by the protocol. */
+const CONTROL_EVENTS: ReadonlySet<string> = new Set(Object.values(ControlEvent));
+
+/** Longest request id put on a span (ids are checked on the wire; this bounds it anyway). */
+const MAX_ID_ATTRIBUTE = 64;
 
 type Dispatch = (request: Request) => Response | Promise<Response>;
 
@@ -56,13 +68,19 @@ export class Tracing {
   readonly #api: OtelApi;
   readonly #tracer: Tracer;
   readonly #routeOf: RouteOf;
-  /** The trace context of each connection whose upgrade request carried one, by client id. */
-  readonly #upgradeContexts = new Map<string, Context>();
+  readonly #isEventRoute: IsEventRoute;
+  /**
+   * The trace context of each connection whose upgrade request carried one, by its socket:
+   * the one thing about a connection that a resume (which gives it another client id) keeps,
+   * and weakly held, so a context never outlives its connection.
+   */
+  readonly #upgradeContexts = new WeakMap<object, Context>();
 
-  constructor(api: OtelApi, routeOf: RouteOf) {
+  constructor(api: OtelApi, routeOf: RouteOf, isEventRoute: IsEventRoute = () => false) {
     this.#api = api;
     this.#tracer = api.trace.getTracer('@pkg/core');
     this.#routeOf = routeOf;
+    this.#isEventRoute = isEventRoute;
   }
 
   /** Wraps the HTTP dispatch: a SERVER span named `METHOD /route/{pattern}` around it. */
@@ -115,7 +133,9 @@ export class Tracing {
   /**
    * Runs the handling of one WebSocket message in a CONSUMER span `<event> receive`, whose
    * parent is the envelope's `meta` trace context, else the upgrade request's headers
-   * (kept by `upgraded`).
+   * (kept by `upgraded`). The name and the destination come from the route: a registered
+   * event or a control event; any other event, whatever the client wrote, is one span name,
+   * `unknown receive`, without a destination, so a client cannot make names or attributes.
    * `run` returns the handling's promise (it never rejects) or undefined when it is done.
    */
   message(client: WsClient, envelope: Envelope, run: () => Promise<void> | undefined): void {
@@ -123,18 +143,22 @@ export class Tracing {
     const parent =
       envelope.meta !== undefined
         ? api.propagation.extract(api.ROOT_CONTEXT, envelope.meta, metaGetter)
-        : (this.#upgradeContexts.get(client.id) ?? api.ROOT_CONTEXT);
+        : (this.#upgradeContexts.get(client.socket) ?? api.ROOT_CONTEXT);
+    const event = envelope.event;
+    const routed = CONTROL_EVENTS.has(event) || this.#isEventRoute(event);
     const attributes: Attributes = {
       'messaging.system': 'pkg',
       'messaging.operation.type': 'receive',
       'messaging.operation.name': 'receive',
-      'messaging.destination.name': envelope.event,
       'messaging.client.id': client.id,
       'network.protocol.name': 'websocket',
     };
-    if (envelope.id !== undefined) attributes['messaging.message.id'] = String(envelope.id);
+    if (routed) attributes['messaging.destination.name'] = event;
+    if (envelope.id !== undefined) {
+      attributes['messaging.message.id'] = String(envelope.id).slice(0, MAX_ID_ATTRIBUTE);
+    }
     const span = this.#tracer.startSpan(
-      `${envelope.event} receive`,
+      routed ? `${event} receive` : UNKNOWN_EVENT_SPAN,
       { kind: api.SpanKind.CONSUMER, attributes },
       parent,
     );
@@ -224,17 +248,17 @@ export class Tracing {
   }
 
   /** A connection opened: keeps its upgrade request's trace context, when it had one. */
-  readonly upgraded = (clientId: string, request: IncomingMessage): void => {
+  readonly upgraded = (client: WsClient, request: IncomingMessage): void => {
     const headers = request.headers;
     if (headers['traceparent'] === undefined) return;
     const api = this.#api;
     const ctx = api.propagation.extract(api.ROOT_CONTEXT, headers, headerGetter);
-    if (api.trace.getSpanContext(ctx) !== undefined) this.#upgradeContexts.set(clientId, ctx);
+    if (api.trace.getSpanContext(ctx) !== undefined) this.#upgradeContexts.set(client.socket, ctx);
   };
 
-  /** A connection closed: forgets its upgrade context. */
-  readonly closed = (clientId: string): void => {
-    this.#upgradeContexts.delete(clientId);
+  /** A connection closed (under whatever id it has now): forgets its upgrade context. */
+  readonly closed = (client: WsClient): void => {
+    this.#upgradeContexts.delete(client.socket);
   };
 
   #fail(span: Span, err: unknown): void {

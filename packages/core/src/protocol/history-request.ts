@@ -152,7 +152,7 @@ function serve(
     );
     return next(host, conn);
   }
-  host.history.answer(namespace, room, since, limit).then(
+  host.history.answer(namespace, room, since, limit, clientId).then(
     (answer) => {
       budget.spend(outbound.answer(clientId, ControlEvent.HISTORY, id, answer), Date.now());
       next(host, conn);

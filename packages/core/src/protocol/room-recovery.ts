@@ -23,6 +23,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import {
   encodeEnvelope,
   ControlEvent,
+  roomKey,
   type RecoveredData,
   type RecoveryFailureReason,
   type RoomPosition,
@@ -56,9 +57,7 @@ export interface RoomRecoveryOptions {
   readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
 }
 
-function holdKey(namespace: string, room: string): string {
-  return `${namespace}\n${room}`;
-}
+const holdKey = roomKey;
 
 /**
  * Where a client's recovered rooms stand: per room (its hold key), the position its last
@@ -221,7 +220,7 @@ export class RoomRecovery {
     rooms.set(key, hold);
     let read: HistoryRead | Promise<HistoryRead>;
     try {
-      read = history.read(namespace, room, policy, since, history.maxReplay);
+      read = history.read(namespace, room, policy, since, history.maxReplay, clientId);
     } catch (err) {
       read = Promise.reject(err);
     }

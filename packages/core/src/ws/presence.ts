@@ -18,6 +18,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import {
   encodeEnvelope,
   ControlEvent,
+  roomKey,
   type PresenceDiffData,
   type PresenceMeta,
   type PresenceState,
@@ -95,7 +96,7 @@ class RoomRecord {
   ) {}
 }
 
-const roomId = (namespace: string, room: string): string => `${namespace}\u0000${room}`;
+const roomId = roomKey;
 
 function group(entries: Iterable<Entry>): PresenceState {
   const state: PresenceState = {};
