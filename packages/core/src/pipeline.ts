@@ -47,7 +47,6 @@ import { TracingSlot } from './observability/tracing-load';
 export interface PipelineOptions {
   readonly config: ServerConfig;
   readonly logger: LoggerInterface;
-  readonly sendEventError: SendEventError;
   readonly health: () => HealthDocument;
 }
 
@@ -254,12 +253,11 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
         code: 'PKG_ERR_CORE_BUSY',
         clientId: client.id,
       });
-      protocol.outbound.refuse(
+      protocol.outbound.fail(
         client.id,
         CoreEventErrorCode.BUSY,
         'Too many messages waiting for an answer: wait for answers before sending more.',
         { event: envelope.event },
-        false,
         envelope.id,
       );
     },
@@ -361,18 +359,15 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     logger,
     debug: config.isDebug(),
     unknownEvent: config.getUnknownEventPolicy(),
-    sendEventError: ((clientId, code, message, extra, id) => {
-      metered.metrics?.refused(code);
-      if (id === undefined) options.sendEventError(clientId, code, message, extra);
-      else protocol.outbound.sendErrorAnswer(clientId, id, code, message, extra ?? {});
-    }) satisfies SendEventError,
+    // Every error of a handler, middleware or refusal leaves through the connection's door
+    // (counted by the handler's onRefusal, spaced and counted as @pkg/wire's table says).
+    sendEventError: protocol.outbound.fail satisfies SendEventError,
     answer: (clientId: string, event: string, id: RequestId, result: unknown) => {
       protocol.outbound.answer(clientId, event, id, result);
       metered.metrics?.messageOut(event, 1);
     },
     track: (work: Promise<void>, clientId?: string, id?: RequestId) =>
       clientId === undefined ? lifecycle.track(work) : pendingHandlers.track(clientId, work, id),
-    refuse: protocol.outbound.refuse,
     rateLimitKey: rateLimitKey(
       config.get('ws_rate_limit_key'),
       (id) => wsHandler.getClient(id)?.ip,

@@ -143,7 +143,6 @@ export class Server implements ControllerHost {
     this.#parts = buildPipeline({
       config: this.#config,
       logger: this.#logger,
-      sendEventError: (id, code, message, extra) => this.sendEventError(id, code, message, extra),
       health: () => this.getHealth(),
     });
     this.#config.lock('Server');
@@ -472,7 +471,7 @@ export class Server implements ControllerHost {
     message: string,
     extra: Record<string, unknown> = {},
   ): void {
-    this.#parts.wsHandler.send(clientId, 'error', { ...extra, code, message });
+    this.#parts.protocol.outbound.fail(clientId, code, message, extra);
   }
 
   /**

@@ -159,15 +159,17 @@ for _, entry in ipairs(entries) do
 end
 local older = #kept > 0 and #kept == #entries and #kept == limit
   and offsetOf(kept[#kept][1]) > first
+local hidden = false
 for i = #kept, 1, -1 do
   local seen = visibility(kept[i][2])
-  if seen == 'hide' then older = true end
+  if seen == 'hide' then hidden = true end
   if seen == 'show' then
     out[#out + 1] = offsetOf(kept[i][1])
     out[#out + 1] = fieldOf(kept[i][2], 'd') or ''
   end
 end
-if older then out[3] = 'incomplete' end
+-- A message hidden from every reader is missed, not merely older: too_far_behind.
+if hidden then out[3] = 'too_far_behind' elseif older then out[3] = 'incomplete' end
 return out
 `;
 

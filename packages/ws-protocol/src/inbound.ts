@@ -7,6 +7,7 @@
 import { Buffer } from 'node:buffer';
 import type { RawData } from 'ws';
 import type { LoggerInterface } from '@pkg/logger';
+import { errorPolicy } from './error-policy';
 import { WsCloseCode } from './close-codes';
 import type { WsClient } from './connection';
 import { decodeMessage, MessageDecodeError, prepareError } from './envelope';
@@ -64,22 +65,27 @@ export class Inbound {
   }
 
   /**
-   * Counts a protocol error against the client's budget (closing it with 1008 once it has
-   * made too many) and answers the `error` event; see `WebSocketHandler.refuse`.
+   * The one function that puts an `error` envelope on a WebSocket (every other way to send
+   * an error, in this package and in `@pkg/core`, ends here). How a code is spaced and
+   * counted is a column of `@pkg/wire`'s error table, not the caller's choice: a
+   * `protocolError` code counts against the client's budget (closing it with 1008 once it
+   * has made too many); a `throttled` code without `id` is sent at most once per
+   * `errorReplyInterval`; with `id` the error answers that request and is always sent. A code
+   * the table does not know (an application's own) is neither. Returns true when sent.
    */
-  refuse(
+  fail(
     conn: HandlerConnection,
     code: string,
     message: string,
-    extra: Record<string, unknown>,
-    protocolError: boolean,
+    extra: Readonly<Record<string, unknown>>,
     id?: RequestId,
   ): boolean {
     if (conn.ending || conn.gone) return false;
     const { options, log, outbound } = this.#p;
     options.onRefusal?.(code);
     const now = Date.now();
-    if (protocolError && conn.budget.protocolError(now)) {
+    const policy = errorPolicy(code);
+    if (policy.protocolError && conn.budget.protocolError(now)) {
       log.notice('WebSocket client made too many protocol errors; closing with 1008', {
         clientId: conn.client.id,
         code: 'PKG_ERR_WS_TOO_MANY_PROTOCOL_ERRORS' satisfies WsErrorCode,
@@ -95,9 +101,8 @@ export class Inbound {
       );
       return false;
     }
-    if (id !== undefined) return outbound.deliver(conn, prepareError(code, message, id, extra));
-    if (!conn.budget.mayReply(code, now)) return false;
-    return outbound.deliver(conn, prepareError(code, message, undefined, extra));
+    if (id === undefined && policy.throttled && !conn.budget.mayReply(code, now)) return false;
+    return outbound.deliver(conn, prepareError(code, message, id, extra));
   }
 
   /**
@@ -119,12 +124,11 @@ export class Inbound {
     if (conn.ending || conn.gone) return false;
     const { options, log } = this.#p;
     if (this.#p.closing()) {
-      this.refuse(
+      this.fail(
         conn,
         WsEventErrorCode.SHUTTING_DOWN,
         'The server is shutting down: the message was not handled.',
         {},
-        false,
         this.#requestIdOf(raw, isBinary),
       );
       return false;
@@ -135,12 +139,11 @@ export class Inbound {
         clientId: conn.client.id,
         code: 'PKG_ERR_WS_OVER_BUDGET' satisfies WsErrorCode,
       });
-      this.refuse(
+      this.fail(
         conn,
         WsEventErrorCode.TOO_MANY_MESSAGES,
         `Too many messages: at most ${options.maxMessagesPerSecond} messages and ${options.maxBytesPerSecond} bytes per second. Slow down.`,
         {},
-        true,
         this.#requestIdOf(raw, isBinary),
       );
       return false;
@@ -161,8 +164,8 @@ export class Inbound {
   ): boolean {
     const { options, log, table } = this.#p;
     const refuse = (code: string, message: string, id?: RequestId): void => {
-      if (conn !== undefined) this.refuse(conn, code, message, {}, true, id);
-      else this.#p.outbound.errorTo(client.id, code, message, id);
+      const own = conn ?? table.get(client.id);
+      if (own !== undefined) this.fail(own, code, message, {}, id);
     };
     if (isBinary) {
       if (options.binaryMessages === 'close') {

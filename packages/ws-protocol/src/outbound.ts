@@ -10,8 +10,6 @@ import type { LoggerInterface } from '@pkg/logger';
 import { WsCloseCode } from './close-codes';
 import type { WsErrorCode } from './errors';
 import type { ClientTable, HandlerConnection } from './client-table';
-import type { RequestId } from './envelope';
-import { prepareError } from './envelope';
 
 /** Send options of every outbound message: a text frame, also when given a Buffer. */
 const SEND_AS_TEXT = { binary: false } as const;
@@ -96,11 +94,6 @@ export class Outbound {
     this.#corked = [];
     for (const conn of corked) conn.uncork();
   };
-
-  /** The `error` event `{code, message}`; with `id`, as the answer to that request. */
-  errorTo(clientId: string, code: string, message: string, id?: RequestId): boolean {
-    return this.toClient(clientId, prepareError(code, message, id));
-  }
 
   /** Writes one text frame; false when the client is not usable or over its send limit. */
   deliver(conn: HandlerConnection, payload: string | Buffer): boolean {

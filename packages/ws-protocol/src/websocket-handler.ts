@@ -195,25 +195,26 @@ export class WebSocketHandler {
   }
 
   /**
-   * Counts a protocol error against the client's budget (closing it with 1008 once it has
-   * made too many) and answers the `error` event `{code, message, ...extra}`, at most once
-   * per `errorReplyInterval` for the same code. With `protocolError` false only the reply
-   * is limited. With `id` (the refused message was a request) the reply answers it
+   * Sends the `error` event `{code, message, ...extra}` to one client through the handler's
+   * one door for errors: how the code is spaced and counted comes from `@pkg/wire`'s error
+   * table. A protocol-error code counts against the client's budget (closing it with 1008
+   * once it has made too many); a throttled code is answered at most once per
+   * `errorReplyInterval`. With `id` (the refused message was a request) the reply answers it
    * (`{"event": "error", "id", "data"}`) and is always sent, since the requester waits for
-   * it; the protocol-error cap still bounds how many such replies a client can earn.
+   * it; the protocol-error cap still bounds how many such replies a client can earn. A code
+   * the table does not know (the application's own) is sent every time and not counted.
    * Returns true when the reply was sent.
    */
   refuse(
     clientId: string,
     code: string,
     message: string,
-    extra: Record<string, unknown> = {},
-    protocolError = true,
+    extra: Readonly<Record<string, unknown>> = {},
     id?: RequestId,
   ): boolean {
     const conn = this.#table.get(clientId);
     if (conn === undefined) return false;
-    return this.#inbound.refuse(conn, code, message, extra, protocolError, id);
+    return this.#inbound.fail(conn, code, message, extra, id);
   }
 
   /** Decodes the text payload of a frame (already unmasked by `ws`) into the envelope. */
@@ -260,10 +261,11 @@ export class WebSocketHandler {
 
   /**
    * Sends the `error` event `{code, message}` to one client; with `id`, the error answers
-   * that client request (`{"event": "error", "id", "data"}`).
+   * that client request (`{"event": "error", "id", "data"}`). The same door as
+   * {@link refuse}, without extra fields.
    */
   sendError(clientId: string, code: string, message: string, id?: RequestId): boolean {
-    return this.#owner.outbound.errorTo(clientId, code, message, id);
+    return this.refuse(clientId, code, message, {}, id);
   }
 
   // ---------------------------------------------------------------- clients

@@ -175,8 +175,10 @@ export class MemoryHistoryStore implements HistoryStore {
     if (after === undefined) {
       const from = Math.max(0, kept(stream) - limit);
       const { messages, hidden } = slice(stream, from, reader);
-      const complete = from === 0 && !hidden;
-      return { position, messages, complete };
+      // Older messages kept (more than `limit`): incomplete without a reason. A message hidden
+      // from every reader (its exclusion too long to keep) is missed: too_far_behind.
+      if (hidden) return { position, messages, complete: false, reason: 'too_far_behind' };
+      return { position, messages, complete: from === 0 };
     }
     if (after.epoch !== stream.epoch) return this.#answer(stream, 'epoch_changed');
     if (after.offset > stream.last) return this.#answer(stream, 'invalid_position');

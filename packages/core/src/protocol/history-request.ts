@@ -84,12 +84,11 @@ export function answerHistory(
   const { id } = envelope;
   const clientId = conn.client.id;
   if (id === undefined) {
-    outbound.refuse(
+    outbound.fail(
       clientId,
       WireErrorCode.INVALID_PAYLOAD,
       '$history is a request: send it with an "id" to get the answer.',
       { event: ControlEvent.HISTORY },
-      true,
     );
     return;
   }
@@ -125,30 +124,36 @@ function serve(
       clientId,
     });
     const { requestsPerSecond, bytesPerSecond } = host.budget;
-    outbound.sendErrorAnswer(
+    outbound.fail(
       clientId,
-      id,
       WireErrorCode.RATE_LIMITED,
       `Too many $history requests: at most ${requestsPerSecond} per second and ${bytesPerSecond} answer bytes per second (history_max_requests_per_second, history_max_bytes_per_second). Retry in ${retryAfter} s.`,
       { event: ControlEvent.HISTORY, retryAfter },
+      id,
     );
     return next(host, conn);
   }
   const request = readHistoryRequest(envelope.data, host.maxNameLength, host.history.maxReplay);
   if (typeof request === 'string') {
-    outbound.sendErrorAnswer(clientId, id, WireErrorCode.INVALID_PAYLOAD, `$history: ${request}.`, {
-      event: ControlEvent.HISTORY,
-    });
+    outbound.fail(
+      clientId,
+      WireErrorCode.INVALID_PAYLOAD,
+      `$history: ${request}.`,
+      {
+        event: ControlEvent.HISTORY,
+      },
+      id,
+    );
     return next(host, conn);
   }
   const { room, namespace, since, limit } = request;
   if (!host.isMember(clientId, room, namespace)) {
-    outbound.sendErrorAnswer(
+    outbound.fail(
       clientId,
-      id,
       WireErrorCode.FORBIDDEN,
       `$history: you are not a member of room ${JSON.stringify(room)} in namespace ${JSON.stringify(namespace)}; join it first.`,
       { event: ControlEvent.HISTORY, room, namespace },
+      id,
     );
     return next(host, conn);
   }
@@ -159,12 +164,12 @@ function serve(
     },
     (err: unknown) => {
       host.logger.exception(err, { phase: '$history', clientId, room });
-      outbound.sendErrorAnswer(
+      outbound.fail(
         clientId,
-        id,
         WireErrorCode.INTERNAL_ERROR,
         '$history: the history could not be read; try again later.',
         { event: ControlEvent.HISTORY, room, namespace },
+        id,
       );
       next(host, conn);
     },

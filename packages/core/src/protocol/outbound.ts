@@ -5,13 +5,7 @@
  * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import {
-  WireErrorCode,
-  encodeError,
-  type EventData,
-  type RequestId,
-  type RoomPosition,
-} from '@pkg/wire';
+import { WireErrorCode, type EventData, type RequestId, type RoomPosition } from '@pkg/wire';
 import {
   prepareAnswer,
   prepareMessage,
@@ -63,7 +57,8 @@ export class Outbound {
     const max = this.#o.maxPendingRequests;
     if (conn.pending >= max) {
       const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
-      this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, false, id);
+      // Not admitted, so not counted as pending: sent without the answer bookkeeping.
+      this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, id);
       return false;
     }
     conn.pending += 1;
@@ -82,7 +77,7 @@ export class Outbound {
     }
     const message = `Too many messages while authentication runs: at most ${this.#o.maxPendingRequests} are held; wait for $welcome.`;
     const extra = { event: envelope.event };
-    this.#o.ws.refuse(clientId, WireErrorCode.BUSY, message, extra, false, envelope.id);
+    this.#o.ws.refuse(clientId, WireErrorCode.BUSY, message, extra, envelope.id);
   }
 
   /**
@@ -93,10 +88,7 @@ export class Outbound {
   refused(conn: ConnectionRecord, refusal: Refusal): void {
     conn.refused = refusal;
     const clientId = conn.client.id;
-    this.#o.ws.sendRaw(
-      clientId,
-      encodeError(refusal.code, refusal.message, undefined, refusal.fields),
-    );
+    this.#o.ws.refuse(clientId, refusal.code, refusal.message, refusal.fields);
     const held = conn.held;
     conn.held = [];
     for (const e of held) if (e.id !== undefined) this.lateRequest(conn, e);
@@ -106,8 +98,7 @@ export class Outbound {
   lateRequest(conn: ConnectionRecord, envelope: Envelope): void {
     const { refused } = conn;
     if (refused === undefined || envelope.id === undefined) return;
-    const text = encodeError(refused.code, refused.message, envelope.id, refused.fields);
-    this.#o.ws.sendRaw(conn.client.id, text);
+    this.#o.ws.refuse(conn.client.id, refused.code, refused.message, refused.fields, envelope.id);
   }
 
   /**
@@ -122,45 +113,31 @@ export class Outbound {
       text = prepareAnswer(event, id, result);
     } catch (err) {
       this.#o.logger.exception(err, { code: 'PKG_ERR_CORE_HANDLER_FAILED', clientId, event });
-      this.#o.ws.sendError(
-        clientId,
-        WireErrorCode.INTERNAL_ERROR,
-        `The result of "${event}" cannot be sent as JSON.`,
-        id,
-      );
+      const message = `The result of "${event}" cannot be sent as JSON.`;
+      this.#o.ws.refuse(clientId, WireErrorCode.INTERNAL_ERROR, message, {}, id);
       return 0;
     }
     return this.#o.ws.sendRaw(clientId, text) ? text.length : 0;
   };
 
-  /** Sends an `error` that answers a client request. */
-  sendErrorAnswer(
-    clientId: string,
-    id: RequestId,
-    code: string,
-    message: string,
-    extra: Record<string, unknown>,
-  ): void {
-    if (this.#wasExpired(clientId, id)) return;
-    this.#answered(clientId);
-    this.#o.ws.sendRaw(clientId, encodeError(code, message, id, extra));
-  }
-
   /**
-   * A refusal the client caused or must wait out (rate limit, unknown event, busy, handler
-   * timeout), through the WebSocket handler so that it is throttled and counted against the
-   * client's protocol-error budget; with `id` it answers that request, every time.
+   * The connection's door for errors: an `error` event `{code, message, ...extra}`, through
+   * the WebSocket handler's one door (`@pkg/wire`'s error table decides whether it is
+   * throttled and whether it counts as a protocol error). With `id` it answers that request,
+   * once: a request already answered `handler_timeout` gets nothing more.
    */
-  readonly refuse = (
+  readonly fail = (
     clientId: string,
     code: string,
     message: string,
-    extra: Record<string, unknown>,
-    protocolError: boolean,
+    extra: Readonly<Record<string, unknown>> = {},
     id?: RequestId,
   ): void => {
-    if (id !== undefined) this.#answered(clientId);
-    this.#o.ws.refuse(clientId, code, message, extra, protocolError, id);
+    if (id !== undefined) {
+      if (this.#wasExpired(clientId, id)) return;
+      this.#answered(clientId);
+    }
+    this.#o.ws.refuse(clientId, code, message, extra, id);
   };
 
   /**
@@ -168,6 +145,7 @@ export class Outbound {
    * whatever its handler produces later is dropped.
    */
   readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
+    this.fail(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, id);
     const conn = id === undefined ? undefined : this.#o.conns.get(clientId);
     if (conn !== undefined && id !== undefined) {
       conn.expired ??= new Set();
@@ -177,7 +155,6 @@ export class Outbound {
         if (oldest.done !== true) conn.expired.delete(oldest.value);
       }
     }
-    this.refuse(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
   };
 
   /** True (and forgotten) when the request was already answered `handler_timeout`. */

@@ -67,19 +67,6 @@ export interface WsDispatchOptions {
    * message's request id, which a handler timeout answers.
    */
   readonly track?: (work: Promise<void>, clientId?: string, id?: RequestId) => void;
-  /**
-   * Refusals the client caused (unknown event, rate limit): counted against its
-   * protocol-error budget when `protocolError`, and answered at most once per interval
-   * (always, with `id`: they answer that request). Default: sendEventError.
-   */
-  readonly refuse?: (
-    clientId: string,
-    code: string,
-    message: string,
-    extra: Record<string, unknown>,
-    protocolError: boolean,
-    id?: RequestId,
-  ) => void;
   /** Whom a RateLimit of an event counts (the server passes the client's address). Default: the client id. */
   readonly rateLimitKey?: (clientId: string) => string;
   /** With tracing on: marks the active span failed when a handler throws or rejects. */
@@ -119,7 +106,6 @@ export class WsDispatcher {
   readonly #debug: boolean;
   readonly #ignoreUnknown: boolean;
   readonly #track: NonNullable<WsDispatchOptions['track']>;
-  readonly #refuse: NonNullable<WsDispatchOptions['refuse']>;
   readonly #routes = new Map<string, CompiledRoute>();
   /** Completion of each client's OnConnect handlers, while they run. */
   readonly #connectPhase = new Map<string, Promise<unknown>>();
@@ -131,10 +117,6 @@ export class WsDispatcher {
     this.#debug = options.debug ?? false;
     this.#ignoreUnknown = options.unknownEvent === 'ignore';
     this.#track = options.track ?? ((work) => void work.catch(noop));
-    this.#refuse =
-      options.refuse ??
-      ((clientId, code, message, extra, _protocolError, id) =>
-        options.sendEventError(clientId, code, message, extra, id));
     for (const route of registry.wsRoutes.values()) this.#compile(route);
     registry.onRoutesAdded((added) => added.ws.forEach((route) => this.#compile(route)));
     options.middleware.onChange(() => {
@@ -297,12 +279,11 @@ export class WsDispatcher {
         });
         // A protocol error like invalid_data: counted toward ws_max_protocol_errors, and
         // without an id answered at most once per ws_error_reply_interval.
-        this.#refuse(
+        this.#options.sendEventError(
           context.clientId,
           CoreEventErrorCode.VALIDATION_FAILED,
           validationMessage(issues, `The data of "${route.event}"`),
           { event: route.event, issues },
-          true,
           idOf(context),
         );
         if (context instanceof RequestContext) context.answered = true;
@@ -321,12 +302,11 @@ export class WsDispatcher {
             clientId: ctx.clientId,
             event: route.event,
           });
-          this.#refuse(
+          this.#options.sendEventError(
             ctx.clientId,
             CoreEventErrorCode.RATE_LIMITED,
             `Too many "${route.event}" events: at most ${rule.maxCount} per ${rule.timeWindow} s. Retry in ${result.retryAfter} s.`,
             { event: route.event, retryAfter: result.retryAfter },
-            false,
             idOf(ctx),
           );
           if (ctx instanceof RequestContext) ctx.answered = true;
@@ -381,12 +361,11 @@ export class WsDispatcher {
       this.#logger.debug('Ignored WebSocket event without a handler', { clientId, event });
       return;
     }
-    this.#refuse(
+    this.#options.sendEventError(
       clientId,
       CoreEventErrorCode.UNKNOWN_EVENT,
       `No handler for event "${event}".`,
       { event },
-      true,
       id,
     );
   }
