@@ -93,7 +93,7 @@ export type {
   CountTarget,
   RemoteClientOperation,
 } from './cluster/adapter';
-export { MAX_KEPT_EXCEPT } from './cluster/history';
+export { MAX_KEPT_EXCEPT } from './history/history';
 export type {
   HistoryPolicy,
   HistoryQuery,
@@ -103,10 +103,10 @@ export type {
   KeptTarget,
   PositionTemplate,
   PublishedMessage,
-} from './cluster/history';
-export { MemoryHistoryStore } from './cluster/memory-history';
-export type { MemoryHistoryStoreOptions } from './cluster/memory-history';
-export type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './cluster/room-history';
+} from './history/history';
+export { MemoryHistoryStore } from './history/memory-history';
+export type { MemoryHistoryStoreOptions } from './history/memory-history';
+export type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './history/room-history';
 export type {
   ApiDocumentOptions,
   JsonSchemaConverter,
@@ -176,13 +176,13 @@ export type {
 // presence
 export type { PresenceEntry, PresenceMeta, PresenceState, PresenceStats } from '@pkg/wire';
 export type { PresencePattern } from './config/server-config';
-export type { PresenceClientInfo, PresenceHook, PresenceJoin } from './ws/presence';
+export type { PresenceClientInfo, PresenceHook, PresenceJoin } from './presence/presence';
 export type {
   PresenceRecord,
   PresenceReplicator,
   PresenceReplicatorOptions,
   PresenceSink,
-} from './cluster/presence';
+} from './presence/cluster-presence';
 export { SocketController } from './routing/socket-controller';
 export type {
   BroadcastOptions,

@@ -16,10 +16,10 @@ import {
   type RequestId,
 } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
-import { RoomHistory } from './cluster/room-history';
+import { RoomHistory } from './history/room-history';
 import type { Adapter } from './cluster/adapter';
 import { ApiDocs } from './docs/api-docs';
-import { PRESENCE_EVENT_DOCS } from './docs/presence-docs';
+import { PRESENCE_EVENT_DOCS } from './presence/presence-docs';
 import { ClientRegistry } from './ws/client-registry';
 import { PendingHandlers } from './ws/pending-handlers';
 import { ConnectionGate } from './lifecycle/connection-gate';
@@ -32,11 +32,11 @@ import { Lifecycle } from './lifecycle/lifecycle';
 import { CoreEventErrorCode } from './errors';
 import { Middleware } from './routing/middleware';
 import { ProtocolV1 } from './protocol/protocol-v1';
-import { historyBudgetLimits } from './protocol/history-budget';
+import { historyBudgetLimits } from './history/history-budget';
 import { DEFAULT_NAMESPACE, NamespaceManager } from './ws/namespace-manager';
 import { Router } from './routing/router';
-import { PresenceTracker, type PresenceClientInfo } from './ws/presence';
-import { PresenceRooms } from './ws/presence-rooms';
+import { PresenceTracker, type PresenceClientInfo } from './presence/presence';
+import { PresenceRooms } from './presence/presence-rooms';
 import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher, type SendEventError } from './ws/ws-dispatch';

@@ -24,7 +24,7 @@ import {
 import type { EmitWithAckOptions } from './protocol/acks';
 import type { Adapter, CountTarget } from './cluster/adapter';
 import { readStreamPosition, type HistoryAnswerData } from '@pkg/wire';
-import type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './cluster/room-history';
+import type { HistoryOptions, KeepHistoryOptions, PublishedEvent } from './history/room-history';
 import type { ClientType } from './ws/client-registry';
 import { createCoreError } from './errors';
 import type {
@@ -37,7 +37,7 @@ import { connectInMemory, handshakeOnly, type ConnectOptions } from './testing/i
 import { injectRequest, type InjectRequest, type InjectResponse } from './testing/inject';
 import type { ServerState } from './lifecycle/lifecycle';
 import type { PresenceState, PresenceStats } from '@pkg/wire';
-import type { PresenceHook } from './ws/presence';
+import type { PresenceHook } from './presence/presence';
 import type { Middleware } from './routing/middleware';
 import { DEFAULT_NAMESPACE, type NamespaceManager } from './ws/namespace-manager';
 import {

@@ -4,8 +4,8 @@
 // fit in the limit). Rooms nobody publishes to for their ttl are forgotten.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { MemoryHistoryStore } from '../src/cluster/memory-history';
-import type { HistoryPolicy } from '../src/cluster/history';
+import { MemoryHistoryStore } from '../src/history/memory-history';
+import type { HistoryPolicy } from '../src/history/history';
 
 const policy: HistoryPolicy = { size: 5, ttl: 100 };
 const stores: MemoryHistoryStore[] = [];

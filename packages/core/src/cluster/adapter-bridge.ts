@@ -16,7 +16,7 @@ import { checkRoomName } from '../ws/room-names';
 import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
 import type { StreamPosition } from '@pkg/wire';
-import type { RoomHistory } from './room-history';
+import type { RoomHistory } from '../history/room-history';
 
 const ADAPTER_METHODS = [
   'attach',

@@ -1,8 +1,8 @@
 import type { LoggerInterface } from '@pkg/logger';
-import type { HistoryStore } from './history';
+import type { HistoryStore } from '../history/history';
 import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
-import type { PresenceReplicator } from './presence';
+import type { PresenceReplicator } from '../presence/cluster-presence';
 
 /**
  * Where a broadcast goes. No namespace and no room: every WebSocket client. A namespace: its

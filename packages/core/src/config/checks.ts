@@ -14,7 +14,7 @@ import {
 import { createCoreError } from '../errors';
 import type { ServerConfigOptions } from './options';
 import { MAX_RESTART_DELAY_MS } from '@pkg/wire';
-import { presencePatternProblem } from '../ws/presence-rooms';
+import { presencePatternProblem } from '../presence/presence-rooms';
 
 /** `null` when the value is good, else what was expected ("a positive number of bytes"). */
 type Check = (value: unknown) => string | null;

@@ -73,7 +73,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   // A quarter of max_buffered_amount (4 MiB): a replay plus live traffic does not push a
   // client past its send buffer (close 1013) on a connection that reads at a normal pace.
   history_max_replay_bytes: 1024 * 1024,
-  // The $history budget of one connection (history-budget.ts): a request of ~60 bytes can be
+  // The $history budget of one connection (history/history-budget.ts): a request of ~60 bytes can be
   // answered with history_max_replay_bytes, so answers are paid for in bytes. 8 requests and
   // 256 KiB of answers per second, sustained, after a burst of max_rooms_per_client requests
   // and max(2 s worth, history_max_replay_bytes) bytes: a client that reads the position of

@@ -4,7 +4,7 @@
  * in defaults.ts, checks in checks.ts, the class in server-config.ts.
  */
 import type { CorsOptions, TrustPredicate, TrustProxySetting } from '@pkg/http';
-import type { PresencePattern } from '../ws/presence-rooms';
+import type { PresencePattern } from '../presence/presence-rooms';
 
 /** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
 export type ServerCorsOptions = CorsOptions;
@@ -247,7 +247,7 @@ export interface HistoryPattern {
   ttl: number;
 }
 
-export type { PresencePattern } from '../ws/presence-rooms';
+export type { PresencePattern } from '../presence/presence-rooms';
 
 /** See `ws_rate_limit_key`. */
 export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);

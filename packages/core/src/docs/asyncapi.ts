@@ -4,7 +4,7 @@ import { createCoreError } from '../errors';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import type { ApiDocumentOptions, ServerEventDeclaration } from './api-docs';
 import { ISSUES_SCHEMA, schemaFor, type Json } from './json-schema';
-import { POS_MEMBER, addHistoryMessages } from './asyncapi-history';
+import { POS_MEMBER, addHistoryMessages } from '../history/asyncapi-history';
 
 function envelope(event: string, data: Json, withId: boolean): Json {
   const properties: Json = { event: { const: event }, data };

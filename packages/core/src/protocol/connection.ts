@@ -14,7 +14,7 @@
 import type { RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 import type { AuthRefusal } from './auth';
-import type { HistoryBudget } from './history-budget';
+import type { HistoryBudget } from '../history/history-budget';
 import type { Refusal } from './outbound';
 import type { Session } from './session';
 

@@ -5,8 +5,8 @@ import type { LoggerInterface } from '@pkg/logger';
 import { closeCodes } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import type { ClientRegistry } from '../ws/client-registry';
-import type { RoomHistory } from '../cluster/room-history';
-import type { HistoryBudgetLimits } from './history-budget';
+import type { RoomHistory } from '../history/room-history';
+import type { HistoryBudgetLimits } from '../history/history-budget';
 
 /**
  * Closes after which a session is not kept: every code of @pkg/wire's close table whose
@@ -46,7 +46,7 @@ export interface ProtocolV1Options {
   // history
   /** Rooms that keep history: recovery on join, `$history`. */
   readonly history?: RoomHistory;
-  /** Every connection's `$history` budget (see history-budget.ts). */
+  /** Every connection's `$history` budget (see history/history-budget.ts). */
   readonly historyBudget?: HistoryBudgetLimits;
   /** Told the outcome of each room recovery (`recovered` or the reason), for the metrics. */
   readonly recoveryOutcome?: (outcome: string) => void;

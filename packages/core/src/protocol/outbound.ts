@@ -15,7 +15,7 @@ import {
 import { ConnectionState, type ConnectionRecord } from './connection';
 import { withSeq, type SessionStore } from './session';
 import { wasReplayed, type RoomRecovery } from './room-recovery';
-import { positionOf } from '../cluster/room-history';
+import { positionOf } from '../history/room-history';
 
 /** Why an authentication ended without opening the connection: the `error` it answers. */
 export interface Refusal {

@@ -28,8 +28,8 @@ import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './optio
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
 import { RoomRecovery, marksOf } from './room-recovery';
-import { answerHistory, type HistoryRequestHost } from './history-request';
-import { historyBudgetLimits } from './history-budget';
+import { answerHistory, type HistoryRequestHost } from '../history/history-request';
+import { historyBudgetLimits } from '../history/history-budget';
 import { createCoreError } from '../errors';
 
 export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';

@@ -29,8 +29,8 @@ import {
   type RoomPosition,
   type StreamPosition,
 } from '@pkg/wire';
-import type { HistoryRead } from '../cluster/history';
-import { positionOf, type RoomHistory } from '../cluster/room-history';
+import type { HistoryRead } from '../history/history';
+import { positionOf, type RoomHistory } from '../history/room-history';
 import { ConnectionState, type ConnectionRecord } from './connection';
 
 /** Live messages of one room held for one client while its history is read. */

@@ -1,5 +1,5 @@
 /**
- * The contract between the server's presence tracker (ws/presence.ts) and a cluster adapter
+ * The contract between the server's presence tracker (presence.ts) and a cluster adapter
  * that shares presence between instances. Each instance owns the entries of its own
  * connections: it reports their joins, updates and leaves to the replicator, and the
  * replicator reports the entries of the other instances back through a {@link PresenceSink}.

@@ -3,8 +3,8 @@
  * the document when the `presence` setting names rooms. docs/protocol.md has the rules.
  */
 import { ControlEvent } from '@pkg/wire';
-import type { ControlEventDoc } from './asyncapi';
-import type { Json } from './json-schema';
+import type { ControlEventDoc } from '../docs/asyncapi';
+import type { Json } from '../docs/json-schema';
 
 const META: Json = {
   type: 'object',

@@ -16,7 +16,7 @@ import {
   type StreamPosition,
 } from '@pkg/wire';
 import { prepareMessage, type EventData } from '@pkg/ws-protocol';
-import type { Adapter, BroadcastTarget } from './adapter';
+import type { Adapter, BroadcastTarget } from '../cluster/adapter';
 import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
 import { MemoryHistoryStore } from './memory-history';
 import type { HistoryPattern } from '../config/options';

@@ -4,7 +4,7 @@
  * request and its answer. Added when the server keeps the history of some room.
  */
 import { ControlEvent, HISTORY_LIMITS } from '@pkg/wire';
-import type { Json } from './json-schema';
+import type { Json } from '../docs/json-schema';
 
 const POSITION: Json = {
   type: 'object',

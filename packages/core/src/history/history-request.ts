@@ -18,10 +18,10 @@ import {
   type StreamPosition,
 } from '@pkg/wire';
 import type { Envelope } from '@pkg/ws-protocol';
-import type { RoomHistory } from '../cluster/room-history';
-import type { ConnectionRecord } from './connection';
+import type { RoomHistory } from './room-history';
+import type { ConnectionRecord } from '../protocol/connection';
 import { HistoryBudget, type HistoryBudgetLimits } from './history-budget';
-import type { Outbound } from './outbound';
+import type { Outbound } from '../protocol/outbound';
 
 export interface HistoryRequestHost {
   readonly history: RoomHistory;

@@ -25,7 +25,7 @@ import {
   type PresenceStateData,
   type PresenceStats,
 } from '@pkg/wire';
-import type { PresenceRecord, PresenceReplicator, PresenceSink } from '../cluster/presence';
+import type { PresenceRecord, PresenceReplicator, PresenceSink } from './cluster-presence';
 import { createCoreError } from '../errors';
 import { buildMeta, type PresenceRooms } from './presence-rooms';
 
