@@ -18,6 +18,8 @@ import {
   type RemoteClientOperation,
 } from '@pkg/core';
 import { closeConnection, createConnection, type RedisClient } from './connection';
+import { ClusterChannels } from './cluster-channels';
+import { ClusterConnection } from './cluster-connection';
 import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests';
@@ -155,7 +157,9 @@ export class RedisAdapter implements Adapter {
   constructor(options: RedisAdapterOptions = {}) {
     this.#options = resolveAdapterOptions(options);
     this.nodeId = this.#options.nodeId;
-    this.#channels = new Channels(this.#options.keyPrefix);
+    this.#channels = this.#options.cluster
+      ? new ClusterChannels(this.#options.keyPrefix)
+      : new Channels(this.#options.keyPrefix);
     this.#requests = new ClusterRequests(this.nodeId, this.#channels, this.#options.requestTimeout);
     this.#logger = this.#options.logger;
     this.#link = new LinkState(this.nodeId, () => this.#log());
@@ -203,18 +207,7 @@ export class RedisAdapter implements Adapter {
     this.#host = host;
     this.#local.attach(host);
     this.#logger ??= host.logger ?? new Logger('info', true, false);
-    const connection = {
-      url: this.#options.url,
-      maxReconnectDelay: this.#options.maxReconnectDelay,
-    };
-    const pub = createConnection(
-      { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
-      (err) => this.#link.failed(err, this.#isUp()),
-    );
-    const sub = createConnection(
-      { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
-      (err) => this.#link.failed(err, this.#isUp()),
-    );
+    const [pub, sub] = this.#connections();
     this.#pub = pub;
     this.#sub = sub;
     this.#subscriptions = new Subscriptions(
@@ -470,6 +463,43 @@ export class RedisAdapter implements Adapter {
     } else if (this.#link.state !== 'closed') {
       this.#link.lose(channel);
     }
+  }
+
+  /**
+   * The publishing and the subscribing connection: two clients of one Redis, or one
+   * cluster link (cluster-connection.ts) that offers the same commands over a Redis Cluster.
+   */
+  #connections(): [RedisClient, RedisClient] {
+    const onError = (err: Error): void => this.#link.failed(err, this.#isUp());
+    const cluster = this.#options.cluster;
+    if (cluster !== null) {
+      const link = new ClusterConnection(
+        {
+          rootNodes: cluster.rootNodes,
+          checkInterval: cluster.checkInterval,
+          maxReconnectDelay: this.#options.maxReconnectDelay,
+          name: `pkg-${this.nodeId}`,
+        },
+        onError,
+      );
+      // The link implements the commands this package sends (see cluster-connection.ts).
+      const client = link as unknown as RedisClient;
+      return [client, client];
+    }
+    const connection = {
+      url: this.#options.url,
+      maxReconnectDelay: this.#options.maxReconnectDelay,
+    };
+    return [
+      createConnection(
+        { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
+        onError,
+      ),
+      createConnection(
+        { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
+        onError,
+      ),
+    ];
   }
 
   /** Both connections are ready. */
