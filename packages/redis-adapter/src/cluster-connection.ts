@@ -19,6 +19,7 @@
  *   wait for.
  */
 import { createCluster } from 'redis';
+import { RoomSequence, type MissedReader } from './cluster-gaps';
 import { clusterScriptText, clusterSha } from './cluster-scripts';
 import { keySlot } from './key-slot';
 import { reconnectDelay } from './options';
@@ -30,6 +31,8 @@ export interface ClusterConnectionOptions {
   readonly name: string;
   /** How often the subscriptions are checked against the topology, ms. */
   readonly checkInterval: number;
+  /** Reads what a room channel missed (cluster-gaps.ts). */
+  readonly missed: MissedReader;
 }
 
 type Listener = (message: string, channel: string) => void;
@@ -61,8 +64,12 @@ export class ClusterConnection {
   readonly cluster: Cluster;
   readonly #options: ClusterConnectionOptions;
   readonly #onError: (err: Error) => void;
-  /** channel -> its listener: what this node wants to be subscribed to. */
+  /** channel -> the listener node-redis holds for it: what this node wants to be subscribed to. */
   readonly #wanted = new Map<string, Listener>();
+  /** The adapter's listener -> the one node-redis holds (it reads the positions of kept messages). */
+  readonly #wrapped = new WeakMap<Listener, Listener>();
+  /** The kept messages of each room channel, put back in order and completed when some went missing. */
+  readonly #sequence: RoomSequence;
   /** channel -> the SSUBSCRIBE under way for it. */
   readonly #pending = new Map<string, Promise<void>>();
   #connecting: Promise<void> | null = null;
@@ -75,6 +82,7 @@ export class ClusterConnection {
     this.#options = options;
     this.#onError = onError;
     this.cluster = createClusterClient(options);
+    this.#sequence = new RoomSequence(options.missed, onError);
     this.cluster.on('error', onError);
     this.cluster.on('node-error', onError);
     this.cluster.on('sharded-channel-moved-error', (err: unknown) =>
@@ -167,18 +175,35 @@ export class ClusterConnection {
   /** Resolves once every channel is subscribed on its shard (waiting while the cluster is down). */
   async subscribe(channels: string | readonly string[], listener: Listener): Promise<void> {
     const list = typeof channels === 'string' ? [channels] : channels;
+    const wrapped = this.#wrap(listener);
     await Promise.all(
       list.map((channel) => {
-        this.#wanted.set(channel, listener);
+        this.#wanted.set(channel, wrapped);
         return this.#subscribe(channel);
       }),
     );
   }
 
   async unsubscribe(channel: string, listener: Listener): Promise<void> {
-    if (this.#wanted.get(channel) === listener) this.#wanted.delete(channel);
+    const wrapped = this.#wrap(listener);
+    if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
+    this.#sequence.forget(channel);
     if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
-    await this.cluster.sUnsubscribe(channel, listener);
+    await this.cluster.sUnsubscribe(channel, wrapped);
+  }
+
+  /** Messages filled in because a room's channel missed them (a migration, a resubscription). */
+  get filled(): number {
+    return this.#sequence.filled;
+  }
+
+  #wrap(listener: Listener): Listener {
+    let wrapped = this.#wrapped.get(listener);
+    if (wrapped === undefined) {
+      wrapped = (message, channel) => this.#sequence.receive(message, channel, listener);
+      this.#wrapped.set(listener, wrapped);
+    }
+    return wrapped;
   }
 
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {

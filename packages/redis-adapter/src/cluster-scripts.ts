@@ -42,9 +42,23 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'w', __me
 return __reply
 `;
 
+/**
+ * The publish script's PUBLISH of the kept message, and its cluster form: SPUBLISH, with a
+ * first line `#<epoch>:<offset>` that the receiving link reads to notice a message it did
+ * not get (cluster-connection.ts) and removes before the adapter sees the message.
+ */
+const PUBLISH_CALL = "redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)";
+const SPUBLISH_CALL =
+  "redis.call('SPUBLISH', ARGV[5], '#' .. epoch .. ':' .. offset .. '\\n' .. ARGV[6] .. text)";
+
 /** A script of history-scripts.ts made ready for a Redis Cluster. */
 export function clusterScript(script: string): string {
-  return BEFORE + script.replace(/redis\.call\('PUBLISH'/g, "redis.call('SPUBLISH'") + AFTER;
+  return BEFORE + script.replace(PUBLISH_CALL, SPUBLISH_CALL) + AFTER;
+}
+
+if (!PUBLISH_SCRIPT.includes(PUBLISH_CALL)) {
+  // The publish script changed: its cluster form must be brought in line here.
+  throw new Error('cluster-scripts.ts: the history publish script no longer has its PUBLISH call');
 }
 
 interface ClusterVariant {

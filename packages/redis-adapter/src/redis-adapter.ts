@@ -27,7 +27,7 @@ import { LinkState } from './link-state';
 import { Subscriptions } from './subscriptions';
 import { RedisPresence } from './presence';
 import { ChannelMembership } from './membership';
-import { RedisHistoryStore, type RedisHistoryStats } from './history-store';
+import { HISTORY_META_GRACE, RedisHistoryStore, type RedisHistoryStats } from './history-store';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -72,6 +72,8 @@ export interface RedisAdapterStats extends RedisHistoryStats {
 }
 
 const FIXED_SUBSCRIPTIONS = 3;
+/** The most messages a room's channel may miss on a Redis Cluster and still get from history. */
+const MAX_FILLED = 10_000;
 
 function exceptList(except: BroadcastTarget['except']): string[] {
   if (except === undefined) return [];
@@ -479,6 +481,7 @@ export class RedisAdapter implements Adapter {
           checkInterval: cluster.checkInterval,
           maxReconnectDelay: this.#options.maxReconnectDelay,
           name: `pkg-${this.nodeId}`,
+          missed: (channel, since, before) => this.#missed(channel, since, before),
         },
         onError,
       );
@@ -500,6 +503,26 @@ export class RedisAdapter implements Adapter {
         onError,
       ),
     ];
+  }
+
+  /**
+   * What a room's channel missed on a Redis Cluster (a slot migration, a resubscription),
+   * read from the room's history: the kept messages after `since` and before `before`.
+   */
+  async #missed(
+    channel: string,
+    since: { epoch: string; offset: number },
+    before: number,
+  ): Promise<string[] | null> {
+    const target = this.#subscriptions?.targetOf(channel);
+    if (!this.history || target?.room == null || target.namespace === null) return null;
+    const read = await this.history.read(target.namespace, target.room, {
+      since,
+      limit: MAX_FILLED,
+      policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
+    });
+    if (read.reason !== undefined) return null;
+    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
   }
 
   /** Both connections are ready. */

@@ -6,8 +6,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
+import { NullLogger, RoomsController, Server, ServerConfig, type PresenceState } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
+import { keySlot } from '../src/key-slot';
 import { waitFor } from './helpers';
 import { LocalCluster, clusterToolsAvailableSync } from './local-cluster';
 
@@ -157,4 +158,134 @@ suite('RedisAdapter on a Redis Cluster', () => {
     expect((await b.server.fetchClientIds({ room: 'r' })).sort()).toEqual([a2.id, b1.id].sort());
     expect(a.adapter.getState()).toBe('connected');
   });
+
+  /** The slot of a room of the default namespace (its channel and history keys share it). */
+  function roomSlot(room: string): number {
+    return keySlot(`{%2F:${room}}`);
+  }
+
+  /** The room messages a client got, as [offset, n]. */
+  function offsets(c: V1Client, room: string): number[] {
+    return c.received
+      .filter((m) => m.event === 'msg' && m.pos?.room === room)
+      .map((m) => m.pos!.offset);
+  }
+
+  it('keeps history in the room’s shard and recovers a client on the other instance', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    await onA.join('h1');
+    await a.adapter.synced();
+    for (let n = 1; n <= 3; n++) b.server.broadcast('msg', { n }, '/', 'h1');
+    await waitFor(() => offsets(onA, 'h1').length === 3, 'three messages on A');
+    const seen = onA.received.filter((m) => m.event === 'msg').at(-1)!.pos!;
+    onA.ws.terminate();
+    for (let n = 4; n <= 6; n++) b.server.broadcast('msg', { n }, '/', 'h1');
+    await waitFor(async () => (await b.server.history('h1')).messages.length === 6, 'six kept');
+
+    const back = await client(b.url);
+    await back.join('h1', { epoch: seen.epoch, offset: seen.offset });
+    expect(back.events('msg').map((m) => m.data['n'])).toEqual([4, 5, 6]);
+    expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
+    // The room's keys and channel are on the master that serves the room's slot.
+    const master = await cluster.masterOf(roomSlot('h1'));
+    const keys = (await cluster.command(master.port, ['KEYS', `${p}:hist:*`])) as string[];
+    expect(keys.sort()).toEqual([`${p}:hist:{%2F:h1}:m`, `${p}:hist:{%2F:h1}:s`]);
+  });
+
+  it('shares presence between the instances', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    const onB = await client(b.url);
+    await onA.join('chat:1');
+    await onB.join('chat:1');
+    const ids = (state: PresenceState): string[] =>
+      Object.values(state)
+        .flatMap((e) => e.metas.map((m) => m.clientId))
+        .sort();
+    const both = [onA.id, onB.id].sort();
+    await waitFor(async () => {
+      const views = await Promise.all([a.server.presence('chat:1'), b.server.presence('chat:1')]);
+      return views.every((v) => JSON.stringify(ids(v)) === JSON.stringify(both));
+    }, 'both instances to list both members');
+    onB.ws.close();
+    await waitFor(
+      async () =>
+        JSON.stringify(ids(await a.server.presence('chat:1'))) === JSON.stringify([onA.id]),
+      'the leave of the member of B at A',
+    );
+  });
+
+  it('holds 10,000 rooms on one subscribe connection per master', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const c = await client(a.url);
+    for (let i = 0; i < 10_000; i++) a.server.joinRoom(c.id, `many-${i}`);
+    await a.adapter.synced();
+    const mine = await cluster.clientsNamed(`pkg-${a.adapter.nodeId}`);
+    const subscribing = mine.filter((x) => x.ssub > 0 || x.sub > 0);
+    const masters = (await cluster.nodes(cluster.ports[0]!)).filter(
+      (n) => n.master && n.slots.length > 0,
+    ).length;
+    expect(masters).toBe(3);
+    expect(subscribing.length).toBeLessThanOrEqual(masters + 1);
+    // Every room channel is held, spread over the masters.
+    expect(subscribing.reduce((sum, x) => sum + x.ssub, 0)).toBeGreaterThanOrEqual(10_000);
+    expect(new Set(subscribing.map((x) => x.port)).size).toBe(masters);
+  }, 60_000);
+
+  /** Broadcasts `count` messages to a room from `server`, one every `everyMs`, while `during` runs. */
+  async function traffic(
+    server: Server,
+    room: string,
+    count: number,
+    during: () => Promise<void>,
+    everyMs = 5,
+  ): Promise<void> {
+    let n = 0;
+    const sending = (async () => {
+      while (n < count) {
+        n += 1;
+        await server.broadcast('msg', { n }, '/', room);
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+    })();
+    await during();
+    await sending;
+  }
+
+  it('loses no room and no message when the room’s slot migrates during traffic', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onB = await client(b.url);
+    await onB.join('hm');
+    await b.adapter.synced();
+    const slot = roomSlot('hm');
+    const from = await cluster.masterOf(slot);
+    const to = (await cluster.nodes(from.port)).find(
+      (n) => n.master && !n.failed && n.port !== from.port && n.slots.length > 0,
+    )!;
+    await traffic(a.server, 'hm', 200, async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      await cluster.migrateSlot(slot, to.port);
+    });
+    expect((await cluster.masterOf(slot)).port).toBe(to.port);
+    await waitFor(() => offsets(onB, 'hm').length >= 200, 'every message at B');
+    expect(offsets(onB, 'hm')).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(onB.events('msg').map((m) => m.pos!.epoch)).size).toBe(1);
+    // After it, a client recovers from any position, and live traffic still reaches B.
+    const epoch = onB.events('msg')[0]!.pos!.epoch;
+    const back = await client(a.url);
+    await back.join('hm', { epoch, offset: 150 });
+    expect(back.events('msg').map((m) => m.pos!.offset)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 151),
+    );
+    a.server.broadcast('msg', { n: 201 }, '/', 'hm');
+    await waitFor(() => offsets(onB, 'hm').length === 201, 'a message after the migration');
+  }, 60_000);
 });
