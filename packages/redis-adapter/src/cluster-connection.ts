@@ -31,6 +31,8 @@ export interface ClusterConnectionOptions {
   readonly name: string;
   /** How often the subscriptions are checked against the topology, ms. */
   readonly checkInterval: number;
+  /** How long one command may wait for its answer, ms. */
+  readonly commandTimeout: number;
   /** Reads what a room channel missed (cluster-gaps.ts). */
   readonly missed: MissedReader;
 }
@@ -41,6 +43,12 @@ type Cluster = ReturnType<typeof createClusterClient>;
 function createClusterClient(options: ClusterConnectionOptions) {
   return createCluster({
     rootNodes: options.rootNodes.map((url) => ({ url })),
+    // A node that stopped answering makes the client read the topology again after this
+    // long (node-redis waits 5 s by default), so that a replica that took over is found soon.
+    topologyRefreshOnReconnectionAttemptStrategy: options.checkInterval,
+    // No command waits forever: a node connection was seen never to answer again after the
+    // whole cluster restarted under it.
+    commandOptions: { timeout: options.commandTimeout },
     defaults: {
       name: options.name,
       socket: {
@@ -56,6 +64,9 @@ const EVENTS: Record<string, readonly string[]> = {
   end: ['disconnect', 'node-disconnect'],
   reconnecting: ['node-reconnecting'],
 };
+
+/** How long `close()` waits for pending commands before it cuts the connections, ms. */
+const CLOSE_GRACE = 1000;
 
 /** node-redis's internal event that carries listeners to subscribe again elsewhere. */
 const RESUBSCRIBE_EVENT = '__resubscribeListeners';
@@ -149,7 +160,16 @@ export class ClusterConnection {
     this.#closed = true;
     clearInterval(this.#timer);
     this.#wanted.clear();
-    if (this.cluster.isOpen) await this.cluster.close().catch(() => this.cluster.destroy());
+    if (!this.cluster.isOpen) return;
+    // A graceful close waits for every pending command, which a node that is gone never
+    // answers: give it a moment, then cut what is left.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.cluster.close().catch(() => undefined),
+      new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE))),
+    ]);
+    clearTimeout(timer);
+    this.cluster.destroy();
   }
 
   destroy(): void {
@@ -160,7 +180,7 @@ export class ClusterConnection {
   }
 
   async publish(channel: string, message: string): Promise<number> {
-    return Number(await this.cluster.sPublish(channel, message));
+    return Number(await this.#bounded(this.cluster.sPublish(channel, message)));
   }
 
   /** Subscribers of a sharded channel, counted on its shard. */
@@ -168,7 +188,9 @@ export class ClusterConnection {
     // PUBSUB SHARDNUMSUB names no key: it is sent to the master that owns the channel's slot.
     const owner = this.cluster.slots[keySlot(channel)]?.master;
     if (owner === undefined) throw new Error(`no master serves the slot of ${channel}`);
-    const reply = await (await this.cluster.nodeClient(owner)).pubSubShardNumSub(channel);
+    const reply = await this.#bounded(
+      this.cluster.nodeClient(owner).then((client) => client.pubSubShardNumSub(channel)),
+    );
     return { [channel]: Number(reply[channel] ?? 0) };
   }
 
@@ -207,11 +229,11 @@ export class ClusterConnection {
   }
 
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.cluster.evalSha(clusterSha(sha), options);
+    return this.#bounded(this.cluster.evalSha(clusterSha(sha), options));
   }
 
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.cluster.eval(clusterScriptText(script), options);
+    return this.#bounded(this.cluster.eval(clusterScriptText(script), options));
   }
 
   /** SCAN over every master, one batch of keys at a time. */
@@ -224,25 +246,46 @@ export class ClusterConnection {
 
   // The key commands of presence, routed by their key.
   hSet(...args: Parameters<Cluster['hSet']>): ReturnType<Cluster['hSet']> {
-    return this.cluster.hSet(...args);
+    return this.#bounded(this.cluster.hSet(...args));
   }
   hDel(...args: Parameters<Cluster['hDel']>): ReturnType<Cluster['hDel']> {
-    return this.cluster.hDel(...args);
+    return this.#bounded(this.cluster.hDel(...args));
   }
   hGetAll(...args: Parameters<Cluster['hGetAll']>): ReturnType<Cluster['hGetAll']> {
-    return this.cluster.hGetAll(...args);
+    return this.#bounded(this.cluster.hGetAll(...args));
   }
   pExpire(...args: Parameters<Cluster['pExpire']>): ReturnType<Cluster['pExpire']> {
-    return this.cluster.pExpire(...args);
+    return this.#bounded(this.cluster.pExpire(...args));
   }
   pTTL(...args: Parameters<Cluster['pTTL']>): ReturnType<Cluster['pTTL']> {
-    return this.cluster.pTTL(...args);
+    return this.#bounded(this.cluster.pTTL(...args));
   }
   del(...args: Parameters<Cluster['del']>): ReturnType<Cluster['del']> {
-    return this.cluster.del(...args);
+    return this.#bounded(this.cluster.del(...args));
   }
   multi(): ReturnType<Cluster['multi']> {
     return this.cluster.multi();
+  }
+
+  /**
+   * A command's answer, or a rejection after `commandTimeout`: node-redis's own timeout does
+   * not cover the wait for a node's connection, which was seen to last forever after the
+   * whole cluster restarted.
+   */
+  #bounded<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = this.#options.commandTimeout;
+    return new Promise<T>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis Cluster: no answer within ${limit} ms`)),
+        limit,
+      );
+      work.then(resolve, (err: unknown) => {
+        // A failure is reported on a later turn of the event loop: a caller that tries again
+        // at once (presence does) then never starves the timers of the process.
+        setImmediate(() => reject(err));
+      });
+    }).finally(() => clearTimeout(timer));
   }
 
   // ------------------------------------------------------------ keeping subscriptions

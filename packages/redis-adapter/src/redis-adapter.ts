@@ -479,6 +479,7 @@ export class RedisAdapter implements Adapter {
         {
           rootNodes: cluster.rootNodes,
           checkInterval: cluster.checkInterval,
+          commandTimeout: this.#options.requestTimeout,
           maxReconnectDelay: this.#options.maxReconnectDelay,
           name: `pkg-${this.nodeId}`,
           missed: (channel, since, before) => this.#missed(channel, since, before),
