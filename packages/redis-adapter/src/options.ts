@@ -36,6 +36,20 @@ export interface RedisAdapterOptions {
    * Default `true`.
    */
   history?: boolean;
+  /**
+   * Use a Redis Cluster instead of one Redis (`url` is then not used): its seed nodes,
+   * `redis://host:port` each (a few suffice; the others are discovered). Rooms go over
+   * sharded pub/sub, each room's channel and history on the shard of its room.
+   */
+  cluster?: RedisClusterOptions;
+}
+
+/** The `cluster` option of {@link RedisAdapterOptions}. */
+export interface RedisClusterOptions {
+  /** Seed nodes, `redis://[user:password@]host:port` each; at least one. */
+  rootNodes: readonly string[];
+  /** How often the subscriptions are checked against the cluster's topology, ms. Default `1000`. */
+  checkInterval?: number;
 }
 
 export interface ResolvedRedisAdapterOptions {
@@ -48,6 +62,10 @@ export interface ResolvedRedisAdapterOptions {
   readonly maxSubscribesPerSecond: number;
   readonly logger: LoggerInterface | null;
   readonly history: boolean;
+  readonly cluster: {
+    readonly rootNodes: readonly string[];
+    readonly checkInterval: number;
+  } | null;
 }
 
 export const REDIS_ADAPTER_DEFAULTS = Object.freeze({
@@ -153,6 +171,7 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     'maxSubscribesPerSecond',
     'logger',
     'history',
+    'cluster',
   ]);
   if (o['history'] !== undefined && typeof o['history'] !== 'boolean') {
     throw invalid(owner, 'option "history" must be true or false.');
@@ -189,6 +208,40 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     ),
     logger: checkLogger(owner, o['logger']),
     history: (o['history'] as boolean | undefined) ?? REDIS_ADAPTER_DEFAULTS.history,
+    cluster: resolveCluster(owner, o['cluster'], o['url']),
+  };
+}
+
+/** The `cluster` option checked: null when absent. */
+function resolveCluster(
+  owner: string,
+  value: unknown,
+  url: unknown,
+): ResolvedRedisAdapterOptions['cluster'] {
+  if (value === undefined) return null;
+  if (url !== undefined) {
+    throw invalid(owner, 'pass either "url" (one Redis) or "cluster" (a Redis Cluster), not both.');
+  }
+  const o = checkKeys(`${owner} option "cluster"`, value, ['rootNodes', 'checkInterval']);
+  const nodes = o['rootNodes'];
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw invalid(
+      owner,
+      'option "cluster.rootNodes" must be a non-empty list of node URLs, e.g. ["redis://10.0.0.1:7000"].',
+    );
+  }
+  const rootNodes = nodes.map((node: unknown, i) => {
+    if (typeof node !== 'string' || !/^rediss?:\/\/[^/]+/.test(node)) {
+      throw invalid(
+        owner,
+        `option "cluster.rootNodes[${i}]" must be a URL like "redis://host:port"; got ${JSON.stringify(node)}.`,
+      );
+    }
+    return node;
+  });
+  return {
+    rootNodes,
+    checkInterval: checkPositiveInt(owner, 'cluster.checkInterval', o['checkInterval'], 1000),
   };
 }
 

@@ -18,6 +18,8 @@ import {
   type RemoteClientOperation,
 } from '@pkg/core';
 import { closeConnection, createConnection, type RedisClient } from './connection';
+import { ClusterChannels } from './cluster-channels';
+import { ClusterConnection } from './cluster-connection';
 import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests';
@@ -25,7 +27,7 @@ import { LinkState } from './link-state';
 import { Subscriptions } from './subscriptions';
 import { RedisPresence } from './presence';
 import { ChannelMembership } from './membership';
-import { RedisHistoryStore, type RedisHistoryStats } from './history-store';
+import { HISTORY_META_GRACE, RedisHistoryStore, type RedisHistoryStats } from './history-store';
 import {
   resolveAdapterOptions,
   type RedisAdapterOptions,
@@ -70,6 +72,8 @@ export interface RedisAdapterStats extends RedisHistoryStats {
 }
 
 const FIXED_SUBSCRIPTIONS = 3;
+/** The most messages a room's channel may miss on a Redis Cluster and still get from history. */
+const MAX_FILLED = 10_000;
 
 function exceptList(except: BroadcastTarget['except']): string[] {
   if (except === undefined) return [];
@@ -155,7 +159,9 @@ export class RedisAdapter implements Adapter {
   constructor(options: RedisAdapterOptions = {}) {
     this.#options = resolveAdapterOptions(options);
     this.nodeId = this.#options.nodeId;
-    this.#channels = new Channels(this.#options.keyPrefix);
+    this.#channels = this.#options.cluster
+      ? new ClusterChannels(this.#options.keyPrefix)
+      : new Channels(this.#options.keyPrefix);
     this.#requests = new ClusterRequests(this.nodeId, this.#channels, this.#options.requestTimeout);
     this.#logger = this.#options.logger;
     this.#link = new LinkState(this.nodeId, () => this.#log());
@@ -203,18 +209,7 @@ export class RedisAdapter implements Adapter {
     this.#host = host;
     this.#local.attach(host);
     this.#logger ??= host.logger ?? new Logger('info', true, false);
-    const connection = {
-      url: this.#options.url,
-      maxReconnectDelay: this.#options.maxReconnectDelay,
-    };
-    const pub = createConnection(
-      { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
-      (err) => this.#link.failed(err, this.#isUp()),
-    );
-    const sub = createConnection(
-      { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
-      (err) => this.#link.failed(err, this.#isUp()),
-    );
+    const [pub, sub] = this.#connections();
     this.#pub = pub;
     this.#sub = sub;
     this.#subscriptions = new Subscriptions(
@@ -470,6 +465,65 @@ export class RedisAdapter implements Adapter {
     } else if (this.#link.state !== 'closed') {
       this.#link.lose(channel);
     }
+  }
+
+  /**
+   * The publishing and the subscribing connection: two clients of one Redis, or one
+   * cluster link (cluster-connection.ts) that offers the same commands over a Redis Cluster.
+   */
+  #connections(): [RedisClient, RedisClient] {
+    const onError = (err: Error): void => this.#link.failed(err, this.#isUp());
+    const cluster = this.#options.cluster;
+    if (cluster !== null) {
+      const link = new ClusterConnection(
+        {
+          rootNodes: cluster.rootNodes,
+          checkInterval: cluster.checkInterval,
+          commandTimeout: this.#options.requestTimeout,
+          maxReconnectDelay: this.#options.maxReconnectDelay,
+          name: `pkg-${this.nodeId}`,
+          missed: (channel, since, before) => this.#missed(channel, since, before),
+        },
+        onError,
+      );
+      // The link implements the commands this package sends (see cluster-connection.ts).
+      const client = link as unknown as RedisClient;
+      return [client, client];
+    }
+    const connection = {
+      url: this.#options.url,
+      maxReconnectDelay: this.#options.maxReconnectDelay,
+    };
+    return [
+      createConnection(
+        { ...connection, queueWhileOffline: false, name: `pkg-pub-${this.nodeId}` },
+        onError,
+      ),
+      createConnection(
+        { ...connection, queueWhileOffline: true, name: `pkg-sub-${this.nodeId}` },
+        onError,
+      ),
+    ];
+  }
+
+  /**
+   * What a room's channel missed on a Redis Cluster (a slot migration, a resubscription),
+   * read from the room's history: the kept messages after `since` and before `before`.
+   */
+  async #missed(
+    channel: string,
+    since: { epoch: string; offset: number },
+    before: number,
+  ): Promise<string[] | null> {
+    const target = this.#subscriptions?.targetOf(channel);
+    if (!this.history || target?.room == null || target.namespace === null) return null;
+    const read = await this.history.read(target.namespace, target.room, {
+      since,
+      limit: MAX_FILLED,
+      policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
+    });
+    if (read.reason !== undefined) return null;
+    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
   }
 
   /** Both connections are ready. */

@@ -1,0 +1,342 @@
+/**
+ * The adapter's link to a Redis Cluster (the `cluster` option): one node-redis cluster
+ * client (`createCluster`) that both publishes and subscribes, seen by the rest of the
+ * package through the few commands it sends (the `RedisClient` methods used by the adapter,
+ * the history store, presence and the cluster-wide requests).
+ *
+ * - Every channel is a sharded channel: PUBLISH is SPUBLISH and SUBSCRIBE is SSUBSCRIBE.
+ *   node-redis keeps one subscribing connection per master, so an application node holds
+ *   as many subscribe connections as the cluster has masters, however many rooms it holds.
+ * - The history scripts run in their cluster form (cluster-scripts.ts).
+ * - Topology changes (a slot migrated, a failover, a master added) are followed by
+ *   node-redis; on top of that this link checks every `checkInterval` ms, and whenever a
+ *   node comes back, that each channel it was asked for is subscribed on the connection of
+ *   the master that owns its slot now, and subscribes it again where not. A channel is
+ *   never given up: while the cluster is down its SSUBSCRIBE waits, like the single-Redis
+ *   link's offline queue.
+ * - `pubSubNumSub` counts the subscribers of a sharded channel on its shard (PUBSUB
+ *   SHARDNUMSUB), which is what the cluster-wide requests need to know how many answers to
+ *   wait for.
+ */
+import { createCluster } from 'redis';
+import { RoomSequence, type MissedReader } from './cluster-gaps';
+import { clusterScriptText, clusterSha } from './cluster-scripts';
+import { keySlot } from './key-slot';
+import { reconnectDelay } from './options';
+
+export interface ClusterConnectionOptions {
+  /** Seed nodes, `redis://host:port` each. */
+  readonly rootNodes: readonly string[];
+  readonly maxReconnectDelay: number;
+  readonly name: string;
+  /** How often the subscriptions are checked against the topology, ms. */
+  readonly checkInterval: number;
+  /** How long one command may wait for its answer, ms. */
+  readonly commandTimeout: number;
+  /** Reads what a room channel missed (cluster-gaps.ts). */
+  readonly missed: MissedReader;
+}
+
+type Listener = (message: string, channel: string) => void;
+type Cluster = ReturnType<typeof createClusterClient>;
+
+function createClusterClient(options: ClusterConnectionOptions) {
+  return createCluster({
+    rootNodes: options.rootNodes.map((url) => ({ url })),
+    // A node that stopped answering makes the client read the topology again after this
+    // long (node-redis waits 5 s by default), so that a replica that took over is found soon.
+    topologyRefreshOnReconnectionAttemptStrategy: options.checkInterval,
+    // No command waits forever: a node connection was seen never to answer again after the
+    // whole cluster restarted under it.
+    commandOptions: { timeout: options.commandTimeout },
+    defaults: {
+      name: options.name,
+      socket: {
+        reconnectStrategy: (retries: number) => reconnectDelay(retries, options.maxReconnectDelay),
+      },
+    },
+  });
+}
+
+/** The events of the single-Redis client the adapter listens to, and their cluster counterparts. */
+const EVENTS: Record<string, readonly string[]> = {
+  ready: ['connect', 'node-ready'],
+  end: ['disconnect', 'node-disconnect'],
+  reconnecting: ['node-reconnecting'],
+};
+
+/** How long `close()` waits for pending commands before it cuts the connections, ms. */
+const CLOSE_GRACE = 1000;
+
+/** node-redis's internal event that carries listeners to subscribe again elsewhere. */
+const RESUBSCRIBE_EVENT = '__resubscribeListeners';
+
+export class ClusterConnection {
+  readonly cluster: Cluster;
+  readonly #options: ClusterConnectionOptions;
+  readonly #onError: (err: Error) => void;
+  /** channel -> the listener node-redis holds for it: what this node wants to be subscribed to. */
+  readonly #wanted = new Map<string, Listener>();
+  /** The adapter's listener -> the one node-redis holds (it reads the positions of kept messages). */
+  readonly #wrapped = new WeakMap<Listener, Listener>();
+  /** The kept messages of each room channel, put back in order and completed when some went missing. */
+  readonly #sequence: RoomSequence;
+  /** channel -> the SSUBSCRIBE under way for it. */
+  readonly #pending = new Map<string, Promise<void>>();
+  #connecting: Promise<void> | null = null;
+  #closed = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** Subscriptions made again because they were found missing (for tests and monitoring). */
+  resubscribed = 0;
+
+  constructor(options: ClusterConnectionOptions, onError: (err: Error) => void) {
+    this.#options = options;
+    this.#onError = onError;
+    this.cluster = createClusterClient(options);
+    this.#sequence = new RoomSequence(options.missed, onError);
+    this.cluster.on('error', onError);
+    this.cluster.on('node-error', onError);
+    this.cluster.on('sharded-channel-moved-error', (err: unknown) =>
+      onError(err instanceof Error ? err : new Error(String(err))),
+    );
+    // node-redis subscribes moved listeners again without waiting for the answer; a failure
+    // there would be an unhandled rejection. This link does it instead, and keeps trying.
+    this.cluster.removeAllListeners(RESUBSCRIBE_EVENT);
+    this.cluster.on(RESUBSCRIBE_EVENT, () => this.check());
+    this.cluster.on('node-ready', () => this.check());
+  }
+
+  // ------------------------------------------------------------ the client surface
+
+  /** Connected, and every master's command connection is ready. */
+  get isReady(): boolean {
+    if (this.#closed || !this.cluster.isReady) return false;
+    const masters = this.cluster.masters;
+    return masters.length > 0 && masters.every((m) => m.client?.isReady === true);
+  }
+
+  get isOpen(): boolean {
+    return !this.#closed && this.cluster.isOpen;
+  }
+
+  /** Connects, trying the seed nodes again with backoff until one answers or the link is closed. */
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect();
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<void> {
+    for (let retries = 0; ; retries++) {
+      if (this.#closed) throw new Error('the Redis Cluster link was closed');
+      try {
+        await this.cluster.connect();
+        break;
+      } catch (err) {
+        this.#onError(err instanceof Error ? err : new Error(String(err)));
+        await new Promise((r) =>
+          setTimeout(r, reconnectDelay(retries, this.#options.maxReconnectDelay)),
+        );
+      }
+    }
+    this.#timer = setInterval(() => this.check(), this.#options.checkInterval);
+    this.#timer.unref();
+    this.check();
+  }
+
+  on(event: string, listener: () => void): this {
+    if (event === 'error') this.cluster.on('error', listener);
+    for (const e of EVENTS[event] ?? []) this.cluster.on(e, listener);
+    return this;
+  }
+
+  removeAllListeners(): this {
+    for (const events of Object.values(EVENTS))
+      for (const e of events) this.cluster.removeAllListeners(e);
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#wanted.clear();
+    if (!this.cluster.isOpen) return;
+    // A graceful close waits for every pending command, which a node that is gone never
+    // answers: give it a moment, then cut what is left.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.cluster.close().catch(() => undefined),
+      new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE))),
+    ]);
+    clearTimeout(timer);
+    this.cluster.destroy();
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#wanted.clear();
+    if (this.cluster.isOpen) this.cluster.destroy();
+  }
+
+  async publish(channel: string, message: string): Promise<number> {
+    return Number(await this.#bounded(this.cluster.sPublish(channel, message)));
+  }
+
+  /** Subscribers of a sharded channel, counted on its shard. */
+  async pubSubNumSub(channel: string): Promise<Record<string, number>> {
+    // PUBSUB SHARDNUMSUB names no key: it is sent to the master that owns the channel's slot.
+    const owner = this.cluster.slots[keySlot(channel)]?.master;
+    if (owner === undefined) throw new Error(`no master serves the slot of ${channel}`);
+    const reply = await this.#bounded(
+      this.cluster.nodeClient(owner).then((client) => client.pubSubShardNumSub(channel)),
+    );
+    return { [channel]: Number(reply[channel] ?? 0) };
+  }
+
+  /** Resolves once every channel is subscribed on its shard (waiting while the cluster is down). */
+  async subscribe(channels: string | readonly string[], listener: Listener): Promise<void> {
+    const list = typeof channels === 'string' ? [channels] : channels;
+    const wrapped = this.#wrap(listener);
+    await Promise.all(
+      list.map((channel) => {
+        this.#wanted.set(channel, wrapped);
+        return this.#subscribe(channel);
+      }),
+    );
+  }
+
+  async unsubscribe(channel: string, listener: Listener): Promise<void> {
+    const wrapped = this.#wrap(listener);
+    if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
+    this.#sequence.forget(channel);
+    if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
+    await this.cluster.sUnsubscribe(channel, wrapped);
+  }
+
+  /** Messages filled in because a room's channel missed them (a migration, a resubscription). */
+  get filled(): number {
+    return this.#sequence.filled;
+  }
+
+  #wrap(listener: Listener): Listener {
+    let wrapped = this.#wrapped.get(listener);
+    if (wrapped === undefined) {
+      wrapped = (message, channel) => this.#sequence.receive(message, channel, listener);
+      this.#wrapped.set(listener, wrapped);
+    }
+    return wrapped;
+  }
+
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
+    return this.#bounded(this.cluster.evalSha(clusterSha(sha), options));
+  }
+
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
+    return this.#bounded(this.cluster.eval(clusterScriptText(script), options));
+  }
+
+  /** SCAN over every master, one batch of keys at a time. */
+  async *scanIterator(options: { MATCH: string; COUNT: number }): AsyncGenerator<string[]> {
+    for (const master of [...this.cluster.masters]) {
+      const client = await this.cluster.nodeClient(master);
+      for await (const batch of client.scanIterator(options)) yield batch as string[];
+    }
+  }
+
+  // The key commands of presence, routed by their key.
+  hSet(...args: Parameters<Cluster['hSet']>): ReturnType<Cluster['hSet']> {
+    return this.#bounded(this.cluster.hSet(...args));
+  }
+  hDel(...args: Parameters<Cluster['hDel']>): ReturnType<Cluster['hDel']> {
+    return this.#bounded(this.cluster.hDel(...args));
+  }
+  hGetAll(...args: Parameters<Cluster['hGetAll']>): ReturnType<Cluster['hGetAll']> {
+    return this.#bounded(this.cluster.hGetAll(...args));
+  }
+  pExpire(...args: Parameters<Cluster['pExpire']>): ReturnType<Cluster['pExpire']> {
+    return this.#bounded(this.cluster.pExpire(...args));
+  }
+  pTTL(...args: Parameters<Cluster['pTTL']>): ReturnType<Cluster['pTTL']> {
+    return this.#bounded(this.cluster.pTTL(...args));
+  }
+  del(...args: Parameters<Cluster['del']>): ReturnType<Cluster['del']> {
+    return this.#bounded(this.cluster.del(...args));
+  }
+  multi(): ReturnType<Cluster['multi']> {
+    return this.cluster.multi();
+  }
+
+  /**
+   * A command's answer, or a rejection after `commandTimeout`: node-redis's own timeout does
+   * not cover the wait for a node's connection, which was seen to last forever after the
+   * whole cluster restarted.
+   */
+  #bounded<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = this.#options.commandTimeout;
+    return new Promise<T>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis Cluster: no answer within ${limit} ms`)),
+        limit,
+      );
+      work.then(resolve, (err: unknown) => {
+        // A failure is reported on a later turn of the event loop: a caller that tries again
+        // at once (presence does) then never starves the timers of the process.
+        setImmediate(() => reject(err));
+      });
+    }).finally(() => clearTimeout(timer));
+  }
+
+  // ------------------------------------------------------------ keeping subscriptions
+
+  /** Subscribe connections this link holds now (one per master with a sharded subscription). */
+  get subscribeConnections(): number {
+    if (!this.cluster.isReady) return 0;
+    return this.cluster.masters.filter((m) => m.pubSub !== undefined).length;
+  }
+
+  /** Subscribes again every wanted channel that is not subscribed where its slot lives now. */
+  check(): void {
+    if (this.#closed || !this.cluster.isReady) return;
+    for (const channel of this.#wanted.keys()) {
+      if (!this.#pending.has(channel) && !this.#held(channel)) {
+        this.resubscribed += 1;
+        void this.#subscribe(channel);
+      }
+    }
+  }
+
+  #held(channel: string): boolean {
+    const listener = this.#wanted.get(channel);
+    const owner = this.cluster.slots[keySlot(channel)]?.master;
+    const client = owner?.pubSub?.client;
+    if (listener === undefined || client === undefined || !client.isReady) return false;
+    return client.getPubSubListeners('SHARDED').get(channel)?.strings.has(listener) === true;
+  }
+
+  /** One SSUBSCRIBE at a time per channel, tried again with backoff until it holds or is no longer wanted. */
+  #subscribe(channel: string): Promise<void> {
+    const running = this.#pending.get(channel);
+    if (running !== undefined) return running;
+    const work = (async () => {
+      for (let retries = 0; ; retries++) {
+        const listener = this.#wanted.get(channel);
+        if (listener === undefined || this.#closed) return;
+        try {
+          if (this.#connecting !== null) await this.#connecting;
+          await this.cluster.sSubscribe(channel, listener);
+          return;
+        } catch (err) {
+          if (this.#closed) return;
+          if (retries === 0) this.#onError(err instanceof Error ? err : new Error(String(err)));
+          await new Promise((r) =>
+            setTimeout(r, reconnectDelay(retries, this.#options.maxReconnectDelay)).unref(),
+          );
+        }
+      }
+    })().finally(() => this.#pending.delete(channel));
+    this.#pending.set(channel, work);
+    return work;
+  }
+}

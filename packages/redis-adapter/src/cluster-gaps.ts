@@ -1,0 +1,119 @@
+/**
+ * Kept messages of a room, as a Redis Cluster delivers them: in order, each once, none
+ * missing. While a room's slot migrates, or while its channel is being subscribed again
+ * after a topology change, the room's messages are kept in its stream (the publish script
+ * writes and publishes in one step) but the subscriber may not receive them: the keys
+ * answer on the new master before the subscription has moved there. Each kept message
+ * arrives with its position (a first line `#<epoch>:<offset>`, cluster-scripts.ts); when one
+ * arrives after a hole in its epoch, the missing ones are read from the room's history and
+ * handed on first (messages that arrive meanwhile wait), and a message already handed on is
+ * dropped. A message of a new epoch starts the room's count again.
+ */
+import { encodeBroadcast } from './wire';
+
+type Listener = (message: string, channel: string) => void;
+
+/**
+ * Reads the kept messages of a room channel after `since` and before offset `before`, as
+ * delivered texts, oldest first; null when they cannot be read.
+ */
+export type MissedReader = (
+  channel: string,
+  since: { epoch: string; offset: number },
+  before: number,
+) => Promise<string[] | null>;
+
+/** Rooms remembered at most (the oldest forgotten first); the adapter forgets rooms it leaves. */
+const MAX_ROOMS = 100_000;
+
+/** The origin named on a message filled in from history: never an instance's id, never its own echo. */
+const FILLED_ORIGIN = '~history';
+
+interface RoomState {
+  epoch: string;
+  offset: number;
+  /** Messages waiting while the missing ones are read. */
+  waiting: Array<{ raw: string; listener: Listener }> | null;
+}
+
+export class RoomSequence {
+  readonly #rooms = new Map<string, RoomState>();
+  readonly #missed: MissedReader;
+  readonly #onError: (err: Error) => void;
+  /** Messages read from history because the channel missed them. */
+  filled = 0;
+  /** Holes that could not be filled (the history was gone or could not be read). */
+  unfilled = 0;
+
+  constructor(missed: MissedReader, onError: (err: Error) => void) {
+    this.#missed = missed;
+    this.#onError = onError;
+  }
+
+  forget(channel: string): void {
+    this.#rooms.delete(channel);
+  }
+
+  /** A message from a sharded channel: handed to `listener` in order, without its position line. */
+  receive(raw: string, channel: string, listener: Listener): void {
+    if (!raw.startsWith('#')) {
+      listener(raw, channel);
+      return;
+    }
+    const newline = raw.indexOf('\n');
+    const colon = raw.lastIndexOf(':', newline);
+    const epoch = raw.slice(1, colon);
+    const offset = Number(raw.slice(colon + 1, newline));
+    const message = raw.slice(newline + 1);
+    if (newline < 0 || colon < 1 || !Number.isSafeInteger(offset)) {
+      listener(message, channel); // the adapter drops what it cannot read, and counts it
+      return;
+    }
+    const room = this.#rooms.get(channel);
+    if (room?.waiting) {
+      room.waiting.push({ raw, listener });
+      return;
+    }
+    if (room === undefined || room.epoch !== epoch) {
+      this.#remember(channel, { epoch, offset, waiting: null });
+      listener(message, channel);
+      return;
+    }
+    if (offset <= room.offset) return; // handed on already
+    if (offset === room.offset + 1) {
+      room.offset = offset;
+      listener(message, channel);
+      return;
+    }
+    room.waiting = [{ raw, listener }];
+    void this.#fill(channel, room, offset, listener);
+  }
+
+  async #fill(channel: string, room: RoomState, before: number, listener: Listener): Promise<void> {
+    let texts: string[] | null = null;
+    try {
+      texts = await this.#missed(channel, { epoch: room.epoch, offset: room.offset }, before);
+    } catch (err) {
+      this.#onError(err instanceof Error ? err : new Error(String(err)));
+    }
+    if (texts === null || texts.length !== before - room.offset - 1) this.unfilled += 1;
+    for (const text of texts ?? []) {
+      this.filled += 1;
+      listener(encodeBroadcast(FILLED_ORIGIN, [], text), channel);
+    }
+    // The hole is behind: what waited goes on in order (a later hole starts another fill).
+    room.offset = before - 1;
+    const waiting = room.waiting ?? [];
+    room.waiting = null;
+    for (const w of waiting) this.receive(w.raw, channel, w.listener);
+  }
+
+  #remember(channel: string, state: RoomState): void {
+    this.#rooms.delete(channel);
+    if (this.#rooms.size >= MAX_ROOMS) {
+      const oldest = this.#rooms.keys().next().value;
+      if (oldest !== undefined) this.#rooms.delete(oldest);
+    }
+    this.#rooms.set(channel, state);
+  }
+}

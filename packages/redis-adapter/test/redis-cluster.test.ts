@@ -1,0 +1,348 @@
+// RedisAdapter on a Redis Cluster of its own (3 masters, 3 replicas, started and stopped
+// here): two servers in this process with the adapter in cluster mode, `ws` clients on
+// each. Delivery across instances, history and recovery on any instance, presence, the
+// subscribe connections at 10,000 rooms (counted with CLIENT LIST on every node), a slot
+// migration and a failover during traffic.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { NullLogger, RoomsController, Server, ServerConfig, type PresenceState } from '@pkg/core';
+import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
+import { keySlot } from '../src/key-slot';
+import { waitFor } from './helpers';
+import { LocalCluster, clusterToolsAvailableSync } from './local-cluster';
+
+const suite = clusterToolsAvailableSync('@pkg/redis-adapter Redis Cluster tests')
+  ? describe
+  : describe.skip;
+
+interface Pos {
+  room: string;
+  namespace: string;
+  epoch: string;
+  offset: number;
+}
+
+interface Message {
+  event: string;
+  data: Record<string, unknown>;
+  id?: unknown;
+  pos?: Pos;
+}
+
+/** A protocol version 1 `ws` client: says $hello, then keeps what it receives. */
+class V1Client {
+  readonly received: Message[] = [];
+  id = '';
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Message));
+  }
+
+  static async open(url: string): Promise<V1Client> {
+    const ws = new WebSocket(url, ['pkg.v1']);
+    const client = new V1Client(ws);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ event: '$hello', data: { v: 1 } }));
+    await waitFor(() => client.received.some((m) => m.event === '$welcome'), '$welcome');
+    client.id = String(client.received.find((m) => m.event === '$welcome')!.data['clientId']);
+    return client;
+  }
+
+  send(event: string, data: unknown, id?: unknown): void {
+    this.ws.send(JSON.stringify(id === undefined ? { event, data } : { event, data, id }));
+  }
+
+  /** Joins a room (optionally recovering from a position) and waits for the answer. */
+  async join(room: string, since?: { epoch: string; offset: number }): Promise<Message[]> {
+    const id = randomBytes(4).toString('hex');
+    this.send('join_room', since ? { room, since } : { room }, id);
+    const done = since ? (m: Message) => m.event === '$recovered' : (m: Message) => m.id === id;
+    await waitFor(() => this.received.some(done), `the join of ${room}`);
+    return this.received.slice();
+  }
+
+  events(name: string): Message[] {
+    return this.received.filter((m) => m.event === name);
+  }
+}
+
+suite('RedisAdapter on a Redis Cluster', () => {
+  let cluster: LocalCluster;
+  const closers: Array<() => unknown> = [];
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start();
+  }, 30_000);
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  }, 30_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  async function startServer(
+    keyPrefix: string,
+    extra: Partial<RedisAdapterOptions> = {},
+  ): Promise<{ server: Server; adapter: RedisAdapter; url: string }> {
+    const server = new Server(
+      new ServerConfig({
+        host: '127.0.0.1',
+        port: 0,
+        heartbeat_interval: 0,
+        shutdown_timeout: 200,
+        max_rooms_per_client: 0,
+        history: [{ match: 'h*', size: 1000, ttl: 60_000 }],
+        presence: [{ match: 'chat:*' }],
+        presence_node_timeout: 3000,
+      }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
+    );
+    const adapter = new RedisAdapter({
+      cluster: { rootNodes: cluster.rootNodes, checkInterval: 200 },
+      keyPrefix,
+      maxReconnectDelay: 200,
+      maxSubscribesPerSecond: 0,
+      unsubscribeGrace: 0,
+      ...extra,
+    });
+    server.setAdapter(adapter);
+    server.registerController(new RoomsController());
+    await server.run();
+    await adapter.ready();
+    closers.push(() => server.close());
+    return { server, adapter, url: `ws://127.0.0.1:${server.getPort()}` };
+  }
+
+  async function client(url: string): Promise<V1Client> {
+    const c = await V1Client.open(url);
+    closers.push(() => c.ws.terminate());
+    return c;
+  }
+
+  function prefix(): string {
+    return `ct${randomBytes(3).toString('hex')}`;
+  }
+
+  it('delivers to all, a namespace, a room and with except once each, across instances', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const [a1, a2, b1, b2] = await Promise.all([
+      client(a.url),
+      client(a.url),
+      client(b.url),
+      client(b.url),
+    ]);
+    await a2.join('r');
+    await b1.join('r');
+    await Promise.all([a.adapter.synced(), b.adapter.synced()]);
+
+    a.server.broadcast('to-all', { n: 1 });
+    b.server.broadcast('to-room', { n: 2 }, '/', 'r');
+    a.server.broadcast('except', { n: 3 }, '/', 'r', { except: [b1.id] });
+    b.server.broadcast('fence', {});
+    const all = [a1, a2, b1, b2];
+    await waitFor(() => all.every((c) => c.events('fence').length === 1), 'the fence');
+
+    for (const c of all) expect(c.events('to-all')).toHaveLength(1);
+    expect([a1, a2, b1, b2].map((c) => c.events('to-room').length)).toEqual([0, 1, 1, 0]);
+    expect([a1, a2, b1, b2].map((c) => c.events('except').length)).toEqual([0, 1, 0, 0]);
+    // Cluster-wide requests go over sharded channels too.
+    expect(await a.server.countClients({ room: 'r' })).toBe(2);
+    expect((await b.server.fetchClientIds({ room: 'r' })).sort()).toEqual([a2.id, b1.id].sort());
+    expect(a.adapter.getState()).toBe('connected');
+  });
+
+  /** The slot of a room of the default namespace (its channel and history keys share it). */
+  function roomSlot(room: string): number {
+    return keySlot(`{%2F:${room}}`);
+  }
+
+  /** The room messages a client got, as [offset, n]. */
+  function offsets(c: V1Client, room: string): number[] {
+    return c.received
+      .filter((m) => m.event === 'msg' && m.pos?.room === room)
+      .map((m) => m.pos!.offset);
+  }
+
+  it('keeps history in the room’s shard and recovers a client on the other instance', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    await onA.join('h1');
+    await a.adapter.synced();
+    for (let n = 1; n <= 3; n++) b.server.broadcast('msg', { n }, '/', 'h1');
+    await waitFor(() => offsets(onA, 'h1').length === 3, 'three messages on A');
+    const seen = onA.received.filter((m) => m.event === 'msg').at(-1)!.pos!;
+    onA.ws.terminate();
+    for (let n = 4; n <= 6; n++) b.server.broadcast('msg', { n }, '/', 'h1');
+    await waitFor(async () => (await b.server.history('h1')).messages.length === 6, 'six kept');
+
+    const back = await client(b.url);
+    await back.join('h1', { epoch: seen.epoch, offset: seen.offset });
+    expect(back.events('msg').map((m) => m.data['n'])).toEqual([4, 5, 6]);
+    expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
+    // The room's keys and channel are on the master that serves the room's slot.
+    const master = await cluster.masterOf(roomSlot('h1'));
+    const keys = (await cluster.command(master.port, ['KEYS', `${p}:hist:*`])) as string[];
+    expect(keys.sort()).toEqual([`${p}:hist:{%2F:h1}:m`, `${p}:hist:{%2F:h1}:s`]);
+  });
+
+  it('shares presence between the instances', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    const onB = await client(b.url);
+    await onA.join('chat:1');
+    await onB.join('chat:1');
+    const ids = (state: PresenceState): string[] =>
+      Object.values(state)
+        .flatMap((e) => e.metas.map((m) => m.clientId))
+        .sort();
+    const both = [onA.id, onB.id].sort();
+    await waitFor(async () => {
+      const views = await Promise.all([a.server.presence('chat:1'), b.server.presence('chat:1')]);
+      return views.every((v) => JSON.stringify(ids(v)) === JSON.stringify(both));
+    }, 'both instances to list both members');
+    onB.ws.close();
+    await waitFor(
+      async () =>
+        JSON.stringify(ids(await a.server.presence('chat:1'))) === JSON.stringify([onA.id]),
+      'the leave of the member of B at A',
+    );
+  });
+
+  it('holds 10,000 rooms on one subscribe connection per master', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const c = await client(a.url);
+    for (let i = 0; i < 10_000; i++) a.server.joinRoom(c.id, `many-${i}`);
+    await a.adapter.synced();
+    const mine = await cluster.clientsNamed(`pkg-${a.adapter.nodeId}`);
+    const subscribing = mine.filter((x) => x.ssub > 0 || x.sub > 0);
+    const masters = (await cluster.nodes(cluster.ports[0]!)).filter(
+      (n) => n.master && n.slots.length > 0,
+    ).length;
+    expect(masters).toBe(3);
+    expect(subscribing.length).toBeLessThanOrEqual(masters + 1);
+    // Every room channel is held, spread over the masters.
+    expect(subscribing.reduce((sum, x) => sum + x.ssub, 0)).toBeGreaterThanOrEqual(10_000);
+    expect(new Set(subscribing.map((x) => x.port)).size).toBe(masters);
+  }, 60_000);
+
+  /** Broadcasts `count` messages to a room from `server`, one every `everyMs`, while `during` runs. */
+  async function traffic(
+    server: Server,
+    room: string,
+    count: number,
+    during: () => Promise<void>,
+    everyMs = 5,
+  ): Promise<void> {
+    let n = 0;
+    const sending = (async () => {
+      while (n < count) {
+        n += 1;
+        await server.broadcast('msg', { n }, '/', room);
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+    })();
+    await during();
+    await sending;
+  }
+
+  it('loses no room and no message when the room’s slot migrates during traffic', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onB = await client(b.url);
+    await onB.join('hm');
+    await b.adapter.synced();
+    const slot = roomSlot('hm');
+    const from = await cluster.masterOf(slot);
+    const to = (await cluster.nodes(from.port)).find(
+      (n) => n.master && !n.failed && n.port !== from.port && n.slots.length > 0,
+    )!;
+    await traffic(a.server, 'hm', 200, async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      await cluster.migrateSlot(slot, to.port);
+    });
+    expect((await cluster.masterOf(slot)).port).toBe(to.port);
+    await waitFor(() => offsets(onB, 'hm').length >= 200, 'every message at B');
+    expect(offsets(onB, 'hm')).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(onB.events('msg').map((m) => m.pos!.epoch)).size).toBe(1);
+    // After it, a client recovers from any position, and live traffic still reaches B.
+    const epoch = onB.events('msg')[0]!.pos!.epoch;
+    const back = await client(a.url);
+    await back.join('hm', { epoch, offset: 150 });
+    expect(back.events('msg').map((m) => m.pos!.offset)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 151),
+    );
+    a.server.broadcast('msg', { n: 201 }, '/', 'hm');
+    await waitFor(() => offsets(onB, 'hm').length === 201, 'a message after the migration');
+  }, 60_000);
+
+  it('after a failover during traffic, keeps the room and reports the possible gap to a client that recovers', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onB = await client(b.url);
+    await onB.join('hf');
+    await b.adapter.synced();
+    for (let n = 1; n <= 5; n++) await a.server.broadcast('msg', { n }, '/', 'hf');
+    await waitFor(() => offsets(onB, 'hf').length === 5, 'five messages at B');
+    const before = onB.events('msg').at(-1)!.pos!;
+    const master = await cluster.masterOf(roomSlot('hf'));
+    const replica = await cluster.replicaOf(master);
+    await traffic(
+      a.server,
+      'hf',
+      100,
+      async () => {
+        await cluster.killNode(master.port);
+        await waitFor(
+          async () =>
+            (await cluster.masterOf(roomSlot('hf')).catch(() => null))?.port === replica.port,
+          'the replica to take over',
+        );
+        await cluster.waitHealthy();
+      },
+      20,
+    );
+    await waitFor(
+      () => a.adapter.getState() === 'connected' && b.adapter.getState() === 'connected',
+      'both adapters connected again',
+    );
+    // The room is still there: live traffic reaches B again, in order, in one new epoch.
+    await a.server.broadcast('msg', { n: 'after' }, '/', 'hf');
+    await waitFor(
+      () => onB.events('msg').some((m) => m.data['n'] === 'after'),
+      'a message after the failover',
+    );
+    const after = onB.events('msg').at(-1)!.pos!;
+    expect(after.epoch).not.toBe(before.epoch);
+    // A client holding a position from before the failover is told about the gap.
+    const back = await client(b.url);
+    await back.join('hf', { epoch: before.epoch, offset: before.offset });
+    expect(back.events('$recovered')[0]!.data).toMatchObject({
+      recovered: false,
+      reason: 'epoch_changed',
+    });
+    // One holding a position from after it recovers.
+    await a.server.broadcast('msg', { n: 'later' }, '/', 'hf');
+    const later = await client(a.url);
+    await later.join('hf', { epoch: after.epoch, offset: after.offset });
+    expect(later.events('msg').map((m) => m.data['n'])).toEqual(['later']);
+    expect(later.events('$recovered')[0]!.data).toMatchObject({ recovered: true });
+    // The killed node comes back as a replica.
+    await cluster.startNode(master.port);
+    await cluster.waitHealthy();
+  }, 60_000);
+});
