@@ -208,6 +208,35 @@ describe('Request path parameters and attributes', () => {
     expect(request.getAttribute('nothing', 'dflt')).toBeUndefined();
     expect(request.getAttributes()).toEqual({ user: { id: 1 }, nothing: undefined });
   });
+
+  it('makes an attribute of its source once, on first read, and lets setAttribute win', () => {
+    const made: string[] = [];
+    const source = {
+      names: ['requestId'],
+      get: (req: Request, name: string) => {
+        made.push(name);
+        return `id-of-${req.getPath()}`;
+      },
+    };
+    const quiet = make({ url: '/quiet' });
+    quiet.setAttributeSource(source);
+    expect(quiet.getAttribute('user', 'guest')).toBe('guest');
+    expect(made).toEqual([]);
+    const read = make({ url: '/read' });
+    read.setAttributeSource(source);
+    expect(read.hasAttribute('requestId')).toBe(true);
+    expect(read.getAttribute('requestId')).toBe('id-of-/read');
+    expect(read.getAttributes()).toEqual({ requestId: 'id-of-/read' });
+    expect(made).toEqual(['requestId']);
+    const listed = make({ url: '/all' });
+    listed.setAttributeSource(source);
+    expect(listed.getAttributes()).toEqual({ requestId: 'id-of-/all' });
+    const set = make();
+    set.setAttributeSource(source);
+    set.setAttribute('requestId', 'mine');
+    expect(set.getAttribute('requestId')).toBe('mine');
+    expect(made).toEqual(['requestId', 'requestId']);
+  });
 });
 
 describe('Request body', () => {

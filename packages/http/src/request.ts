@@ -24,6 +24,16 @@ export type { RequestInit } from './request-init';
  */
 export let hasResponseHooks: (request: Request) => boolean;
 
+/**
+ * Attributes made on first read rather than for every request (a request id that most
+ * requests never need): `names` lists what it supplies, `get` makes one of them. The value
+ * is made at most once per request and then kept as an ordinary attribute.
+ */
+export interface AttributeSource {
+  readonly names: readonly string[];
+  get(request: Request, name: string): unknown;
+}
+
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
 
@@ -69,6 +79,7 @@ export class Request {
   /** The Host header, parsed (and so checked) at construction. */
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
+  #attributeSource: AttributeSource | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
   #params: Record<string, string> | undefined;
   #query: Record<string, QueryValue> | undefined;
@@ -298,15 +309,45 @@ export class Request {
     return isPlainRecord(body) ? Object.assign(merged, body) : merged;
   }
 
-  /** A value that middleware stored, or `defaultValue` when none. */
+  /** A value that middleware stored (or the attribute source made), or `defaultValue` when none. */
   getAttribute<T = unknown>(name: string, defaultValue?: T): T | undefined {
     const attributes = this.#attributes;
-    return attributes?.has(name) === true ? (attributes.get(name) as T) : defaultValue;
+    if (attributes?.has(name) === true) return attributes.get(name) as T;
+    return this.#attributeSource === undefined || !this.#fromSource(name)
+      ? defaultValue
+      : (this.#attributes!.get(name) as T);
   }
 
   /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
   setAttribute(name: string, value: unknown): void {
     (this.#attributes ??= new Map()).set(name, value);
+  }
+
+  /**
+   * Supplies attributes made on first read (used by the server for `requestId`): a name the
+   * source lists and no one set is made by it when `getAttribute`, `hasAttribute` or
+   * `getAttributes` first asks, then kept. A later `setAttribute` of the name wins.
+   */
+  setAttributeSource(source: AttributeSource): void {
+    this.#attributeSource = source;
+  }
+
+  /** Makes `name` from the attribute source when it lists it; true when it was stored. */
+  #fromSource(name: string): boolean {
+    const source = this.#attributeSource!;
+    if (!source.names.includes(name)) return false;
+    const value = source.get(this, name);
+    if (value === undefined) return false;
+    this.setAttribute(name, value);
+    return true;
+  }
+
+  /** Makes every attribute the source lists that is not set yet. */
+  #allFromSource(): void {
+    const source = this.#attributeSource;
+    if (source === undefined) return;
+    for (const name of source.names)
+      if (this.#attributes?.has(name) !== true) this.#fromSource(name);
   }
 
   /**
@@ -329,11 +370,13 @@ export class Request {
 
   /** True when an attribute of that name was set. */
   hasAttribute(name: string): boolean {
-    return this.#attributes?.has(name) === true;
+    if (this.#attributes?.has(name) === true) return true;
+    return this.#attributeSource !== undefined && this.#fromSource(name);
   }
 
-  /** Every attribute set so far. */
+  /** Every attribute set so far, and those the attribute source supplies. */
   getAttributes(): Record<string, unknown> {
+    this.#allFromSource();
     return this.#attributes === undefined ? {} : Object.fromEntries(this.#attributes);
   }
 
