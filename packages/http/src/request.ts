@@ -25,6 +25,17 @@ export type { RequestInit } from './request-init';
 export let hasResponseHooks: (request: Request) => boolean;
 
 /**
+ * Hands a request the attributes its server knows before dispatch (the client id), read in
+ * place: they are copied into the request's own map only when an attribute is written, so a
+ * request whose attributes nobody writes allocates nothing for them. `attributes` is never
+ * modified.
+ */
+export let adoptAttributes: (
+  request: Request,
+  attributes: Readonly<Record<string, unknown>>,
+) => void;
+
+/**
  * Attributes made on first read rather than for every request (a request id that most
  * requests never need): `names` lists what it supplies, `get` makes one of them. The value
  * is made at most once per request and then kept as an ordinary attribute.
@@ -79,6 +90,8 @@ export class Request {
   /** The Host header, parsed (and so checked) at construction. */
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
+  /** Attributes handed over by the server (adoptAttributes), while #attributes is unset. */
+  #given: Readonly<Record<string, unknown>> | undefined;
   #attributeSource: AttributeSource | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
   #params: Record<string, string> | undefined;
@@ -89,6 +102,13 @@ export class Request {
 
   static {
     hasResponseHooks = (request) => request.#responseHooks !== undefined;
+    adoptAttributes = (request, attributes) => {
+      if (request.#attributes === undefined && request.#given === undefined) {
+        request.#given = attributes;
+      } else {
+        for (const name of Object.keys(attributes)) request.setAttribute(name, attributes[name]);
+      }
+    };
   }
 
   constructor(init: RequestInit) {
@@ -312,7 +332,11 @@ export class Request {
   /** A value that middleware stored (or the attribute source made), or `defaultValue` when none. */
   getAttribute<T = unknown>(name: string, defaultValue?: T): T | undefined {
     const attributes = this.#attributes;
-    if (attributes?.has(name) === true) return attributes.get(name) as T;
+    if (attributes !== undefined) {
+      if (attributes.has(name)) return attributes.get(name) as T;
+    } else if (this.#given !== undefined && Object.hasOwn(this.#given, name)) {
+      return this.#given[name] as T;
+    }
     return this.#attributeSource === undefined || !this.#fromSource(name)
       ? defaultValue
       : (this.#attributes!.get(name) as T);
@@ -320,7 +344,18 @@ export class Request {
 
   /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
   setAttribute(name: string, value: unknown): void {
-    (this.#attributes ??= new Map()).set(name, value);
+    (this.#attributes ??= this.#givenAsMap()).set(name, value);
+  }
+
+  /** The attributes handed over, as the map the first write needs. */
+  #givenAsMap(): Map<string, unknown> {
+    const map = new Map<string, unknown>();
+    const given = this.#given;
+    if (given !== undefined) {
+      for (const name of Object.keys(given)) map.set(name, given[name]);
+      this.#given = undefined;
+    }
+    return map;
   }
 
   /**
@@ -346,8 +381,7 @@ export class Request {
   #allFromSource(): void {
     const source = this.#attributeSource;
     if (source === undefined) return;
-    for (const name of source.names)
-      if (this.#attributes?.has(name) !== true) this.#fromSource(name);
+    for (const name of source.names) if (!this.#hasOwnAttribute(name)) this.#fromSource(name);
   }
 
   /**
@@ -370,14 +404,22 @@ export class Request {
 
   /** True when an attribute of that name was set. */
   hasAttribute(name: string): boolean {
-    if (this.#attributes?.has(name) === true) return true;
+    if (this.#hasOwnAttribute(name)) return true;
     return this.#attributeSource !== undefined && this.#fromSource(name);
+  }
+
+  /** Whether the attribute was set or handed over (not made by the source). */
+  #hasOwnAttribute(name: string): boolean {
+    const attributes = this.#attributes;
+    if (attributes !== undefined) return attributes.has(name);
+    return this.#given !== undefined && Object.hasOwn(this.#given, name);
   }
 
   /** Every attribute set so far, and those the attribute source supplies. */
   getAttributes(): Record<string, unknown> {
     this.#allFromSource();
-    return this.#attributes === undefined ? {} : Object.fromEntries(this.#attributes);
+    if (this.#attributes === undefined) return this.#given === undefined ? {} : { ...this.#given };
+    return Object.fromEntries(this.#attributes);
   }
 
   /** The Content-Type's media type in lower case (`application/json`), or ''. */
