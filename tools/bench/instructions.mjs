@@ -116,7 +116,12 @@ for (const tool of ['valgrind', 'callgrind_control']) {
   }
 }
 
-function request(port, agent, method, target, body) {
+/**
+ * One request on the keep-alive agent. A request written on a kept socket just as the server
+ * closed it for idleness (a race the slowness under valgrind makes likely when the machine is
+ * loaded: `node:http` closes after 5 s) is sent once more, on a new connection.
+ */
+function request(port, agent, method, target, body, retried = false) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -136,7 +141,11 @@ function request(port, agent, method, target, body) {
         );
       },
     );
-    req.once('error', reject);
+    req.once('error', (err) => {
+      if (!retried && req.reusedSocket && err.code === 'ECONNRESET') {
+        resolve(request(port, agent, method, target, body, true));
+      } else reject(err);
+    });
     req.end(body);
   });
 }
