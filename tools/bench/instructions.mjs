@@ -19,7 +19,9 @@
 //
 // INSTR_PKG_CONFIG (JSON) adds ServerConfig options to the library's server, to see what a
 // setting costs (`{"request_id_header": null}`). INSTR_SERVERS picks the servers among
-// `floor`, `pkg` and `peer` (Fastify, for the HTTP workloads); default `floor,pkg`.
+// `floor`, `pkg` and `peer` (Fastify for the HTTP workloads, socket.io for the WebSocket
+// ones, driven over its own protocol on a plain WebSocket); default all three, so that
+// "ahead of the peer" is checked on this stable measure too.
 // INSTR_KEEP=1 keeps each callgrind dump and prints its path (callgrind_annotate shows the
 // native functions; JIT-compiled code is unnamed). INSTR_PROFILE=1 runs Node with
 // `--perf-basic-prof` and prints, after each server's count, where its instructions go: by
@@ -64,8 +66,8 @@ const WORKLOADS = {
     peer: 'fastify',
     op: (port, agent) => request(port, agent, 'POST', '/echo', POST_BODY),
   },
-  'ws-echo': { floor: 'ws', ws: true },
-  'ws-connect': { floor: 'ws', ws: true },
+  'ws-echo': { floor: 'ws', peer: 'socket.io', ws: true },
+  'ws-connect': { floor: 'ws', peer: 'socket.io', ws: true },
 };
 
 /**
@@ -114,7 +116,12 @@ for (const tool of ['valgrind', 'callgrind_control']) {
   }
 }
 
-function request(port, agent, method, target, body) {
+/**
+ * One request on the keep-alive agent. A request written on a kept socket just as the server
+ * closed it for idleness (a race the slowness under valgrind makes likely when the machine is
+ * loaded: `node:http` closes after 5 s) is sent once more, on a new connection.
+ */
+function request(port, agent, method, target, body, retried = false) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -134,19 +141,57 @@ function request(port, agent, method, target, body) {
         );
       },
     );
-    req.once('error', reject);
+    req.once('error', (err) => {
+      if (!retried && req.reusedSocket && err.code === 'ECONNRESET') {
+        resolve(request(port, agent, method, target, body, true));
+      } else reject(err);
+    });
     req.end(body);
   });
 }
 
-async function openSocket(port) {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/`);
-  await once(socket, 'open');
+/**
+ * socket.io's framing over a plain WebSocket (Engine.IO 4): the client answers the server's
+ * pings ('2' with '3'), joins the default namespace ('40') and sends and receives events as
+ * '42' followed by a JSON array, so the same loop drives it as the other servers.
+ */
+const SOCKET_IO_PATH = '/socket.io/?EIO=4&transport=websocket';
+
+async function openSocket(port, serverName) {
+  const socketIo = serverName === 'socket.io';
+  const socket = new WebSocket(`ws://127.0.0.1:${port}${socketIo ? SOCKET_IO_PATH : '/'}`);
+  if (!socketIo) {
+    await once(socket, 'open');
+    return socket;
+  }
+  const joined = new Promise((resolve, reject) => {
+    socket.on('message', (data) => {
+      const text = data.toString();
+      if (text === '2') socket.send('3');
+      else if (text.startsWith('0')) socket.send('40');
+      else if (text.startsWith('40')) resolve();
+      else if (text.startsWith('44')) reject(new Error(`socket.io refused: ${text}`));
+    });
+    socket.once('error', reject);
+  });
+  await joined;
   return socket;
 }
 
+/** The next event from the server (not an Engine.IO ping, which openSocket answers). */
+function nextReply(socket) {
+  return new Promise((resolve) => {
+    const onMessage = (data, isBinary) => {
+      if (!isBinary && data.length === 1 && data[0] === 0x32) return;
+      socket.off('message', onMessage);
+      resolve();
+    };
+    socket.on('message', onMessage);
+  });
+}
+
 /** Runs `count` operations of `name`, one at a time. */
-async function drive(name, port, count, state) {
+async function drive(name, port, count, state, serverName) {
   const workload = WORKLOADS[name];
   if (workload.op) {
     state.agent ??= new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -155,17 +200,21 @@ async function drive(name, port, count, state) {
   }
   if (name === 'ws-connect') {
     for (let i = 0; i < count; i++) {
-      const socket = await openSocket(port);
+      const socket = await openSocket(port, serverName);
       const closed = once(socket, 'close');
       socket.close();
       await closed;
     }
     return;
   }
-  state.socket ??= await openSocket(port);
-  const message = JSON.stringify({ event: 'echo', data: { n: 1, text: 'hello' } });
+  state.socket ??= await openSocket(port, serverName);
+  const data = { n: 1, text: 'hello' };
+  const message =
+    serverName === 'socket.io'
+      ? `42${JSON.stringify(['echo', data])}`
+      : JSON.stringify({ event: 'echo', data });
   for (let i = 0; i < count; i++) {
-    const reply = once(state.socket, 'message');
+    const reply = nextReply(state.socket);
     state.socket.send(message);
     await reply;
   }
@@ -202,9 +251,9 @@ async function measure(name, serverName) {
   const state = {};
   const counted = countedOf(name);
   try {
-    await drive(name, server.port, warmupOf(name), state);
+    await drive(name, server.port, warmupOf(name), state, serverName);
     callgrind(server.child.pid, '-z');
-    await drive(name, server.port, counted, state);
+    await drive(name, server.port, counted, state, serverName);
     callgrind(server.child.pid, '-d');
   } finally {
     state.agent?.destroy();
@@ -264,7 +313,7 @@ function printProfile({ name, serverName, layers, functions }) {
 
 const profiling = process.env.INSTR_PROFILE === '1';
 const profiles = [];
-const servers = new Set((process.env.INSTR_SERVERS ?? 'floor,pkg').split(','));
+const servers = new Set((process.env.INSTR_SERVERS ?? 'floor,pkg,peer').split(','));
 const fmt = (n) => (Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en'));
 const ratio = (a, b) => (Number.isNaN(a) || Number.isNaN(b) ? '—' : (a / b).toFixed(2));
 const rows = [];

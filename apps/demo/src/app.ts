@@ -75,6 +75,8 @@ export function createApp(
       asyncapi_path: '/asyncapi.json',
       api_title: 'pkg demo',
       allowed_hosts: settings.allowedHosts,
+      // Every answer carries X-Request-Id, so a user's report can be matched to the logs.
+      request_id_response_header: true,
       // METRICS=1: Prometheus metrics, readable from loopback only (metrics_allow default).
       metrics_path: settings.metrics ? '/metrics' : null,
       restart_spread: settings.restartSpread,

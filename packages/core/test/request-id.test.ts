@@ -1,7 +1,8 @@
 // Request ids and log correlation, as an operator reading the logs sees them: every HTTP
-// request and WebSocket message handled has an id, a trusted proxy's X-Request-Id is kept
-// (and only a trusted proxy's, and only a sane one), the id comes back on the answer, and
-// every line a handler logs while handling carries requestId and clientId.
+// request and WebSocket message handled has an id (made when something reads it), a trusted
+// proxy's X-Request-Id is kept (and only a trusted proxy's, and only a sane one), the id
+// comes back on the answer with request_id_response_header, and every line a handler logs
+// while handling carries requestId and clientId.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
 import { Logger, Server, ServerConfig, type ServerConfigOptions } from '../src/index';
@@ -96,7 +97,7 @@ function get(
 
 describe('HTTP request ids', () => {
   it('generates an id, returns it, and puts it on every line the handler logs', async () => {
-    const { out, base } = await start();
+    const { out, base } = await start({ request_id_response_header: true });
     const [a, b] = await Promise.all([get(`${base}/work/1`), get(`${base}/work/2`)]);
     expect(a.id).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
     expect(b.id).not.toBe(a.id);
@@ -112,14 +113,17 @@ describe('HTTP request ids', () => {
   });
 
   it('ignores an X-Request-Id from a peer that is not a trusted proxy', async () => {
-    const { base } = await start();
+    const { base } = await start({ request_id_response_header: true });
     const res = await get(`${base}/work/1`, { 'x-request-id': 'from-the-client' });
     expect(res.id).not.toBe('from-the-client');
     expect(res.id).toMatch(/^[0-9a-f]{12}-/);
   });
 
   it("keeps a trusted proxy's id, unless it is too long or has odd characters", async () => {
-    const { base, out } = await start({ trust_proxy: ['loopback'] });
+    const { base, out } = await start({
+      trust_proxy: ['loopback'],
+      request_id_response_header: true,
+    });
     const kept = await get(`${base}/work/1`, { 'x-request-id': 'edge-4f2a:17' });
     expect(kept.id).toBe('edge-4f2a:17');
     expect(out.lines().some((l) => l.context['requestId'] === 'edge-4f2a:17')).toBe(true);
@@ -134,11 +138,15 @@ describe('HTTP request ids', () => {
   });
 
   it('uses request_id_header, and sends no id when it is null', async () => {
-    const custom = await start({ request_id_header: 'x-correlation-id', trust_proxy: true });
+    const custom = await start({
+      request_id_header: 'x-correlation-id',
+      trust_proxy: true,
+      request_id_response_header: true,
+    });
     const res = await fetch(`${custom.base}/work/1`, { headers: { 'x-correlation-id': 'c-1' } });
     expect(res.headers.get('x-correlation-id')).toBe('c-1');
     expect(res.headers.get('x-request-id')).toBeNull();
-    const off = await start({ request_id_header: null });
+    const off = await start({ request_id_header: null, request_id_response_header: true });
     const plain = await get(`${off.base}/work/1`);
     expect(plain.id).toBeUndefined();
     expect(plain.body['requestId']).toBeNull();
@@ -146,7 +154,10 @@ describe('HTTP request ids', () => {
   });
 
   it('keeps log lines free of ids without log_context (the default), but still answers the id', async () => {
-    const { out, base, wsUrl } = await start({ log_context: false });
+    const { out, base, wsUrl } = await start({
+      log_context: false,
+      request_id_response_header: true,
+    });
     const res = await get(`${base}/work/1`);
     expect(res.id).toMatch(/^[0-9a-f]{12}-/);
     expect(res.body['requestId']).toBe(res.id);
@@ -161,7 +172,7 @@ describe('HTTP request ids', () => {
 
   it('puts the id on every answer: synchronous, thrown, rejected and unmatched', async () => {
     for (const log_context of [false, true]) {
-      const { server, base } = await start({ log_context });
+      const { server, base } = await start({ log_context, request_id_response_header: true });
       server.route('GET', '/sync', () => ({ ok: true }));
       server.route('GET', '/throws', () => {
         throw new Error('broken');
@@ -182,9 +193,47 @@ describe('HTTP request ids', () => {
   });
 
   it('gives an in-memory request (inject) an id too', async () => {
-    const { server } = await start();
+    const { server } = await start({ request_id_response_header: true });
     const res = await server.inject({ method: 'GET', url: '/work/9' });
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{12}-/);
+  });
+});
+
+describe('HTTP request ids by default (no response header)', () => {
+  it('sends no X-Request-Id, yet the handler and the log lines have the id', async () => {
+    const { out, base } = await start();
+    const res = await get(`${base}/work/1`);
+    expect(res.id).toBeUndefined();
+    expect(res.body['requestId']).toEqual(expect.stringMatching(/^[0-9a-f]{12}-[0-9a-z]+$/));
+    const lines = out.lines().filter((l) => l.context['requestId'] === res.body['requestId']);
+    expect(lines.map((l) => l.message).sort()).toEqual(['done', 'handling 1']);
+  });
+
+  it("keeps a trusted proxy's id for the handler without echoing it", async () => {
+    const { base } = await start({ trust_proxy: ['loopback'] });
+    const res = await get(`${base}/work/1`, { 'x-request-id': 'edge-77' });
+    expect(res.id).toBeUndefined();
+    expect(res.body['requestId']).toBe('edge-77');
+  });
+
+  it('makes an id only for a request whose id something reads', async () => {
+    const { server, base } = await start({ log_context: false });
+    server.route('GET', '/quiet', () => ({ ok: true }));
+    server.route('GET', '/all', (req) => req.getAttributes());
+    const first = String((await get(`${base}/work/1`)).body['requestId']);
+    for (let i = 0; i < 3; i++) expect((await get(`${base}/quiet`)).body).toEqual({ ok: true });
+    const second = String((await get(`${base}/work/2`)).body['requestId']);
+    const [prefix, counter] = first.split('-');
+    // The three quiet requests took no number from the generator.
+    expect(second).toBe(`${prefix}-${(parseInt(counter!, 36) + 1).toString(36)}`);
+    const all = (await get(`${base}/all`)).body;
+    expect(all['requestId']).toBe(`${prefix}-${(parseInt(counter!, 36) + 2).toString(36)}`);
+  });
+
+  it('rejects a request_id_response_header that is not a boolean', () => {
+    expect(
+      () => new ServerConfig({ request_id_response_header: 'yes' as unknown as boolean }),
+    ).toThrow(/request_id_response_header/);
   });
 });
 

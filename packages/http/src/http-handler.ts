@@ -11,7 +11,7 @@ import {
 } from './options';
 import type { PrototypeKeysPolicy } from './body';
 import { describe } from './describe';
-import { hasResponseHooks, requestFromNode, type Request } from './request';
+import { adoptAttributes, hasResponseHooks, requestFromNode, type Request } from './request';
 import { Response } from './response';
 import type { TrustPredicate } from './trust-proxy';
 import { encode, writeHeadAndBody } from './write-response';
@@ -96,9 +96,8 @@ export class HttpHandler {
     attributes: Readonly<Record<string, unknown>> | undefined,
   ): Request {
     const request = requestFromNode(req, body, this.#trust, this.#prototypeKeys);
-    if (attributes !== undefined) {
-      for (const name of Object.keys(attributes)) request.setAttribute(name, attributes[name]);
-    }
+    // Read in place until an attribute is written: most requests never write one.
+    if (attributes !== undefined) adoptAttributes(request, attributes);
     return request;
   }
 

@@ -5,7 +5,7 @@ export { HttpHandler } from './http-handler';
 export { httpHandlerDefaults } from './options';
 export type { HttpHandlerOptions, HttpDispatch } from './options';
 export { Request } from './request';
-export type { RequestInit } from './request';
+export type { AttributeSource, RequestInit } from './request';
 export type { PrototypeKeysPolicy } from './body';
 export { Response } from './response';
 export type { ResponseBody } from './response';

@@ -2,7 +2,7 @@ import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { HttpError } from './errors';
-import { Request, type RequestInit } from './request';
+import { adoptAttributes, Request, type RequestInit } from './request';
 import { compileTrustProxy } from './trust-proxy';
 
 function make(init: Partial<RequestInit> = {}): Request {
@@ -207,6 +207,53 @@ describe('Request path parameters and attributes', () => {
     expect(request.hasAttribute('user')).toBe(true);
     expect(request.getAttribute('nothing', 'dflt')).toBeUndefined();
     expect(request.getAttributes()).toEqual({ user: { id: 1 }, nothing: undefined });
+  });
+
+  it('reads handed-over attributes in place and copies them on the first write', () => {
+    const given = Object.freeze({ clientId: 'c-1' });
+    const request = make();
+    adoptAttributes(request, given);
+    expect(request.getAttribute('clientId')).toBe('c-1');
+    expect(request.hasAttribute('clientId')).toBe(true);
+    expect(request.hasAttribute('user')).toBe(false);
+    expect(request.getAttributes()).toEqual({ clientId: 'c-1' });
+    request.setAttribute('user', 'ann');
+    request.setAttribute('clientId', 'c-2');
+    expect(request.getAttributes()).toEqual({ clientId: 'c-2', user: 'ann' });
+    expect(given).toEqual({ clientId: 'c-1' });
+    const later = make();
+    later.setAttribute('user', 'bob');
+    adoptAttributes(later, given);
+    expect(later.getAttributes()).toEqual({ user: 'bob', clientId: 'c-1' });
+  });
+
+  it('makes an attribute of its source once, on first read, and lets setAttribute win', () => {
+    const made: string[] = [];
+    const source = {
+      names: ['requestId'],
+      get: (req: Request, name: string) => {
+        made.push(name);
+        return `id-of-${req.getPath()}`;
+      },
+    };
+    const quiet = make({ url: '/quiet' });
+    quiet.setAttributeSource(source);
+    expect(quiet.getAttribute('user', 'guest')).toBe('guest');
+    expect(made).toEqual([]);
+    const read = make({ url: '/read' });
+    read.setAttributeSource(source);
+    expect(read.hasAttribute('requestId')).toBe(true);
+    expect(read.getAttribute('requestId')).toBe('id-of-/read');
+    expect(read.getAttributes()).toEqual({ requestId: 'id-of-/read' });
+    expect(made).toEqual(['requestId']);
+    const listed = make({ url: '/all' });
+    listed.setAttributeSource(source);
+    expect(listed.getAttributes()).toEqual({ requestId: 'id-of-/all' });
+    const set = make();
+    set.setAttributeSource(source);
+    set.setAttribute('requestId', 'mine');
+    expect(set.getAttribute('requestId')).toBe('mine');
+    expect(made).toEqual(['requestId', 'requestId']);
   });
 });
 

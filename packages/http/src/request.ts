@@ -24,6 +24,27 @@ export type { RequestInit } from './request-init';
  */
 export let hasResponseHooks: (request: Request) => boolean;
 
+/**
+ * Hands a request the attributes its server knows before dispatch (the client id), read in
+ * place: they are copied into the request's own map only when an attribute is written, so a
+ * request whose attributes nobody writes allocates nothing for them. `attributes` is never
+ * modified.
+ */
+export let adoptAttributes: (
+  request: Request,
+  attributes: Readonly<Record<string, unknown>>,
+) => void;
+
+/**
+ * Attributes made on first read rather than for every request (a request id that most
+ * requests never need): `names` lists what it supplies, `get` makes one of them. The value
+ * is made at most once per request and then kept as an ordinary attribute.
+ */
+export interface AttributeSource {
+  readonly names: readonly string[];
+  get(request: Request, name: string): unknown;
+}
+
 type QueryValue = string | string[];
 const kUnparsed = Symbol('unparsed');
 
@@ -69,6 +90,9 @@ export class Request {
   /** The Host header, parsed (and so checked) at construction. */
   #hostHeader: ParsedHost | undefined;
   #attributes: Map<string, unknown> | undefined;
+  /** Attributes handed over by the server (adoptAttributes), while #attributes is unset. */
+  #given: Readonly<Record<string, unknown>> | undefined;
+  #attributeSource: AttributeSource | undefined;
   #responseHooks: Array<(response: Response) => Response | void> | undefined;
   #params: Record<string, string> | undefined;
   #query: Record<string, QueryValue> | undefined;
@@ -78,6 +102,13 @@ export class Request {
 
   static {
     hasResponseHooks = (request) => request.#responseHooks !== undefined;
+    adoptAttributes = (request, attributes) => {
+      if (request.#attributes === undefined && request.#given === undefined) {
+        request.#given = attributes;
+      } else {
+        for (const name of Object.keys(attributes)) request.setAttribute(name, attributes[name]);
+      }
+    };
   }
 
   constructor(init: RequestInit) {
@@ -298,15 +329,59 @@ export class Request {
     return isPlainRecord(body) ? Object.assign(merged, body) : merged;
   }
 
-  /** A value that middleware stored, or `defaultValue` when none. */
+  /** A value that middleware stored (or the attribute source made), or `defaultValue` when none. */
   getAttribute<T = unknown>(name: string, defaultValue?: T): T | undefined {
     const attributes = this.#attributes;
-    return attributes?.has(name) === true ? (attributes.get(name) as T) : defaultValue;
+    if (attributes !== undefined) {
+      if (attributes.has(name)) return attributes.get(name) as T;
+    } else if (this.#given !== undefined && Object.hasOwn(this.#given, name)) {
+      return this.#given[name] as T;
+    }
+    return this.#attributeSource === undefined || !this.#fromSource(name)
+      ? defaultValue
+      : (this.#attributes!.get(name) as T);
   }
 
   /** Stores a value for later middleware and the handler (e.g. the authenticated user). */
   setAttribute(name: string, value: unknown): void {
-    (this.#attributes ??= new Map()).set(name, value);
+    (this.#attributes ??= this.#givenAsMap()).set(name, value);
+  }
+
+  /** The attributes handed over, as the map the first write needs. */
+  #givenAsMap(): Map<string, unknown> {
+    const map = new Map<string, unknown>();
+    const given = this.#given;
+    if (given !== undefined) {
+      for (const name of Object.keys(given)) map.set(name, given[name]);
+      this.#given = undefined;
+    }
+    return map;
+  }
+
+  /**
+   * Supplies attributes made on first read (used by the server for `requestId`): a name the
+   * source lists and no one set is made by it when `getAttribute`, `hasAttribute` or
+   * `getAttributes` first asks, then kept. A later `setAttribute` of the name wins.
+   */
+  setAttributeSource(source: AttributeSource): void {
+    this.#attributeSource = source;
+  }
+
+  /** Makes `name` from the attribute source when it lists it; true when it was stored. */
+  #fromSource(name: string): boolean {
+    const source = this.#attributeSource!;
+    if (!source.names.includes(name)) return false;
+    const value = source.get(this, name);
+    if (value === undefined) return false;
+    this.setAttribute(name, value);
+    return true;
+  }
+
+  /** Makes every attribute the source lists that is not set yet. */
+  #allFromSource(): void {
+    const source = this.#attributeSource;
+    if (source === undefined) return;
+    for (const name of source.names) if (!this.#hasOwnAttribute(name)) this.#fromSource(name);
   }
 
   /**
@@ -329,12 +404,22 @@ export class Request {
 
   /** True when an attribute of that name was set. */
   hasAttribute(name: string): boolean {
-    return this.#attributes?.has(name) === true;
+    if (this.#hasOwnAttribute(name)) return true;
+    return this.#attributeSource !== undefined && this.#fromSource(name);
   }
 
-  /** Every attribute set so far. */
+  /** Whether the attribute was set or handed over (not made by the source). */
+  #hasOwnAttribute(name: string): boolean {
+    const attributes = this.#attributes;
+    if (attributes !== undefined) return attributes.has(name);
+    return this.#given !== undefined && Object.hasOwn(this.#given, name);
+  }
+
+  /** Every attribute set so far, and those the attribute source supplies. */
   getAttributes(): Record<string, unknown> {
-    return this.#attributes === undefined ? {} : Object.fromEntries(this.#attributes);
+    this.#allFromSource();
+    if (this.#attributes === undefined) return this.#given === undefined ? {} : { ...this.#given };
+    return Object.fromEntries(this.#attributes);
   }
 
   /** The Content-Type's media type in lower case (`application/json`), or ''. */

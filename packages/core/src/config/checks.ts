@@ -220,6 +220,7 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
     v === null || (typeof v === 'string' && /^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(v))
       ? null
       : 'a lower-case header name such as "x-request-id", or null to turn request ids off',
+  request_id_response_header: bool,
   log_context: bool,
   tracing: bool,
   restart_spread: (v) =>

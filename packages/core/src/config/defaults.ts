@@ -86,6 +86,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   metrics_allow: ['loopback'],
   metrics_token: null,
   request_id_header: 'x-request-id',
+  request_id_response_header: false,
   log_context: false,
   tracing: false,
   restart_spread: 5_000,

@@ -335,7 +335,10 @@ export class Lifecycle {
     if (this.#state === 'draining') res.setHeader('Connection', 'close');
     // The client id travels as a request attribute (no AsyncLocalStorage: its promise hooks
     // would slow every promise in the process).
-    const work: unknown = this.#o.httpHandler.handle(req, res, { [CLIENT_ID_ATTRIBUTE]: id });
+    // A literal with a fixed key (CLIENT_ID_ATTRIBUTE's value) is built from V8's
+    // boilerplate; a computed key is not.
+    const attributes = { clientId: id } satisfies Record<typeof CLIENT_ID_ATTRIBUTE, string>;
+    const work: unknown = this.#o.httpHandler.handle(req, res, attributes);
     // An answer handed to Node before `handle` returned (a synchronous handler, a refusal)
     // ends the request now: waiting for the settled promise would cost a microtask each time.
     if (res.writableEnded || !isThenable(work)) this.#requestDone();

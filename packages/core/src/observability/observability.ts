@@ -56,6 +56,7 @@ export class Observability {
     this.#observers = new Observers({
       holder: this.holder,
       header: this.#config.get('request_id_header'),
+      responseHeader: this.#config.get('request_id_response_header'),
       scope: this.#config.get('log_context'),
       ...(traceId === undefined ? {} : { traceId }),
       trust: this.#config.getTrustPredicate(),

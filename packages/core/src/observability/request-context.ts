@@ -1,14 +1,15 @@
 /**
  * Request ids and the log context of each unit of work: every HTTP request and every
- * WebSocket message handled gets an id, and everything logged while it is handled (by the
- * server or by the handler, through a `Logger` of @pkg/logger) carries `requestId` and
- * `clientId` (plus `traceId` when tracing adds one) when `log_context` is on. The same
- * wrappers time the work for the metrics. With metrics off and neither an HTTP request id nor
- * a log scope to set, they call straight through.
+ * WebSocket message handled has an id, made only when something reads it (a handler's
+ * `getAttribute('requestId')`, a log line, the `request_id_response_header`), and everything
+ * logged while it is handled (by the server or by the handler, through a `Logger` of
+ * @pkg/logger) carries `requestId` and `clientId` (plus `traceId` when tracing adds one) when
+ * `log_context` is on. The same wrappers time the work for the metrics. With metrics off,
+ * no response header and no log scope, a request only gets the id's source (one field).
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Response, type Request, type TrustPredicate } from '@pkg/http';
+import { Response, type AttributeSource, type Request, type TrustPredicate } from '@pkg/http';
 import { runWithLogContext, type LogScope } from '@pkg/logger';
 import type { MetricsRecorder } from './metrics';
 
@@ -49,6 +50,8 @@ export interface ObserverOptions {
   readonly holder: MetricsHolder;
   /** Lower-case header name of request ids; null: no ids, no log scope. */
   readonly header: string | null;
+  /** Whether answers carry the request id in `header` (`request_id_response_header`). */
+  readonly responseHeader: boolean;
   /** Whether handling runs in a log scope (`log_context`): AsyncLocalStorage, off by default. */
   readonly scope: boolean;
   /** Which peers may hand over a request id (trust_proxy). */
@@ -112,10 +115,21 @@ function withIdHeader<R>(
 export class Observers {
   readonly #o: ObserverOptions;
   readonly #nextId: () => string;
+  /** Makes a request's id when something first reads `requestId`; null without request ids. */
+  readonly #idSource: AttributeSource | null;
 
   constructor(options: ObserverOptions) {
     this.#o = options;
     this.#nextId = options.nextId ?? createRequestIdGenerator();
+    const header = options.header;
+    this.#idSource =
+      header === null
+        ? null
+        : {
+            names: [REQUEST_ID_ATTRIBUTE],
+            get: (request, name) =>
+              name === REQUEST_ID_ATTRIBUTE ? this.requestId(request, header) : undefined,
+          };
   }
 
   /** The id of an HTTP request: a trusted proxy's (when acceptable), else a new one. */
@@ -131,35 +145,42 @@ export class Observers {
     return this.#nextId();
   }
 
-  /** Wraps an HTTP dispatch function: id on the request and the answer, log scope, timing. */
+  /**
+   * Wraps an HTTP dispatch function: the request's id (made when first read), on the answer
+   * when `request_id_response_header` is on, log scope, timing.
+   */
   http<R>(dispatch: (request: Request) => R): (request: Request) => R {
-    const { holder, header, routeOf } = this.#o;
+    const { holder, header, routeOf, responseHeader } = this.#o;
+    const source = this.#idSource;
+    const scoped = this.#o.scope && header !== null;
     return (request) => {
+      if (source !== null) request.setAttributeSource(source);
       const metrics = holder.metrics;
-      if (header === null && metrics === null) return dispatch(request);
-      const started = metrics === null ? 0 : performance.now();
-      const id = header === null ? undefined : this.requestId(request, header);
-      if (id !== undefined) request.setAttribute(REQUEST_ID_ATTRIBUTE, id);
       if (metrics === null) {
-        // Only the id to add: on the handler's answer itself, without a hook per request.
-        if (!this.#o.scope) return withIdHeader(request, header!, id!, dispatch);
-        const clientId = request.getAttribute<string>('clientId');
-        return runWithLogContext(this.#scope(id!, clientId), () =>
-          withIdHeader(request, header!, id!, dispatch),
+        if (!responseHeader || header === null) {
+          return scoped ? runWithLogContext(this.#httpScope(request), () => dispatch(request)) : dispatch(request); // prettier-ignore
+        }
+        // The id to add: on the handler's answer itself, without a hook per request.
+        const id = request.getAttribute<string>(REQUEST_ID_ATTRIBUTE)!;
+        if (!scoped) return withIdHeader(request, header, id, dispatch);
+        return runWithLogContext(this.#httpScope(request), () =>
+          withIdHeader(request, header, id, dispatch),
         );
       }
+      const started = performance.now();
       request.onResponse((response: Response) => {
-        if (id !== undefined) response.setHeader(header!, id);
-        metrics?.httpHandled(
+        if (responseHeader && header !== null) {
+          response.setHeader(header, request.getAttribute<string>(REQUEST_ID_ATTRIBUTE)!);
+        }
+        metrics.httpHandled(
           request.getMethod().toUpperCase(),
           routeOf(request),
           response.getStatusCode(),
           started,
         );
       });
-      if (id === undefined || !this.#o.scope) return dispatch(request);
-      const clientId = request.getAttribute<string>('clientId');
-      return runWithLogContext(this.#scope(id, clientId), () => dispatch(request));
+      if (!scoped) return dispatch(request);
+      return runWithLogContext(this.#httpScope(request), () => dispatch(request));
     };
   }
 
@@ -177,7 +198,7 @@ export class Observers {
       return;
     }
     const started = metrics === null ? 0 : performance.now();
-    const work = scoped ? runWithLogContext(this.#scope(this.#nextId(), clientId), run) : run();
+    const work = scoped ? runWithLogContext(this.#messageScope(clientId), run) : run();
     if (metrics === null) return;
     if (work === undefined) metrics.wsHandled(event, started);
     else
@@ -187,14 +208,32 @@ export class Observers {
       );
   }
 
+  /** The log scope of an HTTP request: its id is read (so made) when a line is written. */
+  #httpScope(request: Request): LogScope {
+    return this.#scope(
+      () => request.getAttribute<string>(REQUEST_ID_ATTRIBUTE),
+      request.getAttribute<string>('clientId'),
+    );
+  }
+
+  /** The log scope of a WebSocket message: its id is made when the first line is written. */
+  #messageScope(clientId: string): LogScope {
+    let id: string | undefined;
+    return this.#scope(() => (id ??= this.#nextId()), clientId);
+  }
+
   /**
-   * The log scope of one request or message; with tracing, `traceId` is a getter, read when
-   * a line is written, because the span starts inside the scope.
+   * The log scope of one request or message. `requestId` (and, with tracing, `traceId`) are
+   * getters, read when a line is written: the id is made only if something logs, and the
+   * span starts inside the scope.
    */
-  #scope(requestId: string, clientId: string | undefined): LogScope {
-    const scope = { requestId, clientId };
+  #scope(requestId: () => string | undefined, clientId: string | undefined): LogScope {
+    const scope = Object.defineProperty({ clientId }, 'requestId', {
+      enumerable: true,
+      get: requestId,
+    });
     const traceId = this.#o.traceId;
-    if (traceId === undefined) return scope satisfies LogScope;
+    if (traceId === undefined) return scope as LogScope;
     return Object.defineProperty(scope, 'traceId', { enumerable: true, get: traceId }) as LogScope;
   }
 }
