@@ -18,7 +18,7 @@ import {
   type Envelope,
   type WebSocketHandler,
 } from '@pkg/ws-protocol';
-import { ConnectionState, type ConnectionRecord } from './connection';
+import { ConnectionState, type Connection } from './connection';
 import { withSeq, type SessionStore } from './session';
 import { wasReplayed, type RoomRecovery } from './room-recovery';
 import { positionOf } from '../cluster/room-history';
@@ -34,7 +34,7 @@ export interface Refusal {
 export interface OutboundOptions {
   readonly ws: WebSocketHandler;
   readonly logger: LoggerInterface;
-  readonly conns: ReadonlyMap<string, ConnectionRecord>;
+  readonly conns: ReadonlyMap<string, Connection>;
   readonly sessions: SessionStore | undefined;
   readonly maxPendingRequests: number;
   /** Room recoveries: live room messages of a client in recovery are held there. */
@@ -57,21 +57,18 @@ export class Outbound {
    * Admits a request of an open connection: false (and answered `too_many_pending`) when it
    * already has `max_pending_requests` unanswered. A message without `id` is always admitted.
    */
-  admit(conn: ConnectionRecord, envelope: Envelope): boolean {
+  admit(conn: Connection, envelope: Envelope): boolean {
     const { id } = envelope;
     if (id === undefined) return true;
     const max = this.#o.maxPendingRequests;
-    if (conn.pending >= max) {
-      const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
-      this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, false, id);
-      return false;
-    }
-    conn.pending += 1;
-    return true;
+    if (conn.admit(max)) return true;
+    const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
+    this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, false, id);
+    return false;
   }
 
   /** A message past the held bound during authentication: a request is answered `busy`. */
-  overHeld(conn: ConnectionRecord, envelope: Envelope): void {
+  overHeld(conn: Connection, envelope: Envelope): void {
     const clientId = conn.client.id;
     if (envelope.id === undefined) {
       this.#o.logger.debug('WebSocket message dropped: too many held during authentication', {
@@ -90,20 +87,18 @@ export class Outbound {
    * request still on its way gets it too, see {@link lateRequest}), sent once without `id`,
    * then once per held request with its `id`; held messages are dropped, never dispatched.
    */
-  refused(conn: ConnectionRecord, refusal: Refusal): void {
-    conn.refused = refusal;
+  refused(conn: Connection, refusal: Refusal): void {
+    const held = conn.refuse(refusal);
     const clientId = conn.client.id;
     this.#o.ws.sendRaw(
       clientId,
       encodeError(refusal.code, refusal.message, undefined, refusal.fields),
     );
-    const held = conn.held;
-    conn.held = [];
     for (const e of held) if (e.id !== undefined) this.lateRequest(conn, e);
   }
 
   /** A request of a refused connection: answered with the refusal and its `id`, once. */
-  lateRequest(conn: ConnectionRecord, envelope: Envelope): void {
+  lateRequest(conn: Connection, envelope: Envelope): void {
     const { refused } = conn;
     if (refused === undefined || envelope.id === undefined) return;
     const text = encodeError(refused.code, refused.message, envelope.id, refused.fields);
@@ -168,27 +163,17 @@ export class Outbound {
    * whatever its handler produces later is dropped.
    */
   readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
-    const conn = id === undefined ? undefined : this.#o.conns.get(clientId);
-    if (conn !== undefined && id !== undefined) {
-      conn.expired ??= new Set();
-      conn.expired.add(id);
-      if (conn.expired.size > this.#o.maxPendingRequests) {
-        const oldest = conn.expired.values().next();
-        if (oldest.done !== true) conn.expired.delete(oldest.value);
-      }
-    }
+    if (id !== undefined) this.#o.conns.get(clientId)?.expire(id, this.#o.maxPendingRequests);
     this.refuse(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
   };
 
   /** True (and forgotten) when the request was already answered `handler_timeout`. */
   #wasExpired(clientId: string, id: RequestId): boolean {
-    const expired = this.#o.conns.get(clientId)?.expired;
-    return expired !== undefined && expired.delete(id);
+    return this.#o.conns.get(clientId)?.wasExpired(id) ?? false;
   }
 
   #answered(clientId: string): void {
-    const conn = this.#o.conns.get(clientId);
-    if (conn !== undefined && conn.pending > 0) conn.pending -= 1;
+    this.#o.conns.get(clientId)?.answered();
   }
 
   /**
@@ -239,7 +224,7 @@ export class Outbound {
       }
       const session = sessions?.ofClient(id);
       const conn = conns.get(id);
-      const replayed = session === undefined ? conn?.replayed : session.replayed;
+      const replayed = session === undefined ? conn?.marks.replayed : session.replayed;
       if (recovery !== undefined && replayed !== undefined) {
         if (!posRead) {
           pos = positionOf(text);

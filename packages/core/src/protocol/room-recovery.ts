@@ -31,7 +31,7 @@ import {
 } from '@pkg/wire';
 import type { HistoryRead } from '../cluster/history';
 import { positionOf, type RoomHistory } from '../cluster/room-history';
-import { ConnectionState, type ConnectionRecord } from './connection';
+import { ConnectionState, type Connection } from './connection';
 
 /** Live messages of one room held for one client while its history is read. */
 interface Hold {
@@ -69,8 +69,8 @@ export interface ReplayMarks {
 }
 
 /** Where a connection's replay marks are kept: its session when it has one, else itself. */
-export function marksOf(conn: ConnectionRecord): ReplayMarks {
-  return conn.session ?? conn;
+export function marksOf(conn: Connection): ReplayMarks {
+  return conn.session ?? conn.marks;
 }
 
 /**
@@ -149,7 +149,7 @@ export class RoomRecovery {
    * false`, `already_joined`, unless a recovery of that room runs (its `$recovered` follows).
    */
   joined(
-    conn: ConnectionRecord,
+    conn: Connection,
     room: string,
     namespace: string,
     since: StreamPosition | undefined,
@@ -168,16 +168,8 @@ export class RoomRecovery {
       });
       return;
     }
-    let position = since;
-    const { positions } = conn;
-    if (positions !== undefined) {
-      const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
-      if (i >= 0) {
-        const [taken] = positions.splice(i, 1);
-        position ??= taken;
-        if (positions.length === 0) conn.positions = undefined;
-      }
-    }
+    const taken = conn.takePosition(room, namespace);
+    const position = since ?? taken;
     if (position === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
     const { offset, epoch } = position;
     this.start(conn, room, namespace, { offset, epoch });
@@ -195,7 +187,7 @@ export class RoomRecovery {
   }
 
   /** Recovers one room for a client that was just put in it. */
-  start(conn: ConnectionRecord, room: string, namespace: string, since: StreamPosition): void {
+  start(conn: Connection, room: string, namespace: string, since: StreamPosition): void {
     const clientId = conn.client.id;
     const { history } = this.#o;
     const policy = history.policyFor(namespace, room);
