@@ -290,7 +290,16 @@ describe('Connection: what it owns', () => {
     conn.resume(renamed, session);
     expect(conn.client).toBe(renamed);
     expect(conn.id).toBe('old');
+    const rejected = jest.fn();
+    conn.serverRequests.add('r1', {
+      event: 'q',
+      resolve: () => undefined,
+      reject: rejected,
+      timer: setTimeout(() => undefined, 1000),
+    });
     conn.takeOver(undefined);
+    expect(rejected).toHaveBeenCalledTimes(1);
+    expect(jest.getTimerCount()).toBe(0);
     expect(conn.session).toBeUndefined();
     expect(conn.takenOver).toBe(true);
     expect(conn.id).toBe('old');
@@ -327,7 +336,16 @@ describe('Connection: what it owns', () => {
     conn.startHistory(env('$history', {}, 1));
     conn.startHistory(env('$history', {}, 2));
     conn.marks.replayed = new Map([['k', { offset: 1, epoch: 'e' }]]);
+    const rejected = jest.fn();
+    conn.serverRequests.add('r1', {
+      event: 'q',
+      resolve: () => undefined,
+      reject: rejected,
+      timer: setTimeout(() => undefined, 1000),
+    });
     conn.end();
+    expect(rejected).toHaveBeenCalledTimes(1);
+    expect(conn.serverRequests.size).toBe(0);
     expect(jest.getTimerCount()).toBe(0);
     expect(conn.timed).toBe(false);
     expect([conn.heldCount, conn.expiredCount, conn.positionsLeft]).toEqual([0, 0, 0]);

@@ -14,6 +14,7 @@
  */
 import type { RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
+import { PendingRequests } from './acks';
 import type { AuthRefusal } from './auth';
 import type { HistoryBudget } from './history-budget';
 import type { Refusal } from './outbound';
@@ -87,6 +88,8 @@ export class Connection {
   #takenOver = false;
   #positions: RoomPosition[] | undefined = undefined;
   readonly #history: HistoryState = { budget: undefined, queue: undefined };
+  /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack`. */
+  readonly serverRequests = new PendingRequests();
   /**
    * Without a session: per room it recovered and is still in, the position the replay
    * reached, so a live copy at or before it is not delivered again (with a session this is
@@ -302,6 +305,7 @@ export class Connection {
 
   /** A resume took its session over: it gives its session up, and its id when renamed. */
   takeOver(renamed: WsClient | undefined): void {
+    this.serverRequests.rejectAll(this.id);
     this.#session = undefined;
     this.#takenOver = true;
     if (renamed !== undefined) this.#client = renamed;
@@ -356,11 +360,13 @@ export class Connection {
   // ------------------------------------------------------------------ the end
 
   /**
-   * The one cleanup: no deadline, nothing held, no request remembered, no queue, no marks.
-   * The state is the caller's (`closed` or `away` is set by {@link move} before).
+   * The one cleanup: no deadline, nothing held, no request remembered, no queue, no marks;
+   * its server requests are rejected (the client is gone). The state is the caller's
+   * (`closed` or `away` is set by {@link move} before).
    */
   end(): void {
     this.#disarm();
+    this.serverRequests.rejectAll(this.id);
     this.#held = [];
     this.#expired = undefined;
     this.#positions = undefined;

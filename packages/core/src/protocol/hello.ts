@@ -17,7 +17,6 @@ import {
   type WelcomeData,
 } from '@pkg/wire';
 import type { WebSocketHandler } from '@pkg/ws-protocol';
-import type { ServerRequests } from './acks';
 import type { AuthOutcome, AuthRefusal } from './auth';
 import type { Connection } from './connection';
 import type { ResumeRefusal, Session, SessionStore } from './session';
@@ -58,7 +57,6 @@ export interface WelcomeHost {
   readonly sessions: SessionStore | undefined;
   readonly conns: Map<string, Connection>;
   readonly clients: ClientRegistry;
-  readonly requests: ServerRequests;
   readonly logger: LoggerInterface;
   readonly recoveryWindow: number;
   /** Moves the connection to `open` (running `OnConnect` when `start`), then dispatches what it held. */
@@ -202,7 +200,6 @@ export class Welcomer {
     h.sessions!.detach(session);
     const old = h.conns.get(session.clientId);
     if (old === undefined) return;
-    h.requests.dropClient(session.clientId);
     this.#takeovers += 1;
     // The old connection gives the id up at once; its close then ends nothing.
     const renamed = h.ws.renameClient(session.clientId, `${session.clientId}~${this.#takeovers}`);

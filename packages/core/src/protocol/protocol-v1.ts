@@ -17,7 +17,8 @@ import {
 } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import { addressGroup } from '@pkg/http';
-import { ServerRequests, requestToClient, type EmitWithAckOptions } from './acks';
+import { PendingRequests, ServerRequests, requestToClient } from './acks';
+import type { EmitWithAckOptions } from './acks';
 import { authContext, runAuthHandlers } from './auth';
 import type { AuthHandler, AuthOutcome, AuthRefusal } from './auth';
 import { Connection, ConnectionState as S } from './connection';
@@ -35,6 +36,9 @@ import { createCoreError } from '../errors';
 export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';
 export type { AuthResume } from './auth';
 export type { ProtocolLoad, ProtocolV1Options } from './options';
+
+/** Stands for the requests of a client that is not here (`requestToClient` refuses it first). */
+const NO_REQUESTS = new PendingRequests();
 
 export class ProtocolV1 {
   readonly #o: ProtocolV1Options;
@@ -111,7 +115,6 @@ export class ProtocolV1 {
       sessions: this.#sessions,
       conns: this.#conns,
       clients: options.clients,
-      requests: this.#requests,
       logger: options.logger,
       recoveryWindow: options.recoveryWindow,
       open: (conn, start) => this.#open(conn, start),
@@ -321,7 +324,7 @@ export class ProtocolV1 {
       case ControlEvent.ACK:
       case ControlEvent.NACK: {
         const ok = envelope.event === ControlEvent.ACK;
-        this.#requests.settle(client.id, envelope.rid!, ok, envelope.data);
+        this.#requests.settle(conn.serverRequests, client.id, envelope.rid!, ok, envelope.data);
         return;
       }
       case ControlEvent.HISTORY:
@@ -343,7 +346,7 @@ export class ProtocolV1 {
     const conn = this.#conns.get(client.id);
     if (conn === undefined) return;
     this.#conns.delete(client.id);
-    this.#requests.dropClient(client.id);
+    conn.serverRequests.rejectAll(client.id);
     this.#recovery?.drop(client.id);
     if (conn.takenOver) {
       this.#transition(conn, S.CLOSED);
@@ -445,7 +448,17 @@ export class ProtocolV1 {
     const conn = this.#conns.get(clientId);
     const state =
       conn === undefined ? 'gone' : conn.state !== S.OPEN ? 'gone' : conn.hello ? 'v1' : 'v0';
-    return requestToClient(this.#requests, this.#ws, clientId, state, event, data, options);
+    const pending = conn?.serverRequests ?? NO_REQUESTS;
+    return requestToClient(
+      this.#requests,
+      pending,
+      this.#ws,
+      clientId,
+      state,
+      event,
+      data,
+      options,
+    );
   }
 
   /**
@@ -495,6 +508,6 @@ export class ProtocolV1 {
 
   /** Pending server requests of a client. */
   pendingServerRequests(clientId: string): number {
-    return this.#requests.pendingOf(clientId);
+    return this.#conns.get(clientId)?.serverRequests.size ?? 0;
   }
 }
