@@ -325,6 +325,22 @@ describe('Connection: what it owns', () => {
     expect(make).toHaveBeenCalledTimes(1);
   });
 
+  it('recoveries: one per room at a time; only the current one finishes', () => {
+    const conn = connectionIn(S.OPEN);
+    const hold = { texts: [], overflow: false, marks: conn.marks };
+    const other = { texts: [], overflow: false, marks: conn.marks };
+    expect(conn.recovering).toBe(0);
+    expect(conn.startRecovery('k', hold)).toBe(true);
+    expect(conn.startRecovery('k', other)).toBe(false);
+    expect(conn.recoveryOf('k')).toBe(hold);
+    expect(conn.recoveryOf('j')).toBeUndefined();
+    expect(conn.recovering).toBe(1);
+    expect(conn.finishRecovery('k', other)).toBe(false);
+    expect(conn.finishRecovery('k', hold)).toBe(true);
+    expect(conn.finishRecovery('k', hold)).toBe(false);
+    expect(conn.recovering).toBe(0);
+  });
+
   it('end() releases everything: no deadline, nothing held, remembered, queued or marked', () => {
     const conn = connectionIn(S.AUTHENTICATING);
     conn.arm(1000, () => {
@@ -336,6 +352,7 @@ describe('Connection: what it owns', () => {
     conn.startHistory(env('$history', {}, 1));
     conn.startHistory(env('$history', {}, 2));
     conn.marks.replayed = new Map([['k', { offset: 1, epoch: 'e' }]]);
+    conn.startRecovery('k', { texts: [], overflow: false, marks: conn.marks });
     const rejected = jest.fn();
     conn.serverRequests.add('r1', {
       event: 'q',
@@ -350,6 +367,7 @@ describe('Connection: what it owns', () => {
     expect(conn.timed).toBe(false);
     expect([conn.heldCount, conn.expiredCount, conn.positionsLeft]).toEqual([0, 0, 0]);
     expect(conn.historyQueued).toBe(-1);
+    expect(conn.recovering).toBe(0);
     expect(conn.marks.replayed).toBeUndefined();
     jest.advanceTimersByTime(5000);
   });

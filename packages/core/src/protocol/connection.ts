@@ -18,6 +18,7 @@ import { PendingRequests } from './acks';
 import type { AuthRefusal } from './auth';
 import type { HistoryBudget } from './history-budget';
 import type { Refusal } from './outbound';
+import type { RecoveryHold } from './room-recovery';
 import type { Session } from './session';
 
 export const ConnectionState = {
@@ -88,6 +89,8 @@ export class Connection {
   #takenOver = false;
   #positions: RoomPosition[] | undefined = undefined;
   readonly #history: HistoryState = { budget: undefined, queue: undefined };
+  /** Room key -> what is held while that room's recovery reads its history. */
+  readonly #recoveries = new Map<string, RecoveryHold>();
   /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack`. */
   readonly serverRequests = new PendingRequests();
   /**
@@ -357,10 +360,35 @@ export class Connection {
     return this.#history.queue?.length ?? -1;
   }
 
+  /** Recoveries of its rooms running now (its room deliveries are then held). */
+  get recovering(): number {
+    return this.#recoveries.size;
+  }
+
+  /** What the running recovery of a room (by room key) holds; undefined: none runs. */
+  recoveryOf(key: string): RecoveryHold | undefined {
+    return this.#recoveries.get(key);
+  }
+
+  /** A recovery of a room starts (one per room at a time: false when one runs). */
+  startRecovery(key: string, hold: RecoveryHold): boolean {
+    if (this.#recoveries.has(key)) return false;
+    this.#recoveries.set(key, hold);
+    return true;
+  }
+
+  /** The recovery `hold` of a room ends: false when it is not the current one (or it left). */
+  finishRecovery(key: string, hold: RecoveryHold): boolean {
+    if (this.#recoveries.get(key) !== hold) return false;
+    this.#recoveries.delete(key);
+    return true;
+  }
+
   // ------------------------------------------------------------------ the end
 
   /**
-   * The one cleanup: no deadline, nothing held, no request remembered, no queue, no marks;
+   * The one cleanup: no deadline, nothing held, no request remembered, no queue, no
+   * recovery, no marks;
    * its server requests are rejected (the client is gone). The state is the caller's
    * (`closed` or `away` is set by {@link move} before).
    */
@@ -371,6 +399,7 @@ export class Connection {
     this.#expired = undefined;
     this.#positions = undefined;
     this.#history.queue = undefined;
+    this.#recoveries.clear();
     this.marks.replayed = undefined;
   }
 }

@@ -218,12 +218,12 @@ export class Outbound {
     let pos: RoomPosition | undefined;
     let posRead = false;
     for (const id of clientIds) {
-      if (recovery !== undefined && recovery.holding(id) && recovery.hold(id, text)) {
+      const conn = conns.get(id);
+      if (recovery !== undefined && conn !== undefined && recovery.hold(conn, text)) {
         n += 1;
         continue;
       }
       const session = sessions?.ofClient(id);
-      const conn = conns.get(id);
       const replayed = session === undefined ? conn?.marks.replayed : session.replayed;
       if (recovery !== undefined && replayed !== undefined) {
         if (!posRead) {

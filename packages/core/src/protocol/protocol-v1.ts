@@ -347,7 +347,6 @@ export class ProtocolV1 {
     if (conn === undefined) return;
     this.#conns.delete(client.id);
     conn.serverRequests.rejectAll(client.id);
-    this.#recovery?.drop(client.id);
     if (conn.takenOver) {
       this.#transition(conn, S.CLOSED);
       return conn.end();
@@ -489,7 +488,9 @@ export class ProtocolV1 {
 
   /** Recoveries running now (for leak checks). */
   get recoveries(): number {
-    return this.#recovery?.running ?? 0;
+    let n = 0;
+    for (const conn of this.#conns.values()) n += conn.recovering;
+    return n;
   }
 
   /**
