@@ -237,6 +237,19 @@ describe('Connection: what it owns', () => {
     expect(conn.expiredCount).toBe(0);
   });
 
+  it('settle: a request answered handler_timeout gets no second answer; others count answered', () => {
+    const conn = connectionIn(S.OPEN);
+    conn.admit(5);
+    conn.admit(5);
+    conn.expire(1, 5);
+    expect(conn.settle(1)).toBe(false);
+    expect(conn.pending).toBe(2);
+    expect(conn.settle(1)).toBe(true);
+    expect(conn.pending).toBe(1);
+    expect(conn.settle(2)).toBe(true);
+    expect(conn.pending).toBe(0);
+  });
+
   it('auth rounds: only the latest round, while authenticating, is current', () => {
     const conn = connectionIn(S.AUTHENTICATING);
     const first = conn.beginAuth();

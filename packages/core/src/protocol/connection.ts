@@ -290,6 +290,17 @@ export class Connection {
     }
   }
 
+  /**
+   * The answer to request `id` is about to go out: false when it was already answered
+   * `handler_timeout` (the late answer is dropped, and the id forgotten), else true and the
+   * request no longer counts as pending.
+   */
+  settle(id: RequestId): boolean {
+    if (this.wasExpired(id)) return false;
+    this.answered();
+    return true;
+  }
+
   /** True (and forgotten) when the request was already answered `handler_timeout`. */
   wasExpired(id: RequestId): boolean {
     return this.#expired !== undefined && this.#expired.delete(id);

@@ -110,8 +110,7 @@ export class Outbound {
    * length of the answer sent (0 when none was).
    */
   readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): number => {
-    if (this.#wasExpired(clientId, id)) return 0;
-    this.#answered(clientId);
+    if (!this.#settle(clientId, id)) return 0;
     let text: string;
     try {
       text = prepareAnswer(event, id, result);
@@ -136,8 +135,7 @@ export class Outbound {
     message: string,
     extra: Record<string, unknown>,
   ): void {
-    if (this.#wasExpired(clientId, id)) return;
-    this.#answered(clientId);
+    if (!this.#settle(clientId, id)) return;
     this.#o.ws.sendRaw(clientId, encodeError(code, message, id, extra));
   }
 
@@ -167,9 +165,9 @@ export class Outbound {
     this.refuse(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, false, id);
   };
 
-  /** True (and forgotten) when the request was already answered `handler_timeout`. */
-  #wasExpired(clientId: string, id: RequestId): boolean {
-    return this.#o.conns.get(clientId)?.wasExpired(id) ?? false;
+  /** One lookup: false when the request was answered `handler_timeout`, else it is answered now. */
+  #settle(clientId: string, id: RequestId): boolean {
+    return this.#o.conns.get(clientId)?.settle(id) ?? true;
   }
 
   #answered(clientId: string): void {
