@@ -4,6 +4,7 @@
  * for each state a message early, twice and never.
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import fc from 'fast-check';
 import type { LoggerInterface } from '@pkg/logger';
 import { SUBPROTOCOL } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
@@ -798,5 +799,199 @@ describe('ProtocolV1 over a fake transport: each state, messages early, twice, n
     await r.p.close();
     expect(r.ended).toEqual(['a', 'b']);
     expect(r.p.load().sessions).toBe(0);
+  });
+});
+
+// ------------------------------------------------------------------ model-based, in process
+
+/** One client as the model sees it: its phase is a state of the state table. */
+interface ModelClient {
+  state: ConnectionStateName;
+  hello: boolean;
+  /** When awaiting_hello ends (model clock). */
+  deadline: number;
+}
+
+interface Model {
+  clients: Map<string, ModelClient>;
+  away: number;
+  now: number;
+  started: string[];
+  next: number;
+}
+
+/** Moves a model client, checking the move against the state table itself. */
+function moveTo(c: ModelClient, to: ConnectionStateName): void {
+  expect(canMove(c.state, to)).toBe(true);
+  c.state = to;
+}
+
+function check(m: Model, r: Rig): void {
+  const expected = new Map<string, number>();
+  for (const c of m.clients.values()) {
+    if (c.state === S.CLOSED || c.state === S.AWAY) continue;
+    const key = `${c.state}:${c.hello || c.state === S.AWAITING_HELLO ? '1' : '0'}`;
+    expected.set(key, (expected.get(key) ?? 0) + 1);
+  }
+  const seen = new Map<string, number>();
+  for (const [state, v, n] of r.p.connectionStates()) {
+    if (state === S.AWAY) expect(n).toBe(m.away);
+    else seen.set(`${state}:${v}`, n);
+  }
+  expect(seen).toEqual(expected);
+  expect(r.started).toEqual(m.started);
+  const open = [...m.clients].filter(([, c]) => c.state === S.OPEN).map(([id]) => id);
+  expect([...r.p.openClientIds()].sort()).toEqual(open.sort());
+}
+
+type Cmd = fc.Command<Model, Rig>;
+
+const live = (m: Model, i: number): [string, ModelClient] | undefined => {
+  const entries = [...m.clients].filter(([, c]) => c.state !== S.CLOSED && c.state !== S.AWAY);
+  return entries.length === 0 ? undefined : entries[i % entries.length];
+};
+
+class Connect implements Cmd {
+  constructor(readonly v1: boolean) {}
+  check = (m: Readonly<Model>): boolean => m.clients.size < 6;
+  run(m: Model, r: Rig): void {
+    const id = `c${m.next}`;
+    m.next += 1;
+    r.connect(id, this.v1);
+    const c: ModelClient = { state: S.HANDSHAKEN, hello: false, deadline: m.now + 500 };
+    m.clients.set(id, c);
+    if (this.v1) moveTo(c, S.AWAITING_HELLO);
+    else {
+      moveTo(c, S.OPEN);
+      m.started.push(id);
+    }
+    check(m, r);
+  }
+  toString = (): string => `connect(${this.v1 ? 'v1' : 'v0'})`;
+}
+
+class Send implements Cmd {
+  constructor(
+    readonly i: number,
+    readonly what: 'hello' | 'event' | 'ping' | 'bad-hello',
+  ) {}
+  check = (): boolean => true;
+  run(m: Model, r: Rig): void {
+    const found = live(m, this.i);
+    if (found === undefined) return;
+    const [id, c] = found;
+    const before = r.dispatched.length;
+    const event =
+      this.what === 'hello'
+        ? env('$hello', { v: 1 })
+        : this.what === 'bad-hello'
+          ? env('$hello', 'bad')
+          : this.what === 'ping'
+            ? env('$ping')
+            : env('chat');
+    r.send(r.ws.clients.get(id)!, event);
+    let dispatched = false;
+    if (c.state === S.AWAITING_HELLO) {
+      if (this.what === 'hello') {
+        c.hello = true;
+        moveTo(c, S.OPEN);
+        m.started.push(id);
+      } else if (this.what === 'bad-hello') {
+        moveTo(c, S.CLOSING);
+      } else if (this.what === 'event') {
+        moveTo(c, S.OPEN);
+        m.started.push(id);
+        dispatched = true;
+      }
+    } else if (c.state === S.OPEN) {
+      if (this.what === 'event') dispatched = true;
+      else if (this.what === 'hello' && !c.hello) c.hello = true;
+      else if (this.what === 'bad-hello' && !c.hello) moveTo(c, S.CLOSING);
+    }
+    expect(r.dispatched.length - before).toBe(dispatched ? 1 : 0);
+    check(m, r);
+  }
+  toString = (): string => `send(${this.i}, ${this.what})`;
+}
+
+class Wait implements Cmd {
+  constructor(readonly ms: number) {}
+  check = (): boolean => true;
+  run(m: Model, r: Rig): void {
+    jest.advanceTimersByTime(this.ms);
+    m.now += this.ms;
+    for (const [id, c] of m.clients) {
+      if (c.state === S.AWAITING_HELLO && c.deadline <= m.now) {
+        moveTo(c, S.OPEN);
+        m.started.push(id);
+      }
+    }
+    check(m, r);
+  }
+  toString = (): string => `wait(${this.ms})`;
+}
+
+class Drop implements Cmd {
+  constructor(
+    readonly i: number,
+    readonly code: number,
+  ) {}
+  check = (): boolean => true;
+  run(m: Model, r: Rig): void {
+    const found = live(m, this.i);
+    if (found === undefined) return;
+    const [id, c] = found;
+    const ended = r.ended.length;
+    r.p.disconnected(r.ws.clients.get(id)!, this.code);
+    const keep = c.state === S.OPEN && c.hello && this.code === 1006;
+    const opened = m.started.includes(id);
+    if (keep) {
+      moveTo(c, S.AWAY);
+      m.away += 1;
+    } else moveTo(c, S.CLOSED);
+    expect(r.ended.length - ended).toBe(!keep && opened ? 1 : 0);
+    check(m, r);
+  }
+  toString = (): string => `drop(${this.i}, ${this.code})`;
+}
+
+describe('the connection, model-based in process (phases = the state table)', () => {
+  it('random connects, messages early / twice / never, waits and drops agree with the model', () => {
+    const commands = [
+      fc.boolean().map((v1) => new Connect(v1)),
+      fc
+        .tuple(
+          fc.nat(5),
+          fc.constantFrom('hello', 'event', 'ping', 'bad-hello') as fc.Arbitrary<Send['what']>,
+        )
+        .map(([i, what]) => new Send(i, what)),
+      fc.constantFrom(100, 499, 500, 1000).map((ms) => new Wait(ms)),
+      fc.tuple(fc.nat(5), fc.constantFrom(1000, 1006, 4409)).map(([i, code]) => new Drop(i, code)),
+    ];
+    fc.assert(
+      fc.property(fc.commands(commands, { maxCommands: 40 }), (cmds) => {
+        jest.clearAllTimers();
+        const r = rig();
+        const m: Model = { clients: new Map(), away: 0, now: 0, started: [], next: 0 };
+        fc.modelRun(() => ({ model: m, real: r }), cmds);
+        // Every connection ends: nothing stays armed, nothing stays open.
+        for (const [id, c] of m.clients) {
+          if (c.state !== S.CLOSED && c.state !== S.AWAY)
+            r.p.disconnected(r.ws.clients.get(id)!, 1000);
+        }
+        // Away sessions end after the recovery window: OnDisconnect once per OnConnect.
+        jest.advanceTimersByTime(60_001);
+        expect(jest.getTimerCount()).toBe(0);
+        expect([...r.p.openClientIds()]).toEqual([]);
+        expect(r.p.load()).toEqual({
+          openClients: 0,
+          sessions: 0,
+          awaySessions: 0,
+          sessionBytes: 0,
+        });
+        expect([...r.ended].sort()).toEqual([...m.started].sort());
+      }),
+      { numRuns: 150 },
+    );
   });
 });
