@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { LoggerInterface } from '@pkg/logger';
-import { SUBPROTOCOL } from '@pkg/wire';
+import { MAX_AUTH_LENGTH, SUBPROTOCOL } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import { ClientRegistry } from '../ws/client-registry';
 import type { AuthResult } from './auth';
@@ -991,7 +991,153 @@ describe('the connection, model-based in process (phases = the state table)', ()
         });
         expect([...r.ended].sort()).toEqual([...m.started].sort());
       }),
-      { numRuns: 150 },
+      { numRuns: 60 },
     );
+  });
+});
+
+describe('$hello and $welcome over a fake transport', () => {
+  it('a fresh welcome: version, client id, no heartbeat, the session and its window', () => {
+    const r = rig();
+    r.send(r.connect('a'), env('$hello', { v: 1 }));
+    const w = r.ws.welcome('a')!;
+    expect(w).toEqual({
+      v: 1,
+      clientId: 'a',
+      heartbeat: null,
+      session: expect.any(String),
+      recovery: { window: 60_000 },
+      resumed: false,
+    });
+  });
+
+  it('without recovery: no session in the welcome; a resume is refused unknown', () => {
+    const r = rig({ recoveryWindow: 0 });
+    r.send(r.connect('a'), env('$hello', { v: 1, resume: { session: 's', seq: 0 } }));
+    expect(r.ws.welcome('a')).toEqual({
+      v: 1,
+      clientId: 'a',
+      heartbeat: null,
+      resumed: false,
+      reason: 'unknown',
+    });
+    expect(r.started).toEqual(['a']);
+  });
+
+  it('auth sent but no auth handler: the welcome says auth unused', () => {
+    const r = rig();
+    r.send(r.connect('a'), env('$hello', { v: 1, auth: 'secret' }));
+    expect(r.ws.welcome('a')).toMatchObject({ auth: 'unused', resumed: false });
+  });
+
+  it('credentials over the limit are refused 401 before any handler runs', () => {
+    const handler = jest.fn(() => true);
+    const r = rig({ auth: handler });
+    r.send(r.connect('a'), env('$hello', { v: 1, auth: 'x'.repeat(MAX_AUTH_LENGTH + 1) }));
+    jest.advanceTimersByTime(1);
+    expect(handler).not.toHaveBeenCalled();
+    expect(r.ws.closes).toEqual([{ to: 'a', code: 4401 }]);
+    expect(r.ws.sent[0]?.text).toContain(`longer than ${MAX_AUTH_LENGTH}`);
+  });
+
+  it('credentials at the limit reach the handlers, which see the session a resume names', () => {
+    const seen: unknown[] = [];
+    const r = rig({
+      auth: (ctx) => {
+        seen.push((ctx as { resume?: unknown }).resume);
+        return { identity: 'ann' };
+      },
+    });
+    r.send(r.connect('a'), env('$hello', { v: 1, auth: 'x'.repeat(MAX_AUTH_LENGTH) }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    expect(r.p.clientInfo('a')).toEqual({ v1: true, identity: 'ann', away: false });
+    r.p.disconnected(r.ws.clients.get('a')!, 1006);
+    r.send(r.connect('b'), env('$hello', { v: 1, auth: 'y', resume: { session: token, seq: 0 } }));
+    expect(seen).toEqual([undefined, { clientId: 'a', identity: 'ann' }]);
+    expect(r.ws.welcome('a')).toMatchObject({ clientId: 'a', resumed: true });
+    expect(r.ws.welcome('b')).toBeUndefined();
+  });
+
+  it('a resume under another identity is refused identity and opens a fresh client', () => {
+    let who = 'ann';
+    const r = rig({ auth: () => ({ identity: who }) });
+    r.send(r.connect('a'), env('$hello', { v: 1, auth: 'x' }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    r.p.disconnected(r.ws.clients.get('a')!, 1006);
+    who = 'bob';
+    r.send(r.connect('b'), env('$hello', { v: 1, auth: 'x', resume: { session: token, seq: 0 } }));
+    expect(r.ws.welcome('b')).toMatchObject({ clientId: 'b', resumed: false, reason: 'identity' });
+    expect(r.started).toEqual(['a', 'b']);
+    expect(r.p.clientInfo('a')).toEqual({ v1: true, identity: 'ann', away: true });
+  });
+
+  it('a resume past the session buffer is refused overflow and ends the old client', () => {
+    const r = rig();
+    r.send(r.connect('a'), env('$hello', { v: 1 }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    r.p.disconnected(r.ws.clients.get('a')!, 1006);
+    // More than the session's buffer (16) while away: what came after seq 0 is lost.
+    for (let n = 0; n < 20; n += 1) r.p.outbound.send('a', 'news', { n });
+    r.send(r.connect('b'), env('$hello', { v: 1, resume: { session: token, seq: 0 } }));
+    expect(r.ended).toEqual(['a']);
+    expect(r.ws.welcome('b')).toMatchObject({ clientId: 'b', resumed: false, reason: 'overflow' });
+    expect(r.started).toEqual(['a', 'b']);
+  });
+
+  it('a resume whose socket cannot be renamed is refused ended', () => {
+    const r = rig();
+    r.send(r.connect('a'), env('$hello', { v: 1 }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    r.p.disconnected(r.ws.clients.get('a')!, 1006);
+    const b = r.connect('b');
+    r.ws.clients.delete('b');
+    r.p.onMessage(b, env('$hello', { v: 1, resume: { session: token, seq: 0 } }));
+    expect(r.ended).toEqual(['a']);
+    expect(r.ws.welcome('b')).toMatchObject({ resumed: false, reason: 'ended' });
+    expect(r.p.clientInfo('a')).toBeUndefined();
+  });
+
+  it('the fresh client of a granted resume is forgotten; the resumed one keeps its data', () => {
+    const r = rig();
+    r.send(r.connect('a'), env('$hello', { v: 1 }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    r.p.disconnected(r.ws.clients.get('a')!, 1006);
+    r.send(r.connect('b'), env('$hello', { v: 1, resume: { session: token, seq: 0 } }));
+    expect(r.clients.types.has('b')).toBe(false);
+    expect(r.p.clientInfo('b')).toBeUndefined();
+    expect(r.p.clientInfo('a')).toEqual({ v1: true, identity: undefined, away: false });
+    expect(r.started).toEqual(['a']);
+  });
+
+  it('a late $hello (served as version 0): a fresh session, a resume refused unknown, auth unused', () => {
+    const r = rig({ helloWait: 0 });
+    const c = r.connect('a');
+    r.send(c, env('$hello', { v: 1, auth: 'k', resume: { session: 'x', seq: 0 } }));
+    expect(r.ws.welcome('a')).toMatchObject({
+      clientId: 'a',
+      resumed: false,
+      reason: 'unknown',
+      auth: 'unused',
+      session: expect.any(String),
+    });
+    r.send(c, env('$hello', { v: 1 }));
+    expect(r.ws.refusals.map((x) => x.code)).toEqual(['invalid_envelope']);
+    r.p.disconnected(c, 1006);
+    expect(r.p.clientInfo('a')).toEqual({ v1: true, identity: undefined, away: true });
+  });
+
+  it('a late $hello without resume or auth says neither', () => {
+    const r = rig({ helloWait: 0 });
+    r.send(r.connect('a'), env('$hello', { v: 1 }));
+    const w = r.ws.welcome('a')!;
+    expect('reason' in w).toBe(false);
+    expect('auth' in w).toBe(false);
+  });
+
+  it('$hello.positions are kept on the connection until used', () => {
+    const r = rig();
+    const positions = [{ room: 'r', namespace: '/', offset: 1, epoch: 'e' }];
+    r.send(r.connect('a'), env('$hello', { v: 1, positions }));
+    expect(r.ws.welcome('a')).toMatchObject({ resumed: false });
   });
 });
