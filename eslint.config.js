@@ -3,7 +3,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/.turbo/**', '.tools/**', 'coverage/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.turbo/**',
+      '.tools/**',
+      'coverage/**',
+      '**/.stryker-tmp/**',
+      '**/reports/mutation/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -19,7 +19,7 @@ import {
 } from '@pkg/wire';
 import type { Envelope } from '@pkg/ws-protocol';
 import type { RoomHistory } from './room-history';
-import type { ConnectionRecord } from '../protocol/connection';
+import type { Connection } from '../protocol/connection';
 import { HistoryBudget, type HistoryBudgetLimits } from './history-budget';
 import type { Outbound } from '../protocol/outbound';
 
@@ -77,7 +77,7 @@ export function readHistoryRequest(
  */
 export function answerHistory(
   host: HistoryRequestHost,
-  conn: ConnectionRecord,
+  conn: Connection,
   envelope: Envelope,
 ): void {
   const { outbound } = host;
@@ -92,31 +92,24 @@ export function answerHistory(
     );
     return;
   }
-  if (conn.historyQueue !== undefined) {
-    conn.historyQueue.push(envelope);
-    return;
-  }
-  conn.historyQueue = [];
-  serve(host, conn, envelope, id);
+  if (conn.startHistory(envelope)) serve(host, conn, envelope, id);
 }
 
 /** The next queued request of the connection, or the end of its queue. */
-function next(host: HistoryRequestHost, conn: ConnectionRecord): void {
-  const envelope = conn.historyQueue?.shift();
-  if (envelope === undefined) conn.historyQueue = undefined;
-  else serve(host, conn, envelope, envelope.id!);
+function next(host: HistoryRequestHost, conn: Connection): void {
+  const envelope = conn.nextHistory();
+  if (envelope !== undefined) serve(host, conn, envelope, envelope.id!);
 }
 
 function serve(
   host: HistoryRequestHost,
-  conn: ConnectionRecord,
+  conn: Connection,
   envelope: Envelope,
   id: RequestId,
 ): void {
   const { outbound } = host;
   const clientId = conn.client.id;
-  conn.historyBudget ??= new HistoryBudget(host.budget, Date.now());
-  const budget = conn.historyBudget;
+  const budget = conn.historyBudget(() => new HistoryBudget(host.budget, Date.now()));
   const retryAfter = budget.take(Date.now());
   if (retryAfter > 0) {
     host.logger.debug("$history refused: over the connection's $history budget", {

@@ -23,7 +23,7 @@ export interface EmitWithAckOptions {
   timeout?: number;
 }
 
-interface Pending {
+export interface Pending {
   readonly event: string;
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: Error) => void;
@@ -35,19 +35,48 @@ export interface ServerRequestsOptions {
   readonly defaultTimeout: number;
 }
 
-/** The pending server requests of every client. */
+/**
+ * One client's requests waiting for `$ack` / `$nack`, by `rid`: kept on its connection, so
+ * they go with it (a takeover or the connection's end rejects them).
+ */
+export class PendingRequests {
+  readonly #byRid = new Map<string, Pending>();
+
+  get size(): number {
+    return this.#byRid.size;
+  }
+
+  add(rid: string, pending: Pending): void {
+    this.#byRid.set(rid, pending);
+  }
+
+  /** Takes a request out (its timer cleared); undefined when unknown or already settled. */
+  take(rid: string): Pending | undefined {
+    const p = this.#byRid.get(rid);
+    if (p === undefined) return undefined;
+    this.#byRid.delete(rid);
+    clearTimeout(p.timer);
+    return p;
+  }
+
+  /** Rejects every request: the client is gone (`PKG_ERR_CORE_CLIENT_GONE`). */
+  rejectAll(clientId: string): void {
+    const all = [...this.#byRid.values()];
+    this.#byRid.clear();
+    for (const p of all) {
+      clearTimeout(p.timer);
+      p.reject(gone(p.event, clientId, 'disconnected before it answered'));
+    }
+  }
+}
+
+/** Requests to clients (`emitWithAck`): their ids, bounds and timeouts; each client's are on its connection. */
 export class ServerRequests {
   readonly #o: ServerRequestsOptions;
-  readonly #byClient = new Map<string, Map<string, Pending>>();
   #counter = 0;
 
   constructor(options: ServerRequestsOptions) {
     this.#o = options;
-  }
-
-  /** Number of pending requests of a client. */
-  pendingOf(clientId: string): number {
-    return this.#byClient.get(clientId)?.size ?? 0;
   }
 
   /**
@@ -55,6 +84,7 @@ export class ServerRequests {
    * (false: the client is not connected, the request is rejected at once).
    */
   request(
+    pending: PendingRequests,
     clientId: string,
     event: string,
     timeout: number | undefined,
@@ -70,8 +100,7 @@ export class ServerRequests {
         ),
       );
     }
-    let pending = this.#byClient.get(clientId);
-    if ((pending?.size ?? 0) >= this.#o.maxPerClient) {
+    if (pending.size >= this.#o.maxPerClient) {
       return Promise.reject(
         createCoreError(
           RangeError,
@@ -84,7 +113,7 @@ export class ServerRequests {
     const rid = `r${this.#counter.toString(36)}`;
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#take(clientId, rid);
+        pending.take(rid);
         reject(
           createCoreError(
             Error,
@@ -93,21 +122,23 @@ export class ServerRequests {
           ),
         );
       }, ms);
-      if (pending === undefined) {
-        pending = new Map();
-        this.#byClient.set(clientId, pending);
-      }
-      pending.set(rid, { event, resolve, reject, timer });
+      pending.add(rid, { event, resolve, reject, timer });
       if (!send(rid)) {
-        this.#take(clientId, rid);
+        pending.take(rid);
         reject(gone(event, clientId, 'is not connected'));
       }
     });
   }
 
   /** An `$ack` (ok) or `$nack` arrived; unknown or late rids are ignored. */
-  settle(clientId: string, rid: string, ok: boolean, data: unknown): void {
-    const p = this.#take(clientId, rid);
+  settle(
+    pending: PendingRequests,
+    clientId: string,
+    rid: string,
+    ok: boolean,
+    data: unknown,
+  ): void {
+    const p = pending.take(rid);
     if (p === undefined) return;
     if (ok) {
       p.resolve(data === undefined ? null : data);
@@ -131,27 +162,6 @@ export class ServerRequests {
     err.remoteCode = remoteCode;
     p.reject(err);
   }
-
-  /** The client went away: every request it had pending is rejected and released. */
-  dropClient(clientId: string): void {
-    const pending = this.#byClient.get(clientId);
-    if (pending === undefined) return;
-    this.#byClient.delete(clientId);
-    for (const p of pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(gone(p.event, clientId, 'disconnected before it answered'));
-    }
-  }
-
-  #take(clientId: string, rid: string): Pending | undefined {
-    const pending = this.#byClient.get(clientId);
-    const p = pending?.get(rid);
-    if (p === undefined) return undefined;
-    pending!.delete(rid);
-    if (pending!.size === 0) this.#byClient.delete(clientId);
-    clearTimeout(p.timer);
-    return p;
-  }
 }
 
 function gone(event: string, clientId: string, what: string): CoreError {
@@ -168,6 +178,7 @@ function gone(event: string, clientId: string, what: string): CoreError {
  */
 export function requestToClient(
   requests: ServerRequests,
+  pending: PendingRequests,
   ws: WebSocketHandler,
   clientId: string,
   state: 'v1' | 'v0' | 'gone',
@@ -193,7 +204,7 @@ export function requestToClient(
       ),
     );
   }
-  return requests.request(clientId, event, options.timeout, (rid) =>
+  return requests.request(pending, clientId, event, options.timeout, (rid) =>
     ws.sendRaw(clientId, appendRid(text, rid)),
   );
 }

@@ -8,14 +8,17 @@
  * has a deadline: `hello_wait` (awaiting_hello), `auth_timeout` (authenticating, and
  * awaiting_hello after a refusal), the close timeout of `ws` (closing).
  *
- * The record has a fixed shape (every field set in the constructor) and `state` is changed
- * in one place only, `ProtocolV1#transition`, which checks the move against {@link MOVES}.
+ * A `Connection` owns everything core keeps of one client while its socket lives; its fields
+ * change only through its own methods. `state` changes in {@link Connection.move} only,
+ * which checks the move against {@link MOVES}; {@link Connection.end} is the one cleanup.
  */
 import type { RequestId, RoomPosition, StreamPosition } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
+import { PendingRequests } from './acks';
 import type { AuthRefusal } from './auth';
 import type { HistoryBudget } from '../history/history-budget';
 import type { Refusal } from './outbound';
+import type { RecoveryHold } from './room-recovery';
 import type { Session } from './session';
 
 export const ConnectionState = {
@@ -38,7 +41,7 @@ export const ConnectionState = {
 export type ConnectionStateName = (typeof ConnectionState)[keyof typeof ConnectionState];
 
 /** The moves allowed from each state. */
-const MOVES: Readonly<Record<ConnectionStateName, readonly ConnectionStateName[]>> = {
+export const MOVES: Readonly<Record<ConnectionStateName, readonly ConnectionStateName[]>> = {
   handshaken: ['awaiting_hello', 'authenticating', 'open', 'closing', 'closed'],
   awaiting_hello: ['authenticating', 'open', 'closing', 'closed'],
   authenticating: ['awaiting_hello', 'open', 'closing', 'closed'],
@@ -53,64 +56,361 @@ export function canMove(from: ConnectionStateName, to: ConnectionStateName): boo
   return MOVES[from].includes(to);
 }
 
-/** One connection, as the protocol layer keeps it. */
-export class ConnectionRecord {
-  client: WsClient;
-  state: ConnectionStateName = ConnectionState.HANDSHAKEN;
+/** What a connection keeps of its `$history` requests: the budget and the waiting queue. */
+interface HistoryState {
+  budget: HistoryBudget | undefined;
+  /** Requests waiting for the one being answered (undefined: none running). */
+  queue: Envelope[] | undefined;
+}
+
+/**
+ * One WebSocket client in core, from upgrade to `OnDisconnect`: the only writer of its
+ * fields. The deadline of the current state is armed by the caller through {@link arm}
+ * and always cleared by the next {@link move} or by {@link end}.
+ */
+export class Connection {
+  #client: WsClient;
+  #state: ConnectionStateName = ConnectionState.HANDSHAKEN;
   /** Negotiated the subprotocol `pkg.v1` in its handshake. */
   readonly v1: boolean;
-  /** Said `$hello` (protocol version 1 features: `rid`, sessions). */
-  hello = false;
-  /** The identity its auth handlers gave (`{ identity }`), if any. */
-  identity: string | undefined = undefined;
-  /** The refusal of an authentication without credentials, kept while `$hello` may come. */
-  refusal: AuthRefusal | undefined = undefined;
-  /** When authentication started (ms since the epoch; 0: not yet): `auth_timeout` counts from it. */
-  authStarted = 0;
-  /** Bumped by every authentication, so that a late result of an earlier one is ignored. */
-  authRound = 0;
-  /**
-   * The `error` that ended its authentication (refusal or `auth_timeout`): a request that
-   * arrives while the close runs is answered with it and its `id`, never dispatched.
-   */
-  refused: Refusal | undefined = undefined;
-  /** Messages held while the auth handlers run, at most `max_pending_requests`. */
-  held: Envelope[] = [];
-  /** Client requests whose answer is not sent yet. */
-  pending = 0;
-  /**
-   * Requests already answered `handler_timeout` whose handler may still finish: its late
-   * result is dropped, so each request gets exactly one answer. At most
-   * `max_pending_requests` are remembered (the oldest is forgotten first).
-   */
-  expired: Set<RequestId> | undefined = undefined;
-  session: Session | undefined = undefined;
-  /** The deadline of the current state. */
-  timer: NodeJS.Timeout | undefined = undefined;
-  /** Was `open` once (`OnConnect` ran, or it resumed): its end runs `OnDisconnect`. */
-  opened = false;
-  /** Its session ends with the connection (`disconnectClient`, OnConnect timeout). */
-  final = false;
-  /** A resume took its session (and its id) over: its close ends nothing. */
-  takenOver = false;
-  /**
-   * `$hello.positions` not used yet (at most `HISTORY_LIMITS.maxHelloPositions`): one is
-   * taken out when the client is put in its room, and recovers that room.
-   */
-  positions: RoomPosition[] | undefined = undefined;
-  /** Its `$history` budget, made on its first `$history`. */
-  historyBudget: HistoryBudget | undefined = undefined;
-  /** `$history` requests waiting for the one being answered (undefined: none running). */
-  historyQueue: Envelope[] | undefined = undefined;
+  #hello = false;
+  #identity: string | undefined = undefined;
+  #refusal: AuthRefusal | undefined = undefined;
+  #authStarted = 0;
+  #authRound = 0;
+  #refused: Refusal | undefined = undefined;
+  #held: Envelope[] = [];
+  #pending = 0;
+  #expired: Set<RequestId> | undefined = undefined;
+  #session: Session | undefined = undefined;
+  #timer: NodeJS.Timeout | undefined = undefined;
+  #opened = false;
+  #final = false;
+  #takenOver = false;
+  #positions: RoomPosition[] | undefined = undefined;
+  readonly #history: HistoryState = { budget: undefined, queue: undefined };
+  /** Room key -> what is held while that room's recovery reads its history. */
+  readonly #recoveries = new Map<string, RecoveryHold>();
+  /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack`. */
+  readonly serverRequests = new PendingRequests();
   /**
    * Without a session: per room it recovered and is still in, the position the replay
    * reached, so a live copy at or before it is not delivered again (with a session this is
    * kept on the session, see room-recovery.ts).
    */
-  replayed: Map<string, StreamPosition> | undefined = undefined;
+  readonly marks: { replayed: Map<string, StreamPosition> | undefined } = { replayed: undefined };
 
   constructor(client: WsClient, v1: boolean) {
-    this.client = client;
+    this.#client = client;
     this.v1 = v1;
+  }
+
+  /** The socket's client (replaced when a resume or a takeover renames the connection). */
+  get client(): WsClient {
+    return this.#client;
+  }
+  get id(): string {
+    return this.#client.id;
+  }
+  get state(): ConnectionStateName {
+    return this.#state;
+  }
+  /** Said `$hello` (protocol version 1 features: `rid`, sessions). */
+  get hello(): boolean {
+    return this.#hello;
+  }
+  /** The identity its auth handlers gave (`{ identity }`), if any. */
+  get identity(): string | undefined {
+    return this.#identity;
+  }
+  /** The refusal of an authentication without credentials, kept while `$hello` may come. */
+  get refusal(): AuthRefusal | undefined {
+    return this.#refusal;
+  }
+  /** When authentication started (ms since the epoch; 0: not yet): `auth_timeout` counts from it. */
+  get authStarted(): number {
+    return this.#authStarted;
+  }
+  /**
+   * The `error` that ended its authentication (refusal or `auth_timeout`): a request that
+   * arrives while the close runs is answered with it and its `id`, never dispatched.
+   */
+  get refused(): Refusal | undefined {
+    return this.#refused;
+  }
+  /** Messages held while the auth handlers run. */
+  get heldCount(): number {
+    return this.#held.length;
+  }
+  /** Client requests whose answer is not sent yet. */
+  get pending(): number {
+    return this.#pending;
+  }
+  get session(): Session | undefined {
+    return this.#session;
+  }
+  /** A deadline is armed. */
+  get timed(): boolean {
+    return this.#timer !== undefined;
+  }
+  /** Was `open` once (`OnConnect` ran, or it resumed): its end runs `OnDisconnect`. */
+  get opened(): boolean {
+    return this.#opened;
+  }
+  /** Its session ends with the connection (`disconnectClient`, OnConnect timeout). */
+  get final(): boolean {
+    return this.#final;
+  }
+  /** A resume took its session (and its id) over: its close ends nothing. */
+  get takenOver(): boolean {
+    return this.#takenOver;
+  }
+  /** Requests already answered `handler_timeout` whose late result is still to drop. */
+  get expiredCount(): number {
+    return this.#expired?.size ?? 0;
+  }
+  /** `$hello.positions` not used yet. */
+  get positionsLeft(): number {
+    return this.#positions?.length ?? 0;
+  }
+
+  // ------------------------------------------------------------------ the state table
+
+  /**
+   * The one place the state changes: checks the move against {@link MOVES}, clears the
+   * deadline, and returns the state left. Entering `closing`, `closed` or `away` drops
+   * what was held; entering `open` marks it opened; `authenticating` starts the auth clock.
+   */
+  move(to: ConnectionStateName, now: number): ConnectionStateName {
+    const from = this.#state;
+    if (!canMove(from, to)) {
+      throw new Error(`Connection ${this.id}: no move from ${from} to ${to}.`);
+    }
+    this.#state = to;
+    this.#disarm();
+    if (to === ConnectionState.OPEN) this.#opened = true;
+    else if (to === ConnectionState.AUTHENTICATING) {
+      if (this.#authStarted === 0) this.#authStarted = now;
+    } else if (to !== ConnectionState.AWAITING_HELLO) this.#held = [];
+    return from;
+  }
+
+  /** Arms the deadline of the current state (one at a time; it never keeps the process up). */
+  arm(ms: number, fire: () => void): void {
+    this.#disarm();
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      fire();
+    }, ms);
+    this.#timer.unref?.();
+  }
+
+  #disarm(): void {
+    if (this.#timer === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  // ------------------------------------------------------------------ hello and auth
+
+  /** Records `$hello` (and its positions, kept until the client is put in those rooms). */
+  saidHello(positions: readonly RoomPosition[] | undefined): void {
+    this.#hello = true;
+    if (positions !== undefined && positions.length > 0) this.#positions = [...positions];
+  }
+
+  identify(identity: string | undefined): void {
+    this.#identity = identity;
+  }
+
+  /** Keeps the refusal of an authentication without credentials while `$hello` may come. */
+  awaitCredentials(refusal: AuthRefusal): void {
+    this.#refusal = refusal;
+  }
+
+  /** Starts an authentication round; only an outcome of the current round counts. */
+  beginAuth(): number {
+    this.#authRound += 1;
+    return this.#authRound;
+  }
+
+  /** True when `round` is the current round and the connection still authenticates. */
+  isCurrentAuth(round: number): boolean {
+    return this.#authRound === round && this.#state === ConnectionState.AUTHENTICATING;
+  }
+
+  /** Ends its authentication with a refusal: kept, and the held messages are handed back. */
+  refuse(refusal: Refusal): Envelope[] {
+    this.#refused = refusal;
+    return this.takeHeld();
+  }
+
+  // ------------------------------------------------------------------ held messages
+
+  /** Holds a message while authentication runs; false when `max` are held already. */
+  hold(envelope: Envelope, max = Infinity): boolean {
+    if (this.#held.length >= max) return false;
+    this.#held.push(envelope);
+    return true;
+  }
+
+  /** The held messages, in order; none are held afterwards. */
+  takeHeld(): Envelope[] {
+    const held = this.#held;
+    this.#held = [];
+    return held;
+  }
+
+  /** The first held message, taken out. */
+  takeFirstHeld(): Envelope | undefined {
+    return this.#held.shift();
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  /** Counts a request as pending; false (not counted) when `max` are pending already. */
+  admit(max: number): boolean {
+    if (this.#pending >= max) return false;
+    this.#pending += 1;
+    return true;
+  }
+
+  /** A request was answered. */
+  answered(): void {
+    if (this.#pending > 0) this.#pending -= 1;
+  }
+
+  /** A request answered `handler_timeout`: its late result is dropped (at most `max` kept). */
+  expire(id: RequestId, max: number): void {
+    this.#expired ??= new Set();
+    this.#expired.add(id);
+    if (this.#expired.size > max) {
+      const oldest = this.#expired.values().next();
+      if (oldest.done !== true) this.#expired.delete(oldest.value);
+    }
+  }
+
+  /**
+   * The answer to request `id` is about to go out: false when it was already answered
+   * `handler_timeout` (the late answer is dropped, and the id forgotten), else true and the
+   * request no longer counts as pending.
+   */
+  settle(id: RequestId): boolean {
+    if (this.wasExpired(id)) return false;
+    this.answered();
+    return true;
+  }
+
+  /** True (and forgotten) when the request was already answered `handler_timeout`. */
+  wasExpired(id: RequestId): boolean {
+    return this.#expired !== undefined && this.#expired.delete(id);
+  }
+
+  // ------------------------------------------------------------------ sessions
+
+  attach(session: Session | undefined): void {
+    this.#session = session;
+  }
+
+  /** `disconnectClient`: its session ends with it. */
+  finalise(): void {
+    this.#final = true;
+  }
+
+  /** A resume took its session over: it gives its session up, and its id when renamed. */
+  takeOver(renamed: WsClient | undefined): void {
+    this.serverRequests.rejectAll(this.id);
+    this.#session = undefined;
+    this.#takenOver = true;
+    if (renamed !== undefined) this.#client = renamed;
+  }
+
+  /** A resume: the connection takes the session's client id and the session itself. */
+  resume(renamed: WsClient, session: Session): void {
+    this.#client = renamed;
+    this.#session = session;
+  }
+
+  // ------------------------------------------------------------------ rooms and history
+
+  /** Takes out the `$hello.positions` entry of a room (a position is used once). */
+  takePosition(room: string, namespace: string): RoomPosition | undefined {
+    const positions = this.#positions;
+    if (positions === undefined) return undefined;
+    const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
+    if (i < 0) return undefined;
+    const [taken] = positions.splice(i, 1);
+    if (positions.length === 0) this.#positions = undefined;
+    return taken;
+  }
+
+  /** Its `$history` budget, made on first use. */
+  historyBudget(make: () => HistoryBudget): HistoryBudget {
+    return (this.#history.budget ??= make());
+  }
+
+  /** A `$history` request: true to answer it now, false when queued behind the running one. */
+  startHistory(envelope: Envelope): boolean {
+    if (this.#history.queue !== undefined) {
+      this.#history.queue.push(envelope);
+      return false;
+    }
+    this.#history.queue = [];
+    return true;
+  }
+
+  /** The next queued `$history` request; undefined (and none running) when none waits. */
+  nextHistory(): Envelope | undefined {
+    const envelope = this.#history.queue?.shift();
+    if (envelope === undefined) this.#history.queue = undefined;
+    return envelope;
+  }
+
+  /** `$history` requests waiting behind the running one (-1: none running). */
+  get historyQueued(): number {
+    return this.#history.queue?.length ?? -1;
+  }
+
+  /** Recoveries of its rooms running now (its room deliveries are then held). */
+  get recovering(): number {
+    return this.#recoveries.size;
+  }
+
+  /** What the running recovery of a room (by room key) holds; undefined: none runs. */
+  recoveryOf(key: string): RecoveryHold | undefined {
+    return this.#recoveries.get(key);
+  }
+
+  /** A recovery of a room starts (one per room at a time: false when one runs). */
+  startRecovery(key: string, hold: RecoveryHold): boolean {
+    if (this.#recoveries.has(key)) return false;
+    this.#recoveries.set(key, hold);
+    return true;
+  }
+
+  /** The recovery `hold` of a room ends: false when it is not the current one (or it left). */
+  finishRecovery(key: string, hold: RecoveryHold): boolean {
+    if (this.#recoveries.get(key) !== hold) return false;
+    this.#recoveries.delete(key);
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the end
+
+  /**
+   * The one cleanup: no deadline, nothing held, no request remembered, no queue, no
+   * recovery, no marks;
+   * its server requests are rejected (the client is gone). The state is the caller's
+   * (`closed` or `away` is set by {@link move} before).
+   */
+  end(): void {
+    this.#disarm();
+    this.serverRequests.rejectAll(this.id);
+    this.#held = [];
+    this.#expired = undefined;
+    this.#positions = undefined;
+    this.#history.queue = undefined;
+    this.#recoveries.clear();
+    this.marks.replayed = undefined;
   }
 }

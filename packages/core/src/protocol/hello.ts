@@ -17,9 +17,8 @@ import {
   type WelcomeData,
 } from '@pkg/wire';
 import type { WebSocketHandler } from '@pkg/ws-protocol';
-import type { ServerRequests } from './acks';
 import type { AuthOutcome, AuthRefusal } from './auth';
-import type { ConnectionRecord } from './connection';
+import type { Connection } from './connection';
 import type { ResumeRefusal, Session, SessionStore } from './session';
 import type { ClientRegistry } from '../ws/client-registry';
 
@@ -56,28 +55,27 @@ export function welcomeText(w: WelcomeFields): string {
 export interface WelcomeHost {
   readonly ws: WebSocketHandler;
   readonly sessions: SessionStore | undefined;
-  readonly conns: Map<string, ConnectionRecord>;
+  readonly conns: Map<string, Connection>;
   readonly clients: ClientRegistry;
-  readonly requests: ServerRequests;
   readonly logger: LoggerInterface;
   readonly recoveryWindow: number;
   /** Moves the connection to `open` (running `OnConnect` when `start`), then dispatches what it held. */
-  open(conn: ConnectionRecord, start: boolean): void;
+  open(conn: Connection, start: boolean): void;
   /** Starts the close of a connection from the server side. */
-  close(conn: ConnectionRecord, code: number, reason: string): void;
+  close(conn: Connection, code: number, reason: string): void;
   /** The client is gone for good (`OnDisconnect`). */
   endClient(clientId: string): void;
   /** True when auth handlers are registered. */
   authenticates(): boolean;
   /** Runs the auth handlers (state `authenticating`); `then` gets a current outcome only. */
   authenticate(
-    conn: ConnectionRecord,
+    conn: Connection,
     auth: string | undefined,
     resume: Session | undefined,
     then: (outcome: AuthOutcome) => void,
   ): void;
   /** Refuses the connection (error, held requests answered, close 4401 / 4403). */
-  refuse(conn: ConnectionRecord, refusal: AuthRefusal): void;
+  refuse(conn: Connection, refusal: AuthRefusal): void;
   /** Longest room or namespace name in `$hello.positions`. */
   readonly maxNameLength: number;
 }
@@ -91,7 +89,7 @@ export class Welcomer {
   }
 
   /** `$hello` before the connection is open: authenticate (with handlers), then welcome. */
-  hello(conn: ConnectionRecord, data: unknown): void {
+  hello(conn: Connection, data: unknown): void {
     const h = this.#h;
     const hello = this.#read(conn, data);
     if (hello === undefined) return;
@@ -109,13 +107,13 @@ export class Welcomer {
     const named = hello.resume === undefined ? undefined : h.sessions?.lookup(hello.resume.session);
     h.authenticate(conn, hello.auth, named, (outcome) => {
       if (!outcome.accepted) return h.refuse(conn, outcome.refusal);
-      conn.identity = outcome.identity;
+      conn.identify(outcome.identity);
       this.welcome(conn, hello, false);
     });
   }
 
   /** A second `$hello`: a protocol error of the client, counted and spaced like the others. */
-  secondHello(conn: ConnectionRecord): void {
+  secondHello(conn: Connection): void {
     this.#h.ws.refuse(
       conn.client.id,
       WireErrorCode.INVALID_ENVELOPE,
@@ -124,12 +122,11 @@ export class Welcomer {
   }
 
   /** Reads `$hello`; a malformed one closes with 1008. */
-  #read(conn: ConnectionRecord, data: unknown): HelloData | undefined {
+  #read(conn: Connection, data: unknown): HelloData | undefined {
     const hello = readHello(data, { maxNameLength: this.#h.maxNameLength });
     if (typeof hello !== 'string') {
-      conn.hello = true;
-      // Kept until the client is put in those rooms (bounded by readHello).
-      if (hello.positions !== undefined) conn.positions = hello.positions;
+      // Positions are kept until the client is put in those rooms (bounded by readHello).
+      conn.saidHello(hello.positions);
       return hello;
     }
     const message = `Malformed $hello: ${hello}.`;
@@ -139,14 +136,14 @@ export class Welcomer {
   }
 
   /** Accepted: resumes the session `$hello` names, or opens a fresh one; then `open`. */
-  welcome(conn: ConnectionRecord, hello: HelloData, authUnused: boolean): void {
+  welcome(conn: Connection, hello: HelloData, authUnused: boolean): void {
     let reason: ResumeRefusal | undefined;
     if (hello.resume !== undefined) {
       reason = this.#h.sessions === undefined ? 'unknown' : this.#resume(conn, hello, authUnused);
       if (reason === undefined) return;
     }
     const { client } = conn;
-    conn.session = this.#h.sessions?.open(client.id, conn.identity, client.ip);
+    conn.attach(this.#h.sessions?.open(client.id, conn.identity, client.ip));
     this.#send(conn, hello, authUnused, false, reason);
     this.#h.open(conn, true);
   }
@@ -155,21 +152,17 @@ export class Welcomer {
    * `$hello` of a connection already served as version 0: a fresh session; a resume in it
    * is refused with `unknown` (the connection already has its own client).
    */
-  lateHello(conn: ConnectionRecord, data: unknown): void {
+  lateHello(conn: Connection, data: unknown): void {
     if (conn.hello) return this.secondHello(conn);
     const hello = this.#read(conn, data);
     if (hello === undefined) return;
     const { client } = conn;
-    conn.session = this.#h.sessions?.open(client.id, conn.identity, client.ip);
+    conn.attach(this.#h.sessions?.open(client.id, conn.identity, client.ip));
     this.#send(conn, hello, hello.auth !== undefined, false, hello.resume && 'unknown');
   }
 
   /** A resume: undefined when granted (the connection is open), else why not. */
-  #resume(
-    conn: ConnectionRecord,
-    hello: HelloData,
-    authUnused: boolean,
-  ): ResumeRefusal | undefined {
+  #resume(conn: Connection, hello: HelloData, authUnused: boolean): ResumeRefusal | undefined {
     const h = this.#h;
     const sessions = h.sessions!;
     const { session: token, seq } = hello.resume!;
@@ -193,8 +186,7 @@ export class Welcomer {
     h.conns.delete(fresh);
     h.clients.markDisconnected(fresh);
     h.clients.forgetData(fresh);
-    conn.client = renamed;
-    conn.session = session;
+    conn.resume(renamed, session);
     h.conns.set(session.clientId, conn);
     this.#send(conn, hello, authUnused, true, undefined);
     for (const text of outcome.replay) h.ws.sendRaw(session.clientId, text);
@@ -208,15 +200,12 @@ export class Welcomer {
     h.sessions!.detach(session);
     const old = h.conns.get(session.clientId);
     if (old === undefined) return;
-    h.requests.dropClient(session.clientId);
     this.#takeovers += 1;
     // The old connection gives the id up at once; its close then ends nothing.
     const renamed = h.ws.renameClient(session.clientId, `${session.clientId}~${this.#takeovers}`);
-    old.session = undefined;
-    old.takenOver = true;
+    old.takeOver(renamed);
     if (renamed !== undefined) {
       h.conns.delete(session.clientId);
-      old.client = renamed;
       h.conns.set(renamed.id, old);
     }
     h.logger.info('WebSocket session taken over by a resume; closing the old connection', {
@@ -228,7 +217,7 @@ export class Welcomer {
   }
 
   #send(
-    conn: ConnectionRecord,
+    conn: Connection,
     hello: HelloData,
     authUnused: boolean,
     resumed: boolean,

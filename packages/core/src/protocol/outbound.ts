@@ -12,7 +12,7 @@ import {
   type Envelope,
   type WebSocketHandler,
 } from '@pkg/ws-protocol';
-import { ConnectionState, type ConnectionRecord } from './connection';
+import { ConnectionState, type Connection } from './connection';
 import { withSeq, type SessionStore } from './session';
 import { wasReplayed, type RoomRecovery } from './room-recovery';
 import { positionOf } from '../history/room-history';
@@ -28,7 +28,7 @@ export interface Refusal {
 export interface OutboundOptions {
   readonly ws: WebSocketHandler;
   readonly logger: LoggerInterface;
-  readonly conns: ReadonlyMap<string, ConnectionRecord>;
+  readonly conns: ReadonlyMap<string, Connection>;
   readonly sessions: SessionStore | undefined;
   readonly maxPendingRequests: number;
   /** Room recoveries: live room messages of a client in recovery are held there. */
@@ -51,22 +51,19 @@ export class Outbound {
    * Admits a request of an open connection: false (and answered `too_many_pending`) when it
    * already has `max_pending_requests` unanswered. A message without `id` is always admitted.
    */
-  admit(conn: ConnectionRecord, envelope: Envelope): boolean {
+  admit(conn: Connection, envelope: Envelope): boolean {
     const { id } = envelope;
     if (id === undefined) return true;
     const max = this.#o.maxPendingRequests;
-    if (conn.pending >= max) {
-      const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
-      // Not admitted, so not counted as pending: sent without the answer bookkeeping.
-      this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, id);
-      return false;
-    }
-    conn.pending += 1;
-    return true;
+    if (conn.admit(max)) return true;
+    const message = `Too many unanswered requests: at most ${max} at once; wait for answers first.`;
+    // Not admitted, so not counted as pending: sent without the answer bookkeeping.
+    this.#o.ws.refuse(conn.client.id, WireErrorCode.TOO_MANY_PENDING, message, {}, id);
+    return false;
   }
 
   /** A message past the held bound during authentication: a request is answered `busy`. */
-  overHeld(conn: ConnectionRecord, envelope: Envelope): void {
+  overHeld(conn: Connection, envelope: Envelope): void {
     const clientId = conn.client.id;
     if (envelope.id === undefined) {
       this.#o.logger.debug('WebSocket message dropped: too many held during authentication', {
@@ -85,17 +82,15 @@ export class Outbound {
    * request still on its way gets it too, see {@link lateRequest}), sent once without `id`,
    * then once per held request with its `id`; held messages are dropped, never dispatched.
    */
-  refused(conn: ConnectionRecord, refusal: Refusal): void {
-    conn.refused = refusal;
+  refused(conn: Connection, refusal: Refusal): void {
+    const held = conn.refuse(refusal);
     const clientId = conn.client.id;
     this.#o.ws.refuse(clientId, refusal.code, refusal.message, refusal.fields);
-    const held = conn.held;
-    conn.held = [];
     for (const e of held) if (e.id !== undefined) this.lateRequest(conn, e);
   }
 
   /** A request of a refused connection: answered with the refusal and its `id`, once. */
-  lateRequest(conn: ConnectionRecord, envelope: Envelope): void {
+  lateRequest(conn: Connection, envelope: Envelope): void {
     const { refused } = conn;
     if (refused === undefined || envelope.id === undefined) return;
     this.#o.ws.refuse(conn.client.id, refused.code, refused.message, refused.fields, envelope.id);
@@ -106,8 +101,7 @@ export class Outbound {
    * length of the answer sent (0 when none was).
    */
   readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): number => {
-    if (this.#wasExpired(clientId, id)) return 0;
-    this.#answered(clientId);
+    if (!this.#settle(clientId, id)) return 0;
     let text: string;
     try {
       text = prepareAnswer(event, id, result);
@@ -133,10 +127,7 @@ export class Outbound {
     extra: Readonly<Record<string, unknown>> = {},
     id?: RequestId,
   ): void => {
-    if (id !== undefined) {
-      if (this.#wasExpired(clientId, id)) return;
-      this.#answered(clientId);
-    }
+    if (id !== undefined && !this.#settle(clientId, id)) return;
     this.#o.ws.refuse(clientId, code, message, extra, id);
   };
 
@@ -146,26 +137,12 @@ export class Outbound {
    */
   readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
     this.fail(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, id);
-    const conn = id === undefined ? undefined : this.#o.conns.get(clientId);
-    if (conn !== undefined && id !== undefined) {
-      conn.expired ??= new Set();
-      conn.expired.add(id);
-      if (conn.expired.size > this.#o.maxPendingRequests) {
-        const oldest = conn.expired.values().next();
-        if (oldest.done !== true) conn.expired.delete(oldest.value);
-      }
-    }
+    if (id !== undefined) this.#o.conns.get(clientId)?.expire(id, this.#o.maxPendingRequests);
   };
 
-  /** True (and forgotten) when the request was already answered `handler_timeout`. */
-  #wasExpired(clientId: string, id: RequestId): boolean {
-    const expired = this.#o.conns.get(clientId)?.expired;
-    return expired !== undefined && expired.delete(id);
-  }
-
-  #answered(clientId: string): void {
-    const conn = this.#o.conns.get(clientId);
-    if (conn !== undefined && conn.pending > 0) conn.pending -= 1;
+  /** One lookup: false when the request was answered `handler_timeout`, else it is answered now. */
+  #settle(clientId: string, id: RequestId): boolean {
+    return this.#o.conns.get(clientId)?.settle(id) ?? true;
   }
 
   /**
@@ -210,13 +187,13 @@ export class Outbound {
     let pos: RoomPosition | undefined;
     let posRead = false;
     for (const id of clientIds) {
-      if (recovery !== undefined && recovery.holding(id) && recovery.hold(id, text)) {
+      const conn = conns.get(id);
+      if (recovery !== undefined && conn !== undefined && recovery.hold(conn, text)) {
         n += 1;
         continue;
       }
       const session = sessions?.ofClient(id);
-      const conn = conns.get(id);
-      const replayed = session === undefined ? conn?.replayed : session.replayed;
+      const replayed = session === undefined ? conn?.marks.replayed : session.replayed;
       if (recovery !== undefined && replayed !== undefined) {
         if (!posRead) {
           pos = positionOf(text);

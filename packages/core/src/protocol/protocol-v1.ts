@@ -17,10 +17,11 @@ import {
 } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import { addressGroup } from '@pkg/http';
-import { ServerRequests, requestToClient, type EmitWithAckOptions } from './acks';
+import { PendingRequests, ServerRequests, requestToClient } from './acks';
+import type { EmitWithAckOptions } from './acks';
 import { authContext, runAuthHandlers } from './auth';
 import type { AuthHandler, AuthOutcome, AuthRefusal } from './auth';
-import { ConnectionRecord, ConnectionState as S, canMove } from './connection';
+import { Connection, ConnectionState as S } from './connection';
 import type { ConnectionStateName } from './connection';
 import { PONG } from './heartbeat';
 import { Welcomer } from './hello';
@@ -36,10 +37,13 @@ export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } 
 export type { AuthResume } from './auth';
 export type { ProtocolLoad, ProtocolV1Options } from './options';
 
+/** Stands for the requests of a client that is not here (`requestToClient` refuses it first). */
+const NO_REQUESTS = new PendingRequests();
+
 export class ProtocolV1 {
   readonly #o: ProtocolV1Options;
   readonly #ws: WebSocketHandler;
-  readonly #conns = new Map<string, ConnectionRecord>();
+  readonly #conns = new Map<string, Connection>();
   readonly #auth: AuthHandler[] = [];
   readonly #requests: ServerRequests;
   readonly #sessions: SessionStore | undefined;
@@ -111,7 +115,6 @@ export class ProtocolV1 {
       sessions: this.#sessions,
       conns: this.#conns,
       clients: options.clients,
-      requests: this.#requests,
       logger: options.logger,
       recoveryWindow: options.recoveryWindow,
       open: (conn, start) => this.#open(conn, start),
@@ -144,38 +147,28 @@ export class ProtocolV1 {
   // ------------------------------------------------------------------ the state machine
 
   /** The one place a connection changes state: checks the move, arms the new deadline. */
-  #transition(conn: ConnectionRecord, to: ConnectionStateName): void {
-    const from = conn.state;
-    if (!canMove(from, to)) {
-      throw new Error(`Connection ${conn.client.id}: no move from ${from} to ${to}.`);
-    }
-    conn.state = to;
-    clearTimeout(conn.timer);
-    conn.timer = undefined;
+  #transition(conn: Connection, to: ConnectionStateName): void {
+    const from = conn.move(to, Date.now());
     if (from === S.OPEN) this.#openCount -= 1;
     switch (to) {
       case S.AWAITING_HELLO:
         // First wait: hello_wait, then version 0. After a refusal: the rest of auth_timeout.
-        conn.timer =
-          conn.refusal === undefined
-            ? setTimeout(() => this.#serveAsV0(conn, undefined), this.#o.helloWait)
-            : setTimeout(() => this.#authExpired(conn), this.#authLeft(conn));
+        if (conn.refusal === undefined) {
+          conn.arm(this.#o.helloWait, () => this.#serveAsV0(conn, undefined));
+        } else conn.arm(this.#authLeft(conn), () => this.#authExpired(conn));
         break;
       case S.AUTHENTICATING:
-        if (conn.authStarted === 0) conn.authStarted = Date.now();
-        conn.timer = setTimeout(() => this.#authExpired(conn), this.#authLeft(conn));
+        conn.arm(this.#authLeft(conn), () => this.#authExpired(conn));
         break;
       case S.OPEN:
         this.#openCount += 1;
-        conn.opened = true;
         break;
       default:
-        conn.held = [];
+        break;
     }
-    conn.timer?.unref?.();
   }
 
-  #authLeft(conn: ConnectionRecord): number {
+  #authLeft(conn: Connection): number {
     return Math.max(0, this.#o.authTimeout - (Date.now() - conn.authStarted));
   }
 
@@ -184,7 +177,7 @@ export class ProtocolV1 {
    * close frame one turn later: requests read with the one that was refused still get
    * their one answer, the refusal (nothing can be sent after the close frame).
    */
-  #close(conn: ConnectionRecord, code: number, reason: string): void {
+  #close(conn: Connection, code: number, reason: string): void {
     if (conn.state === S.CLOSING || conn.state === S.CLOSED || conn.state === S.AWAY) return;
     this.#transition(conn, S.CLOSING);
     if (conn.refused === undefined) this.#ws.disconnect(conn.client.id, code, reason);
@@ -193,7 +186,7 @@ export class ProtocolV1 {
 
   /** A new connection: `pkg.v1` waits for `$hello` (at most `hello_wait`), others do not. */
   readonly connected = (client: WsClient): void => {
-    const conn = new ConnectionRecord(client, client.socket.protocol === SUBPROTOCOL);
+    const conn = new Connection(client, client.socket.protocol === SUBPROTOCOL);
     this.#conns.set(client.id, conn);
     this.#o.clients.markWebSocket(client.id, client.data);
     if (conn.v1 && this.#o.helloWait > 0) this.#transition(conn, S.AWAITING_HELLO);
@@ -201,50 +194,51 @@ export class ProtocolV1 {
   };
 
   /** Serves a connection without `$hello` (yet): authenticated with `auth` undefined, if needed. */
-  #serveAsV0(conn: ConnectionRecord, first: Envelope | undefined): void {
+  #serveAsV0(conn: Connection, first: Envelope | undefined): void {
     if (this.#auth.length === 0) {
       this.#open(conn, true);
       if (first !== undefined) this.#inbound(conn, first);
       return;
     }
-    if (first !== undefined) conn.held.push(first);
+    if (first !== undefined) conn.hold(first);
     this.#authenticate(conn, undefined, undefined, (outcome) => {
       if (outcome.accepted) {
-        conn.identity = outcome.identity;
+        conn.identify(outcome.identity);
         this.#open(conn, true);
         return;
       }
-      const [next, ...rest] = conn.held;
+      const held = conn.takeHeld();
+      const next = held[0];
       if (next === undefined || next.event === ControlEvent.HELLO) {
         // Not accepted without credentials: wait for a $hello with some (auth_timeout).
-        conn.refusal = outcome.refusal;
-        conn.held = rest;
+        conn.awaitCredentials(outcome.refusal);
+        for (const envelope of held.slice(1)) conn.hold(envelope);
         this.#transition(conn, S.AWAITING_HELLO);
         if (next !== undefined) this.#welcomer.hello(conn, next.data);
         return;
       }
+      for (const envelope of held) conn.hold(envelope);
       this.#refuse(conn, outcome.refusal);
     });
   }
 
   /** Runs the auth handlers (state `authenticating`); a late or stale outcome is ignored. */
   #authenticate(
-    conn: ConnectionRecord,
+    conn: Connection,
     auth: string | undefined,
     resume: Session | undefined,
     then: (outcome: AuthOutcome) => void,
   ): void {
     this.#transition(conn, S.AUTHENTICATING);
-    conn.authRound += 1;
-    const round = conn.authRound;
+    const round = conn.beginAuth();
     const context = authContext(conn.client, auth, resume);
     runAuthHandlers(this.#auth, context, this.#o.logger, (outcome) => {
-      if (conn.authRound === round && conn.state === S.AUTHENTICATING) then(outcome);
+      if (conn.isCurrentAuth(round)) then(outcome);
     });
   }
 
   /** `auth_timeout` passed: held requests and the client get `auth_timeout`, close 4401. */
-  #authExpired(conn: ConnectionRecord): void {
+  #authExpired(conn: Connection): void {
     const message = `Authentication did not finish within ${this.#o.authTimeout} ms (auth_timeout): send $hello with valid credentials right after connecting.`;
     this.#o.logger.info('WebSocket client closed: authentication timed out', {
       code: 'PKG_ERR_CORE_AUTH_TIMEOUT',
@@ -256,7 +250,7 @@ export class ProtocolV1 {
   }
 
   /** A refusal: one `error`, one answer per held request, close 4401 / 4403. Nothing replays. */
-  #refuse(conn: ConnectionRecord, refusal: AuthRefusal): void {
+  #refuse(conn: Connection, refusal: AuthRefusal): void {
     const forbidden = refusal.status === 403;
     this.#o.logger.info('WebSocket client refused by an auth handler', {
       code: forbidden ? 'PKG_ERR_CORE_FORBIDDEN' : 'PKG_ERR_CORE_UNAUTHORIZED',
@@ -271,13 +265,11 @@ export class ProtocolV1 {
   }
 
   /** Opens the connection (`OnConnect` when `start`), then dispatches what was held. */
-  #open(conn: ConnectionRecord, start: boolean): void {
+  #open(conn: Connection, start: boolean): void {
     this.#transition(conn, S.OPEN);
     if (start) this.#o.start(conn.client.id);
     else this.#o.awayChanged?.(conn.client.id, false);
-    const held = conn.held;
-    conn.held = [];
-    for (const envelope of held) {
+    for (const envelope of conn.takeHeld()) {
       if (conn.state !== S.OPEN) break;
       this.#inbound(conn, envelope);
     }
@@ -299,7 +291,7 @@ export class ProtocolV1 {
           return this.#welcomer.hello(conn, envelope.data);
         }
         if (conn.refusal === undefined) return this.#serveAsV0(conn, envelope);
-        conn.held.push(envelope);
+        conn.hold(envelope);
         return this.#refuse(conn, conn.refusal);
       case S.AUTHENTICATING:
         return this.#hold(conn, envelope);
@@ -315,14 +307,13 @@ export class ProtocolV1 {
   };
 
   /** Holds a message while the auth handlers run: at most `max_pending_requests`. */
-  #hold(conn: ConnectionRecord, envelope: Envelope): void {
+  #hold(conn: Connection, envelope: Envelope): void {
     if (envelope.event === ControlEvent.HELLO && conn.hello)
       return this.#welcomer.secondHello(conn);
-    if (conn.held.length < this.#o.maxPendingRequests) conn.held.push(envelope);
-    else this.#out.overHeld(conn, envelope);
+    if (!conn.hold(envelope, this.#o.maxPendingRequests)) this.#out.overHeld(conn, envelope);
   }
 
-  #inbound(conn: ConnectionRecord, envelope: Envelope): void {
+  #inbound(conn: Connection, envelope: Envelope): void {
     const { client } = conn;
     switch (envelope.event) {
       case ControlEvent.HELLO:
@@ -333,7 +324,7 @@ export class ProtocolV1 {
       case ControlEvent.ACK:
       case ControlEvent.NACK: {
         const ok = envelope.event === ControlEvent.ACK;
-        this.#requests.settle(client.id, envelope.rid!, ok, envelope.data);
+        this.#requests.settle(conn.serverRequests, client.id, envelope.rid!, ok, envelope.data);
         return;
       }
       case ControlEvent.HISTORY:
@@ -355,18 +346,22 @@ export class ProtocolV1 {
     const conn = this.#conns.get(client.id);
     if (conn === undefined) return;
     this.#conns.delete(client.id);
-    this.#requests.dropClient(client.id);
-    this.#recovery?.drop(client.id);
-    if (conn.takenOver) return this.#transition(conn, S.CLOSED);
+    conn.serverRequests.rejectAll(client.id);
+    if (conn.takenOver) {
+      this.#transition(conn, S.CLOSED);
+      return conn.end();
+    }
     const { session } = conn;
     const keep = conn.state === S.OPEN && !this.#closing && !conn.final && !FINAL_CLOSES.has(code);
     if (session !== undefined && this.#sessions !== undefined && keep) {
       this.#transition(conn, S.AWAY);
+      conn.end();
       this.#sessions.away(session);
       this.#o.awayChanged?.(client.id, true);
       return;
     }
     this.#transition(conn, S.CLOSED);
+    conn.end();
     if (session !== undefined) this.#sessions?.end(session);
     if (conn.opened) {
       this.#endClient(client.id);
@@ -380,7 +375,7 @@ export class ProtocolV1 {
   endSession(clientId: string): boolean {
     const conn = this.#conns.get(clientId);
     if (conn !== undefined) {
-      conn.final = true;
+      conn.finalise();
       return false;
     }
     const session = this.#sessions?.ofClient(clientId);
@@ -452,7 +447,17 @@ export class ProtocolV1 {
     const conn = this.#conns.get(clientId);
     const state =
       conn === undefined ? 'gone' : conn.state !== S.OPEN ? 'gone' : conn.hello ? 'v1' : 'v0';
-    return requestToClient(this.#requests, this.#ws, clientId, state, event, data, options);
+    const pending = conn?.serverRequests ?? NO_REQUESTS;
+    return requestToClient(
+      this.#requests,
+      pending,
+      this.#ws,
+      clientId,
+      state,
+      event,
+      data,
+      options,
+    );
   }
 
   /**
@@ -483,7 +488,9 @@ export class ProtocolV1 {
 
   /** Recoveries running now (for leak checks). */
   get recoveries(): number {
-    return this.#recovery?.running ?? 0;
+    let n = 0;
+    for (const conn of this.#conns.values()) n += conn.recovering;
+    return n;
   }
 
   /**
@@ -502,6 +509,6 @@ export class ProtocolV1 {
 
   /** Pending server requests of a client. */
   pendingServerRequests(clientId: string): number {
-    return this.#requests.pendingOf(clientId);
+    return this.#conns.get(clientId)?.serverRequests.size ?? 0;
   }
 }

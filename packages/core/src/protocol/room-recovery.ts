@@ -31,10 +31,10 @@ import {
 } from '@pkg/wire';
 import type { HistoryRead } from '../history/history';
 import { positionOf, type RoomHistory } from '../history/room-history';
-import { ConnectionState, type ConnectionRecord } from './connection';
+import { ConnectionState, type Connection } from './connection';
 
 /** Live messages of one room held for one client while its history is read. */
-interface Hold {
+export interface RecoveryHold {
   readonly texts: string[];
   overflow: boolean;
   /** Where the client's replay marks are kept (see {@link marksOf}). */
@@ -69,8 +69,8 @@ export interface ReplayMarks {
 }
 
 /** Where a connection's replay marks are kept: its session when it has one, else itself. */
-export function marksOf(conn: ConnectionRecord): ReplayMarks {
-  return conn.session ?? conn;
+export function marksOf(conn: Connection): ReplayMarks {
+  return conn.session ?? conn.marks;
 }
 
 /**
@@ -101,44 +101,24 @@ function beforeHeld(read: StreamPosition | null, held: readonly string[]): Strea
 
 export class RoomRecovery {
   readonly #o: RoomRecoveryOptions;
-  /** Client id -> room key -> what is held while that room's history is read. */
-  readonly #holds = new Map<string, Map<string, Hold>>();
 
   constructor(options: RoomRecoveryOptions) {
     this.#o = options;
-  }
-
-  /** True while a recovery of the client runs (its room deliveries pass through `hold`). */
-  holding(clientId: string): boolean {
-    return this.#holds.has(clientId);
-  }
-
-  /** Recoveries running now, for leak checks. */
-  get running(): number {
-    let n = 0;
-    for (const rooms of this.#holds.values()) n += rooms.size;
-    return n;
   }
 
   /**
    * A live delivery to a client in recovery: true when it is held (a message of a room
    * being recovered), false when it goes out now.
    */
-  hold(clientId: string, text: string): boolean {
-    const rooms = this.#holds.get(clientId);
-    if (rooms === undefined) return false;
+  hold(conn: Connection, text: string): boolean {
+    if (conn.recovering === 0) return false;
     const pos = positionOf(text);
     if (pos === undefined) return false;
-    const held = rooms.get(holdKey(pos.namespace, pos.room));
+    const held = conn.recoveryOf(holdKey(pos.namespace, pos.room));
     if (held === undefined) return false;
     if (held.texts.length < this.#o.history.maxReplay) held.texts.push(text);
     else held.overflow = true;
     return true;
-  }
-
-  /** The client is gone: what was held for it is dropped. */
-  drop(clientId: string): void {
-    this.#holds.delete(clientId);
   }
 
   /**
@@ -149,7 +129,7 @@ export class RoomRecovery {
    * false`, `already_joined`, unless a recovery of that room runs (its `$recovered` follows).
    */
   joined(
-    conn: ConnectionRecord,
+    conn: Connection,
     room: string,
     namespace: string,
     since: StreamPosition | undefined,
@@ -157,9 +137,8 @@ export class RoomRecovery {
   ): void {
     if (already) {
       if (since === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
-      const clientId = conn.client.id;
-      if (this.#holds.get(clientId)?.has(holdKey(namespace, room))) return;
-      this.#recovered(clientId, {
+      if (conn.recoveryOf(holdKey(namespace, room)) !== undefined) return;
+      this.#recovered(conn.id, {
         room,
         namespace,
         recovered: false,
@@ -168,16 +147,8 @@ export class RoomRecovery {
       });
       return;
     }
-    let position = since;
-    const { positions } = conn;
-    if (positions !== undefined) {
-      const i = positions.findIndex((p) => p.room === room && p.namespace === namespace);
-      if (i >= 0) {
-        const [taken] = positions.splice(i, 1);
-        position ??= taken;
-        if (positions.length === 0) conn.positions = undefined;
-      }
-    }
+    const taken = conn.takePosition(room, namespace);
+    const position = since ?? taken;
     if (position === undefined || conn.state !== ConnectionState.OPEN || !conn.hello) return;
     const { offset, epoch } = position;
     this.start(conn, room, namespace, { offset, epoch });
@@ -195,7 +166,7 @@ export class RoomRecovery {
   }
 
   /** Recovers one room for a client that was just put in it. */
-  start(conn: ConnectionRecord, room: string, namespace: string, since: StreamPosition): void {
+  start(conn: Connection, room: string, namespace: string, since: StreamPosition): void {
     const clientId = conn.client.id;
     const { history } = this.#o;
     const policy = history.policyFor(namespace, room);
@@ -210,14 +181,9 @@ export class RoomRecovery {
       return;
     }
     const key = holdKey(namespace, room);
-    let rooms = this.#holds.get(clientId);
-    if (rooms?.has(key)) return;
-    if (rooms === undefined) {
-      rooms = new Map();
-      this.#holds.set(clientId, rooms);
-    }
-    const hold: Hold = { texts: [], overflow: false, marks: marksOf(conn) };
-    rooms.set(key, hold);
+    if (conn.recoveryOf(key) !== undefined) return;
+    const hold: RecoveryHold = { texts: [], overflow: false, marks: marksOf(conn) };
+    conn.startRecovery(key, hold);
     let read: HistoryRead | Promise<HistoryRead>;
     try {
       read = history.read(namespace, room, policy, since, history.maxReplay, clientId);
@@ -226,11 +192,11 @@ export class RoomRecovery {
     }
     if (read instanceof Promise || typeof (read as { then?: unknown }).then === 'function') {
       Promise.resolve(read).then(
-        (r) => this.#finish(clientId, room, namespace, hold, r),
+        (r) => this.#finish(conn, room, namespace, hold, r),
         (err: unknown) => {
           this.#o.logger.exception(err, { phase: 'history.read (recovery)', clientId, room });
           // The history could not be read: the client cannot be told it missed nothing.
-          this.#finish(clientId, room, namespace, hold, {
+          this.#finish(conn, room, namespace, hold, {
             position: null,
             messages: [],
             complete: false,
@@ -240,15 +206,19 @@ export class RoomRecovery {
       );
       return;
     }
-    this.#finish(clientId, room, namespace, hold, read as HistoryRead);
+    this.#finish(conn, room, namespace, hold, read as HistoryRead);
   }
 
-  #finish(clientId: string, room: string, namespace: string, hold: Hold, read: HistoryRead): void {
-    const rooms = this.#holds.get(clientId);
+  #finish(
+    conn: Connection,
+    room: string,
+    namespace: string,
+    hold: RecoveryHold,
+    read: HistoryRead,
+  ): void {
     // The client left (or a newer recovery replaced this one): nothing to send.
-    if (rooms?.get(holdKey(namespace, room)) !== hold) return;
-    rooms.delete(holdKey(namespace, room));
-    if (rooms.size === 0) this.#holds.delete(clientId);
+    if (!conn.finishRecovery(holdKey(namespace, room), hold)) return;
+    const clientId = conn.id;
     let reason: RecoveryFailureReason | undefined = read.complete
       ? undefined
       : (read.reason ?? 'too_far_behind');
