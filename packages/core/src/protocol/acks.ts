@@ -40,29 +40,31 @@ export interface ServerRequestsOptions {
  * they go with it (a takeover or the connection's end rejects them).
  */
 export class PendingRequests {
-  readonly #byRid = new Map<string, Pending>();
+  /** Made on the first request: most connections never get one. */
+  #byRid: Map<string, Pending> | undefined = undefined;
 
   get size(): number {
-    return this.#byRid.size;
+    return this.#byRid?.size ?? 0;
   }
 
   add(rid: string, pending: Pending): void {
-    this.#byRid.set(rid, pending);
+    (this.#byRid ??= new Map()).set(rid, pending);
   }
 
   /** Takes a request out (its timer cleared); undefined when unknown or already settled. */
   take(rid: string): Pending | undefined {
-    const p = this.#byRid.get(rid);
+    const p = this.#byRid?.get(rid);
     if (p === undefined) return undefined;
-    this.#byRid.delete(rid);
+    this.#byRid!.delete(rid);
     clearTimeout(p.timer);
     return p;
   }
 
   /** Rejects every request: the client is gone (`PKG_ERR_CORE_CLIENT_GONE`). */
   rejectAll(clientId: string): void {
+    if (this.#byRid === undefined) return;
     const all = [...this.#byRid.values()];
-    this.#byRid.clear();
+    this.#byRid = undefined;
     for (const p of all) {
       clearTimeout(p.timer);
       p.reject(gone(p.event, clientId, 'disconnected before it answered'));

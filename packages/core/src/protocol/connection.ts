@@ -90,7 +90,7 @@ export class Connection {
   #positions: RoomPosition[] | undefined = undefined;
   readonly #history: HistoryState = { budget: undefined, queue: undefined };
   /** Room key -> what is held while that room's recovery reads its history. */
-  readonly #recoveries = new Map<string, RecoveryHold>();
+  #recoveries: Map<string, RecoveryHold> | undefined = undefined;
   /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack`. */
   readonly serverRequests = new PendingRequests();
   /**
@@ -373,16 +373,17 @@ export class Connection {
 
   /** Recoveries of its rooms running now (its room deliveries are then held). */
   get recovering(): number {
-    return this.#recoveries.size;
+    return this.#recoveries?.size ?? 0;
   }
 
   /** What the running recovery of a room (by room key) holds; undefined: none runs. */
   recoveryOf(key: string): RecoveryHold | undefined {
-    return this.#recoveries.get(key);
+    return this.#recoveries?.get(key);
   }
 
   /** A recovery of a room starts (one per room at a time: false when one runs). */
   startRecovery(key: string, hold: RecoveryHold): boolean {
+    this.#recoveries ??= new Map();
     if (this.#recoveries.has(key)) return false;
     this.#recoveries.set(key, hold);
     return true;
@@ -390,8 +391,9 @@ export class Connection {
 
   /** The recovery `hold` of a room ends: false when it is not the current one (or it left). */
   finishRecovery(key: string, hold: RecoveryHold): boolean {
-    if (this.#recoveries.get(key) !== hold) return false;
+    if (this.#recoveries?.get(key) !== hold) return false;
     this.#recoveries.delete(key);
+    if (this.#recoveries.size === 0) this.#recoveries = undefined;
     return true;
   }
 
@@ -410,7 +412,7 @@ export class Connection {
     this.#expired = undefined;
     this.#positions = undefined;
     this.#history.queue = undefined;
-    this.#recoveries.clear();
+    this.#recoveries = undefined;
     this.marks.replayed = undefined;
   }
 }
