@@ -19,39 +19,20 @@ export const LAYERS = [
   'errors',
   'config',
   'observability',
+  'ws',
   'routing',
   'http',
-  'ws',
-  'presence',
+  'docs',
   'history',
+  'presence',
   'cluster',
   'protocol',
   'lifecycle',
-  'docs',
   'testing',
   'pipeline',
   'server',
   'index',
 ];
-
-/** Upward imports that remain, to be removed; nothing may be added here. */
-const KNOWN = new Set([
-  'config/checks.ts -> presence/presence-rooms',
-  'config/options.ts -> presence/presence-rooms',
-  'history/asyncapi-history.ts -> docs/json-schema',
-  'history/history-request.ts -> protocol/connection',
-  'history/history-request.ts -> protocol/outbound',
-  'history/memory-history.ts -> cluster/adapter',
-  'history/room-history.ts -> cluster/adapter',
-  'http/timeouts.ts -> lifecycle/connection-gate',
-  'presence/presence-docs.ts -> docs/asyncapi',
-  'presence/presence-docs.ts -> docs/json-schema',
-  'routing/router.ts -> http/http-dispatch',
-  'routing/router.ts -> ws/ws-dispatch',
-  'routing/socket-controller.ts -> protocol/acks',
-  'routing/socket-controller.ts -> ws/client-registry',
-  'routing/socket-controller.ts -> ws/namespace-manager',
-]);
 
 function files(dir) {
   const out = [];
@@ -100,19 +81,10 @@ if (process.argv.includes('--print')) {
   for (const edge of found) console.log(edge);
   process.exit(0);
 }
-const added = found.filter((edge) => !KNOWN.has(edge));
-const gone = [...KNOWN].filter((edge) => !found.includes(edge));
-for (const edge of added) {
+for (const edge of found) {
   console.error(
     `core folders: ${edge} imports upward (see docs/core-layout.md): move the shared piece down, or pass it in from the composition root.`,
   );
 }
-for (const edge of gone) {
-  console.error(
-    `core folders: ${edge} no longer exists: remove it from KNOWN in tools/scripts/check-folders.mjs.`,
-  );
-}
-if (added.length > 0 || gone.length > 0) process.exit(1);
-console.log(
-  `core folders: ok (${LAYERS.length} layers, ${KNOWN.size} upward imports left to remove)`,
-);
+if (found.length > 0) process.exit(1);
+console.log(`core folders: ok (${LAYERS.length} layers, no upward import)`);

@@ -144,12 +144,12 @@ export type {
   AuthResult,
   AuthResume,
 } from './protocol/protocol-v1';
-export { RoomsController } from './ws/rooms-controller';
+export { RoomsController } from './routing/rooms-controller';
 export type {
   RoomEventPayload,
   RoomJoinPolicy,
   RoomsControllerOptions,
-} from './ws/rooms-controller';
+} from './routing/rooms-controller';
 export type {
   EventDataOf,
   EventHandler,

@@ -1,8 +1,8 @@
 import type { LoggerInterface } from '@pkg/logger';
 import type { EnvelopeMeta } from '@pkg/wire';
 import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
+import type { AdapterSlot } from './adapter-slot';
 import {
-  LocalAdapter,
   type Adapter,
   type AdapterHost,
   type AdapterState,
@@ -44,34 +44,14 @@ function checkRoomArgs(method: string, room: unknown, namespace: unknown): void 
 
 /** What the bridge needs, handed over once. */
 export interface AdapterBridgeOptions {
+  /** Holds the current adapter (room history reads it too). */
+  readonly slot: AdapterSlot;
   readonly namespaces: NamespaceManager;
   readonly clients: ClientRegistry;
   readonly wsHandler: WebSocketHandler;
   readonly logger: LoggerInterface;
-  /** Delivery of broadcasts (default: the handler's sendToMany). */
-  readonly deliver?: (clientIds: Iterable<string>, text: string) => number;
-  /** The clients of this process (default: the handler's connected clients). */
-  readonly localClientIds?: () => Iterable<string>;
-  /**
-   * Sends to a client of this process; false when it has none by that id (default: the
-   * handler's send). Only ids unknown here go to a cluster adapter.
-   */
-  readonly sendLocal?: (clientId: string, event: string, data: EventData) => boolean;
   /** Rooms that keep history: their broadcasts are published through the history store. */
   readonly history?: RoomHistory;
-  /**
-   * A local client was put in a room it was not in (`already` false): the protocol layer
-   * recovers the room from `since` (or a position of its `$hello`). Also called, with
-   * `already` true, for a join with `since` of a room the client is in: nothing is replayed,
-   * and the client is told so.
-   */
-  readonly joined?: (
-    clientId: string,
-    room: string,
-    namespace: string,
-    since: StreamPosition | undefined,
-    already: boolean,
-  ) => void;
   /** With tracing on: the trace context a broadcast made now carries to the adapter. */
   readonly traceContext?: (
     event: string,
@@ -87,6 +67,32 @@ export interface AdapterBridgeOptions {
 }
 
 /**
+ * The clients of this process as the rooms see them, served by the protocol layer (which
+ * is built before the bridge and handed to it with {@link AdapterBridge.serve}).
+ */
+export interface LocalClients {
+  /** Delivers one serialised broadcast to those of the clients that take deliveries. */
+  deliver(clientIds: Iterable<string>, text: string): number;
+  /** The clients broadcasts and counts see (open connections and away sessions). */
+  localClientIds(): Iterable<string>;
+  /** Sends to a client of this process; false when it has none by that id. */
+  send(clientId: string, event: string, data: EventData): boolean;
+  /**
+   * A local client was put in a room it was not in (`already` false): the protocol layer
+   * recovers the room from `since` (or a position of its `$hello`). Also called, with
+   * `already` true, for a join with `since` of a room the client is in: nothing is replayed,
+   * and the client is told so.
+   */
+  joined(
+    clientId: string,
+    room: string,
+    namespace: string,
+    since: StreamPosition | undefined,
+    already: boolean,
+  ): void;
+}
+
+/**
  * Rooms, namespaces and broadcast through the server's `Adapter` (in-memory by default, a
  * cluster adapter for several processes): checks the arguments, attaches the adapter to
  * this process's clients, and logs a failed adapter call instead of leaving it unhandled.
@@ -95,10 +101,22 @@ export interface AdapterBridgeOptions {
  */
 export class AdapterBridge {
   readonly #o: AdapterBridgeOptions;
-  #adapter: Adapter = new LocalAdapter();
+  readonly #slot: AdapterSlot;
+  /** The protocol layer's clients (until served: the WebSocket handler's, without recovery). */
+  #local: LocalClients;
 
   constructor(options: AdapterBridgeOptions) {
     this.#o = options;
+    this.#slot = options.slot;
+    const ws = options.wsHandler;
+    this.#local = {
+      deliver: (clientIds, text) => ws.sendToMany(clientIds, text),
+      *localClientIds() {
+        for (const client of ws.getClients()) yield client.id;
+      },
+      send: (clientId, event, data) => ws.send(clientId, event, data),
+      joined: () => undefined,
+    };
     this.#adapter.attach(this.#host());
   }
 
@@ -135,7 +153,7 @@ export class AdapterBridge {
         "setAdapter: the adapter's history must be a HistoryStore (publish(target, template, policy) and read(namespace, room, query)), or left out.",
       );
     }
-    this.#adapter = adapter;
+    this.#slot.adapter = adapter;
     this.#settle(adapter.attach(this.#host()), 'adapter.attach');
     this.#o.attached?.(adapter);
   }
@@ -199,10 +217,7 @@ export class AdapterBridge {
 
   /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */
   send(clientId: string, event: string, data: EventData): boolean {
-    const sent = this.#o.sendLocal
-      ? this.#o.sendLocal(clientId, event, data)
-      : this.#o.wsHandler.send(clientId, event, data);
-    if (sent) return true;
+    if (this.#local.send(clientId, event, data)) return true;
     if (this.#o.clients.getType(clientId) !== undefined) return false;
     return this.#forward({ type: 'send', clientId, text: prepareMessage(event, data) });
   }
@@ -243,7 +258,7 @@ export class AdapterBridge {
     const namespaces = this.#o.namespaces;
     namespaces.checkJoin(clientId, room, namespace);
     if (namespaces.isInRoom(clientId, room, namespace)) {
-      if (since !== undefined) this.#o.joined?.(clientId, room, namespace, since, true);
+      if (since !== undefined) this.#local.joined(clientId, room, namespace, since, true);
       return true;
     }
     const newNamespace = !namespaces.isInNamespace(clientId, namespace);
@@ -273,7 +288,7 @@ export class AdapterBridge {
     if (typeof (result as { then?: unknown } | null)?.then === 'function') {
       Promise.resolve(result).catch(rollback);
     }
-    this.#o.joined?.(clientId, room, namespace, since, false);
+    this.#local.joined(clientId, room, namespace, since, false);
     return true;
   }
 
@@ -307,7 +322,7 @@ export class AdapterBridge {
   /** Ids the target selects: the adapter's `clientIds` when it has one, else local ids. */
   async clientIds(target: CountTarget): Promise<string[]> {
     if (this.#adapter.clientIds) return this.#adapter.clientIds(target);
-    return [...(this.#o.localClientIds ?? (() => this.#localIds()))()];
+    return [...this.#local.localClientIds()];
   }
 
   /** The adapter's link to other instances, for the health document (undefined: local). */
@@ -319,16 +334,21 @@ export class AdapterBridge {
     await this.#adapter.close();
   }
 
-  *#localIds(): Generator<string> {
-    for (const client of this.#o.wsHandler.getClients()) yield client.id;
+  /** The protocol layer takes over delivery, sends and recovery for the clients of this process. */
+  serve(local: LocalClients): void {
+    this.#local = local;
+  }
+
+  get #adapter(): Adapter {
+    return this.#slot.adapter;
   }
 
   #host(): AdapterHost {
     const { clients, wsHandler, logger } = this.#o;
     return {
       namespaces: this.#o.namespaces,
-      localClientIds: this.#o.localClientIds ?? (() => this.#localIds()),
-      deliver: this.#o.deliver ?? ((clientIds, text) => wsHandler.sendToMany(clientIds, text)),
+      localClientIds: () => this.#local.localClientIds(),
+      deliver: (clientIds, text) => this.#local.deliver(clientIds, text),
       hasClient: (clientId) => clients.getType(clientId) === 'ws',
       disconnect: (clientId) => {
         if (clients.getType(clientId) !== 'ws') return false;

@@ -3,23 +3,9 @@ import type { HistoryStore } from '../history/history';
 import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
 import type { PresenceReplicator } from '../presence/cluster-presence';
+import type { BroadcastTarget } from '../ws/broadcast-target';
 
-/**
- * Where a broadcast goes. No namespace and no room: every WebSocket client. A namespace: its
- * members. A room: the members of that room in the namespace (`/` when none is given).
- */
-export interface BroadcastTarget {
-  readonly namespace?: string | null;
-  readonly room?: string | null;
-  /** Client id(s) to leave out, typically the sender. */
-  readonly except?: string | readonly string[];
-  /**
-   * The W3C trace context of the operation that broadcast (present only with `tracing` on
-   * and a span active). A cluster adapter carries it to the other instances and delivers
-   * there through {@link AdapterHost.runTraced}, so their deliveries join the trace.
-   */
-  readonly trace?: EnvelopeMeta;
-}
+export type { BroadcastTarget } from '../ws/broadcast-target';
 
 /** Which clients to count: all, a namespace, or a room (as in {@link BroadcastTarget}). */
 export interface CountTarget {

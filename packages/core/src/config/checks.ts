@@ -14,7 +14,6 @@ import {
 import { createCoreError } from '../errors';
 import type { ServerConfigOptions } from './options';
 import { MAX_RESTART_DELAY_MS } from '@pkg/wire';
-import { presencePatternProblem } from '../presence/presence-rooms';
 
 /** `null` when the value is good, else what was expected ("a positive number of bytes"). */
 type Check = (value: unknown) => string | null;
@@ -331,4 +330,23 @@ export function copy<T>(value: T): T {
     return out as T;
   }
   return value;
+}
+
+/** The check of one `presence` entry: null when good, else what was expected. */
+export function presencePatternProblem(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'an object such as { match: "chat:*" }';
+  }
+  const entry = value as Record<string, unknown>;
+  for (const key of Object.keys(entry)) {
+    if (key !== 'match' && key !== 'namespace') return `{match, namespace?} without "${key}"`;
+  }
+  if (typeof entry['match'] !== 'string' || entry['match'] === '') {
+    return '{match, namespace?} with match a non-empty room glob such as "chat:*"';
+  }
+  const ns = entry['namespace'];
+  if (ns !== undefined && (typeof ns !== 'string' || !ns.startsWith('/'))) {
+    return '{match, namespace?} with namespace a string starting with "/"';
+  }
+  return null;
 }

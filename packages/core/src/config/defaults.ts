@@ -97,3 +97,6 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   presence_max_meta_bytes: 1024,
   presence_node_timeout: 15_000,
 });
+
+/** Seconds a 503 refusal (connection caps, handler timeouts) asks the client to wait (`Retry-After`). */
+export const RETRY_AFTER_SECONDS = 5;

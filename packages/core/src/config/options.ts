@@ -4,7 +4,6 @@
  * in defaults.ts, checks in checks.ts, the class in server-config.ts.
  */
 import type { CorsOptions, TrustPredicate, TrustProxySetting } from '@pkg/http';
-import type { PresencePattern } from '../presence/presence-rooms';
 
 /** CORS settings as the spec writes them (snake_case): `CorsOptions` of @pkg/http. */
 export type ServerCorsOptions = CorsOptions;
@@ -258,7 +257,13 @@ export interface HistoryPattern {
   ttl: number;
 }
 
-export type { PresencePattern } from '../presence/presence-rooms';
+/** One entry of the `presence` setting. */
+export interface PresencePattern {
+  /** A glob on the room name: `*` matches any run of characters (`chat:*`, `*`). */
+  match: string;
+  /** The namespace the pattern applies to; every namespace when left out. */
+  namespace?: string;
+}
 
 /** See `ws_rate_limit_key`. */
 export type WsRateLimitKey = 'address' | 'client' | ((clientId: string, address: string) => string);

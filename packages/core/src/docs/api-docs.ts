@@ -2,7 +2,12 @@ import type { AnySchema } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import { createCoreError } from '../errors';
-import { buildAsyncApi, checkDeclaredEvent, type ControlEventDoc } from './asyncapi';
+import {
+  buildAsyncApi,
+  checkDeclaredEvent,
+  type ControlEventDoc,
+  type HistoryDocs,
+} from './asyncapi';
 import type { Json, JsonSchemaConverter } from './json-schema';
 import { buildOpenApi } from './openapi';
 
@@ -42,13 +47,13 @@ export class ApiDocs {
   readonly #controlEvents = new Map<string, ControlEventDoc>();
   #converter: JsonSchemaConverter | undefined;
 
-  readonly #history: () => boolean;
+  readonly #history: () => HistoryDocs | null;
 
-  /** `history` tells whether some room keeps history (the document then shows it). */
+  /** `history` gives history's parts when some room keeps history (the document then shows them). */
   constructor(
     registry: ControllerRegistry,
     info: { title: string; version: string },
-    history: () => boolean = () => false,
+    history: () => HistoryDocs | null = () => null,
   ) {
     this.#registry = registry;
     this.#info = info;

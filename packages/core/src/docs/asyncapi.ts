@@ -4,7 +4,6 @@ import { createCoreError } from '../errors';
 import type { ControllerRegistry } from '../routing/controller-registry';
 import type { ApiDocumentOptions, ServerEventDeclaration } from './api-docs';
 import { ISSUES_SCHEMA, schemaFor, type Json } from './json-schema';
-import { POS_MEMBER, addHistoryMessages } from '../history/asyncapi-history';
 
 function envelope(event: string, data: Json, withId: boolean): Json {
   const properties: Json = { event: { const: event }, data };
@@ -38,6 +37,24 @@ const ERROR_DATA: Json = {
   },
 };
 
+/** Adds one message of one direction to the document. */
+export type AddMessage = (
+  direction: 'receive' | 'send',
+  event: string,
+  payload: Json,
+  summary: string,
+) => void;
+
+/**
+ * The parts of room history in the document, given by history/ when some room keeps
+ * history: the member every server event may carry, and its control events.
+ */
+export interface HistoryDocs {
+  /** `pos`, on server events broadcast to a room that keeps history. */
+  readonly posMember: Json;
+  addMessages(add: AddMessage): void;
+}
+
 /** A `$` control event the server sends when a feature is on (its data as JSON Schema). */
 export interface ControlEventDoc {
   readonly data: Json;
@@ -50,13 +67,13 @@ export function buildAsyncApi(
   serverEvents: ReadonlyMap<string, ServerEventDeclaration>,
   info: { title: string; version: string },
   options: ApiDocumentOptions = {},
-  history = false,
+  history: HistoryDocs | null = null,
   controlEvents: ReadonlyMap<string, ControlEventDoc> = new Map(),
 ): Json {
   const messages: Record<string, Json> = {};
   const operations: Record<string, Json> = {};
   const channelMessages: Record<string, Json> = {};
-  const add = (direction: 'receive' | 'send', event: string, payload: Json, summary: string) => {
+  const add: AddMessage = (direction, event, payload, summary) => {
     const key = `${direction === 'receive' ? 'client' : 'server'}.${messageKey(event)}`;
     messages[key] = { name: event, summary, payload };
     channelMessages[key] = { $ref: `#/components/messages/${key}` };
@@ -86,10 +103,11 @@ export function buildAsyncApi(
       ? schemaFor(declared.schema, options.jsonSchema)
       : { type: ['object', 'array'] };
     const payload = envelope(event, data, false);
-    if (history) (payload['properties'] as Record<string, Json>)['pos'] = POS_MEMBER;
+    if (history !== null)
+      (payload['properties'] as Record<string, Json>)['pos'] = history.posMember;
     add('send', event, payload, declared.description ?? 'Sent by the server.');
   }
-  if (history) addHistoryMessages(add);
+  history?.addMessages(add);
   for (const [event, doc] of controlEvents) {
     add('send', event, envelope(event, doc.data, false), doc.summary);
   }

@@ -4,6 +4,7 @@
  * request and its answer. Added when the server keeps the history of some room.
  */
 import { ControlEvent, HISTORY_LIMITS } from '@pkg/wire';
+import type { AddMessage, HistoryDocs } from '../docs/asyncapi';
 import type { Json } from '../docs/json-schema';
 
 const POSITION: Json = {
@@ -85,10 +86,8 @@ const HISTORY_ANSWER: Json = {
   },
 };
 
-type Add = (direction: 'receive' | 'send', event: string, payload: Json, summary: string) => void;
-
 /** Adds `$recovered` and both directions of `$history`. */
-export function addHistoryMessages(add: Add): void {
+export function addHistoryMessages(add: AddMessage): void {
   const id = { type: ['string', 'integer'], description: 'Required: the answer carries it.' };
   add(
     'send',
@@ -121,3 +120,6 @@ export function addHistoryMessages(add: Add): void {
     'The answer to $history, with its id.',
   );
 }
+
+/** History's parts of the AsyncAPI document. */
+export const HISTORY_DOCS: HistoryDocs = { posMember: POS_MEMBER, addMessages: addHistoryMessages };

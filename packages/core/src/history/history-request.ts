@@ -19,13 +19,34 @@ import {
 } from '@pkg/wire';
 import type { Envelope } from '@pkg/ws-protocol';
 import type { RoomHistory } from './room-history';
-import type { Connection } from '../protocol/connection';
 import { HistoryBudget, type HistoryBudgetLimits } from './history-budget';
-import type { Outbound } from '../protocol/outbound';
+
+/** What `$history` keeps on a connection (protocol/connection.ts): its budget and its queue. */
+export interface HistoryClient {
+  readonly id: string;
+  /** Its `$history` budget, made on first use. */
+  historyBudget(make: () => HistoryBudget): HistoryBudget;
+  /** A request: true to answer it now, false when queued behind the running one. */
+  startHistory(envelope: Envelope): boolean;
+  /** The next queued request; undefined (and none running) when none waits. */
+  nextHistory(): Envelope | undefined;
+}
+
+/** The connection's door (protocol/outbound.ts): answers and `error` events. */
+export interface HistoryDoor {
+  answerTo(conn: HistoryClient, event: string, id: RequestId, result: unknown): number;
+  failTo(
+    conn: HistoryClient,
+    code: string,
+    message: string,
+    extra?: Readonly<Record<string, unknown>>,
+    id?: RequestId,
+  ): void;
+}
 
 export interface HistoryRequestHost {
   readonly history: RoomHistory;
-  readonly outbound: Outbound;
+  readonly outbound: HistoryDoor;
   readonly maxNameLength: number;
   /** Whether the client is a member of the room now. */
   readonly isMember: (clientId: string, room: string, namespace: string) => boolean;
@@ -77,15 +98,14 @@ export function readHistoryRequest(
  */
 export function answerHistory(
   host: HistoryRequestHost,
-  conn: Connection,
+  conn: HistoryClient,
   envelope: Envelope,
 ): void {
   const { outbound } = host;
   const { id } = envelope;
-  const clientId = conn.client.id;
   if (id === undefined) {
-    outbound.fail(
-      clientId,
+    outbound.failTo(
+      conn,
       WireErrorCode.INVALID_PAYLOAD,
       '$history is a request: send it with an "id" to get the answer.',
       { event: ControlEvent.HISTORY },
@@ -96,19 +116,19 @@ export function answerHistory(
 }
 
 /** The next queued request of the connection, or the end of its queue. */
-function next(host: HistoryRequestHost, conn: Connection): void {
+function next(host: HistoryRequestHost, conn: HistoryClient): void {
   const envelope = conn.nextHistory();
   if (envelope !== undefined) serve(host, conn, envelope, envelope.id!);
 }
 
 function serve(
   host: HistoryRequestHost,
-  conn: Connection,
+  conn: HistoryClient,
   envelope: Envelope,
   id: RequestId,
 ): void {
   const { outbound } = host;
-  const clientId = conn.client.id;
+  const clientId = conn.id;
   const budget = conn.historyBudget(() => new HistoryBudget(host.budget, Date.now()));
   const retryAfter = budget.take(Date.now());
   if (retryAfter > 0) {
@@ -117,8 +137,8 @@ function serve(
       clientId,
     });
     const { requestsPerSecond, bytesPerSecond } = host.budget;
-    outbound.fail(
-      clientId,
+    outbound.failTo(
+      conn,
       WireErrorCode.RATE_LIMITED,
       `Too many $history requests: at most ${requestsPerSecond} per second and ${bytesPerSecond} answer bytes per second (history_max_requests_per_second, history_max_bytes_per_second). Retry in ${retryAfter} s.`,
       { event: ControlEvent.HISTORY, retryAfter },
@@ -128,8 +148,8 @@ function serve(
   }
   const request = readHistoryRequest(envelope.data, host.maxNameLength, host.history.maxReplay);
   if (typeof request === 'string') {
-    outbound.fail(
-      clientId,
+    outbound.failTo(
+      conn,
       WireErrorCode.INVALID_PAYLOAD,
       `$history: ${request}.`,
       {
@@ -141,8 +161,8 @@ function serve(
   }
   const { room, namespace, since, limit } = request;
   if (!host.isMember(clientId, room, namespace)) {
-    outbound.fail(
-      clientId,
+    outbound.failTo(
+      conn,
       WireErrorCode.FORBIDDEN,
       `$history: you are not a member of room ${JSON.stringify(room)} in namespace ${JSON.stringify(namespace)}; join it first.`,
       { event: ControlEvent.HISTORY, room, namespace },
@@ -152,13 +172,13 @@ function serve(
   }
   host.history.answer(namespace, room, since, limit, clientId).then(
     (answer) => {
-      budget.spend(outbound.answer(clientId, ControlEvent.HISTORY, id, answer), Date.now());
+      budget.spend(outbound.answerTo(conn, ControlEvent.HISTORY, id, answer), Date.now());
       next(host, conn);
     },
     (err: unknown) => {
       host.logger.exception(err, { phase: '$history', clientId, room });
-      outbound.fail(
-        clientId,
+      outbound.failTo(
+        conn,
         WireErrorCode.INTERNAL_ERROR,
         '$history: the history could not be read; try again later.',
         { event: ControlEvent.HISTORY, room, namespace },

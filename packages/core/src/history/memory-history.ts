@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fillPosition, roomKey, type RecoveryFailureReason } from '@pkg/wire';
-import type { BroadcastTarget } from '../cluster/adapter';
+import type { BroadcastTarget } from '../ws/broadcast-target';
 import { keptExcept } from './history';
 import type {
   HistoryPolicy,

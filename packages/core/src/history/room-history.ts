@@ -16,7 +16,7 @@ import {
   type StreamPosition,
 } from '@pkg/wire';
 import { prepareMessage, type EventData } from '@pkg/ws-protocol';
-import type { Adapter, BroadcastTarget } from '../cluster/adapter';
+import type { BroadcastTarget } from '../ws/broadcast-target';
 import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
 import { MemoryHistoryStore } from './memory-history';
 import type { HistoryPattern } from '../config/options';
@@ -80,7 +80,7 @@ export interface RoomHistoryOptions {
   readonly maxReplayBytes: number;
   readonly logger: LoggerInterface;
   /** The current adapter (its `history`, and its `broadcast` for the in-memory store). */
-  readonly adapter: () => Adapter;
+  readonly adapter: () => HistoryAdapter;
 }
 
 export class RoomHistory {
@@ -286,6 +286,13 @@ export class RoomHistory {
     );
     return 0;
   }
+}
+
+/** What room history needs of the server's adapter (cluster/adapter.ts). */
+export interface HistoryAdapter {
+  /** A shared history store (the Redis adapter's); without it, this process's memory. */
+  readonly history?: HistoryStore;
+  broadcast(text: string, target: BroadcastTarget): MaybePromise<number>;
 }
 
 function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {

@@ -1,6 +1,6 @@
 import { Response, type Request } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
-import { RETRY_AFTER_SECONDS } from '../lifecycle/connection-gate';
+import { RETRY_AFTER_SECONDS } from '../config/defaults';
 
 type Dispatch = (request: Request) => Response | Promise<Response>;
 

@@ -1,9 +1,9 @@
 import type { Duplex } from 'node:stream';
 import { addressGroup } from '@pkg/http';
+import { RETRY_AFTER_SECONDS } from '../config/defaults';
 import { refusalMessage } from './refusals';
 
-/** Seconds a refused client is told to wait (`Retry-After`). */
-export const RETRY_AFTER_SECONDS = 5;
+export { RETRY_AFTER_SECONDS };
 
 /** What ConnectionGate needs, handed over once. */
 export interface ConnectionGateOptions {

@@ -6,7 +6,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import type { ClientIdGenerator, WebSocketHandler } from '@pkg/ws-protocol';
 import type { AdapterState } from '../cluster/adapter';
 import type { ClientRegistry } from '../ws/client-registry';
-import type { PendingHandlers } from '../ws/pending-handlers';
+import type { PendingHandlers } from '../protocol/pending-handlers';
 import { RETRY_AFTER_SECONDS, type ConnectionGate } from './connection-gate';
 import type { HostCheckResult } from './host-check';
 import { refuseRequest } from './refusals';

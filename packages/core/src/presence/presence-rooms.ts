@@ -5,14 +5,9 @@
 import { Buffer } from 'node:buffer';
 import type { PresenceMeta } from '@pkg/wire';
 import { createCoreError } from '../errors';
+import type { PresencePattern } from '../config/options';
 
-/** One entry of the `presence` setting. */
-export interface PresencePattern {
-  /** A glob on the room name: `*` matches any run of characters (`chat:*`, `*`). */
-  match: string;
-  /** The namespace the pattern applies to; every namespace when left out. */
-  namespace?: string;
-}
+export type { PresencePattern } from '../config/options';
 
 /** Members a meta always has; the application cannot set them. */
 const RESERVED = new Set(['clientId', 'joinedAt']);
@@ -44,25 +39,6 @@ export class PresenceRooms {
     }
     return false;
   }
-}
-
-/** The check of one `presence` entry: null when good, else what was expected. */
-export function presencePatternProblem(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return 'an object such as { match: "chat:*" }';
-  }
-  const entry = value as Record<string, unknown>;
-  for (const key of Object.keys(entry)) {
-    if (key !== 'match' && key !== 'namespace') return `{match, namespace?} without "${key}"`;
-  }
-  if (typeof entry['match'] !== 'string' || entry['match'] === '') {
-    return '{match, namespace?} with match a non-empty room glob such as "chat:*"';
-  }
-  const ns = entry['namespace'];
-  if (ns !== undefined && (typeof ns !== 'string' || !ns.startsWith('/'))) {
-    return '{match, namespace?} with namespace a string starting with "/"';
-  }
-  return null;
 }
 
 /**

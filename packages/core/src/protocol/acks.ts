@@ -17,11 +17,9 @@ function bounded(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
-/** Options of `emitWithAck`. */
-export interface EmitWithAckOptions {
-  /** Milliseconds to wait for the answer (default: the `ack_timeout` config key, 10000). */
-  timeout?: number;
-}
+import type { EmitWithAckOptions } from '../routing/socket-controller';
+
+export type { EmitWithAckOptions } from '../routing/socket-controller';
 
 export interface Pending {
   readonly event: string;

@@ -9,6 +9,8 @@ import type { LoggerInterface } from '@pkg/logger';
 import { MAX_AUTH_LENGTH, SUBPROTOCOL, encodeError, type RequestId } from '@pkg/wire';
 import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
 import { ClientRegistry } from '../ws/client-registry';
+import type { Routes } from '../routing/ws-dispatch';
+import { ConnectionTable } from './connections';
 import type { AuthResult } from './auth';
 import { Connection, ConnectionState as S, MOVES, canMove } from './connection';
 import type { ConnectionStateName } from './connection';
@@ -457,6 +459,8 @@ interface Rig {
   dispatched: Array<{ id: string; event: string }>;
   ended: string[];
   connect(id: string, v1?: boolean): WsClient;
+  /** The connection of a client id now. */
+  conn(id: string): Connection;
   send(client: WsClient, envelope: Envelope): void;
 }
 
@@ -468,13 +472,38 @@ function rig(
   } = {},
 ): Rig {
   const ws = new FakeTransport();
-  const clients = new ClientRegistry();
+  const connections = new ConnectionTable();
+  const clients = new ClientRegistry(connections);
   const started: string[] = [];
   const dispatched: Array<{ id: string; event: string }> = [];
   const ended: string[] = [];
+  // The routes record the messages that reach them (no OnConnect handlers: no phase to
+  // wait for); the rooms record when a client starts (joins its namespace) and ends.
+  const routes: Routes = {
+    hasConnectHandlers: false,
+    dispatch: (id, event) => {
+      dispatched.push({ id, event });
+      return undefined;
+    },
+    dispatchSpecialEvent: () => Promise.resolve(),
+  };
   const o: ProtocolV1Options = {
     wsHandler: ws as unknown as WebSocketHandler,
+    connections,
     clients,
+    messages: {
+      routes,
+      ws: ws as unknown as WebSocketHandler,
+      logger: silent,
+      observability: {
+        holder: { metrics: null },
+        observers: { messagesPassThrough: () => true, message: () => undefined },
+      },
+      tracing: null,
+      maxPending: 0,
+      handlerTimeout: 0,
+      connectTimeout: 0,
+    },
     logger: silent,
     recoveryWindow: options.recoveryWindow ?? 60_000,
     recoveryBuffer: 16,
@@ -486,14 +515,12 @@ function rig(
     maxPendingRequests: 2,
     maxPendingServerRequests: 4,
     ackTimeout: 1000,
-    start: (id) => started.push(id),
-    dispatch: (client, e) => dispatched.push({ id: client.id, event: e.event }),
-    end: (id, done) => {
-      ended.push(id);
-      done();
-    },
   };
   const p = new ProtocolV1(o);
+  p.serveRooms({
+    connected: (id) => void started.push(id),
+    disconnected: (id) => void ended.push(id),
+  });
   if (options.auth !== undefined) p.addAuthHandler(options.auth);
   return {
     p,
@@ -502,6 +529,7 @@ function rig(
     started,
     dispatched,
     ended,
+    conn: (id) => connections.get(id)!,
     connect(id, v1 = true) {
       const client = fakeClient(id, v1);
       ws.clients.set(id, client);
@@ -700,7 +728,7 @@ describe('ProtocolV1 over a fake transport: each state, messages early, twice, n
     for (const id of [1, 2, 3]) r.send(c, env('e', {}, id));
     expect(r.dispatched).toHaveLength(2);
     expect(r.ws.refusals).toEqual([{ to: 'a', code: 'too_many_pending', id: 3 }]);
-    r.p.outbound.answer('a', 'e', 1, null);
+    r.p.outbound.answerTo(r.conn('a'), 'e', 1, null);
     r.send(c, env('e', {}, 4));
     expect(r.dispatched).toHaveLength(3);
   });
@@ -709,10 +737,10 @@ describe('ProtocolV1 over a fake transport: each state, messages early, twice, n
     const r = rig({ helloWait: 0 });
     const c = r.connect('a');
     r.send(c, env('e', {}, 1));
-    r.p.outbound.expire('a', 1, 'late');
-    expect(r.p.outbound.answer('a', 'e', 1, { x: 1 })).toBe(0);
+    r.p.outbound.expire(r.conn('a'), 1, 'late');
+    expect(r.p.outbound.answerTo(r.conn('a'), 'e', 1, { x: 1 })).toBe(0);
     expect(r.ws.refusals).toEqual([{ to: 'a', code: 'handler_timeout', id: 1 }]);
-    expect(r.p.outbound.answer('a', 'e', 2, null)).toBeGreaterThan(0);
+    expect(r.p.outbound.answerTo(r.conn('a'), 'e', 2, null)).toBeGreaterThan(0);
   });
 
   it('open, dropped: the session waits away; a resume takes it back under the old id', () => {
@@ -762,8 +790,9 @@ describe('ProtocolV1 over a fake transport: each state, messages early, twice, n
     expect(r.p.load()).toEqual({ openClients: 0, sessions: 0, awaySessions: 0, sessionBytes: 0 });
     expect(r.clients.types.has('a')).toBe(false);
     expect(jest.getTimerCount()).toBe(0);
+    // A message that still arrives for the ended client reaches no handler.
     r.send(a, env('chat'));
-    expect(r.dispatched).toEqual([{ id: 'a', event: 'chat' }]);
+    expect(r.dispatched).toEqual([]);
   });
 
   it('a connection closed before it opened runs no OnDisconnect and forgets its data', () => {

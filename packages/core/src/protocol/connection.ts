@@ -99,10 +99,20 @@ export class Connection {
    * kept on the session, see room-recovery.ts).
    */
   readonly marks: { replayed: Map<string, StreamPosition> | undefined } = { replayed: undefined };
+  /** The application's data of the client (`setClientData`), made on first use. */
+  #data: Map<string, unknown> | undefined;
+  /** No longer a connected client (its `OnDisconnect` runs or ran); its data is still read. */
+  #gone = false;
+  /** Its message handlers not finished yet (made on first use). */
+  #work: Set<Promise<void>> | undefined = undefined;
+  /** Completion of its `OnConnect` handlers, while they run: its messages wait for it. */
+  #connectPhase: Promise<unknown> | undefined = undefined;
 
   constructor(client: WsClient, v1: boolean) {
     this.#client = client;
     this.v1 = v1;
+    const entries = Object.entries(client.data);
+    if (entries.length > 0) this.#data = new Map(entries);
   }
 
   /** The socket's client (replaced when a resume or a takeover renames the connection). */
@@ -395,6 +405,72 @@ export class Connection {
     this.#recoveries.delete(key);
     if (this.#recoveries.size === 0) this.#recoveries = undefined;
     return true;
+  }
+
+  // ------------------------------------------------------------------ the application's view
+
+  /** A connected client for the application (`getClientType`): false once it is gone for good. */
+  get connected(): boolean {
+    return !this.#gone;
+  }
+
+  /** The client is gone for good: its `OnDisconnect` handlers run next (its data stays readable). */
+  leave(): void {
+    this.#gone = true;
+  }
+
+  /** One value of its data, or all of them as a new object without a key. */
+  getData(key?: string | null): unknown {
+    if (key === undefined || key === null) return Object.fromEntries(this.#data ?? []);
+    return this.#data?.get(key);
+  }
+
+  setData(key: string, value: unknown): void {
+    (this.#data ??= new Map()).set(key, value);
+  }
+
+  /** Takes over the data of the connection a resume replaces (the client keeps its data). */
+  inherit(previous: Connection | undefined): void {
+    if (previous !== undefined && previous !== this) this.#data = previous.#data;
+  }
+
+  // ------------------------------------------------------------------ handlers at work
+
+  /** Its message handlers not finished yet (timed-out ones included). */
+  get working(): number {
+    return this.#work?.size ?? 0;
+  }
+
+  /** A message handler of this client is at work until `work` settles (or {@link end}). */
+  startWork(work: Promise<void>): void {
+    (this.#work ??= new Set()).add(work);
+  }
+
+  /** The work settled: false when it was not counted (any more). */
+  finishWork(work: Promise<void>): boolean {
+    if (this.#work === undefined || !this.#work.delete(work)) return false;
+    if (this.#work.size === 0) this.#work = undefined;
+    return true;
+  }
+
+  /** Takes every unfinished work out (the client is gone: nothing waits for them here). */
+  takeWork(): Iterable<Promise<void>> {
+    const work = this.#work ?? [];
+    this.#work = undefined;
+    return work;
+  }
+
+  /** While its `OnConnect` handlers run: what its messages wait for. */
+  get connectPhase(): Promise<unknown> | undefined {
+    return this.#connectPhase;
+  }
+
+  /** Its `OnConnect` handlers run until `phase` settles. */
+  startConnect(phase: Promise<unknown>): void {
+    this.#connectPhase = phase;
+    void phase.then(() => {
+      if (this.#connectPhase === phase) this.#connectPhase = undefined;
+    });
   }
 
   // ------------------------------------------------------------------ the end

@@ -20,7 +20,7 @@ import type { WebSocketHandler } from '@pkg/ws-protocol';
 import type { AuthOutcome, AuthRefusal } from './auth';
 import type { Connection } from './connection';
 import type { ResumeRefusal, Session, SessionStore } from './session';
-import type { ClientRegistry } from '../ws/client-registry';
+import type { ConnectionTable } from './connections';
 
 /** What a `$welcome` says. */
 export interface WelcomeFields {
@@ -55,16 +55,15 @@ export function welcomeText(w: WelcomeFields): string {
 export interface WelcomeHost {
   readonly ws: WebSocketHandler;
   readonly sessions: SessionStore | undefined;
-  readonly conns: Map<string, Connection>;
-  readonly clients: ClientRegistry;
+  readonly conns: ConnectionTable;
   readonly logger: LoggerInterface;
   readonly recoveryWindow: number;
   /** Moves the connection to `open` (running `OnConnect` when `start`), then dispatches what it held. */
   open(conn: Connection, start: boolean): void;
   /** Starts the close of a connection from the server side. */
   close(conn: Connection, code: number, reason: string): void;
-  /** The client is gone for good (`OnDisconnect`). */
-  endClient(clientId: string): void;
+  /** The client is gone for good (`OnDisconnect`, with `clientId` when it was renamed since). */
+  endClient(conn: Connection, clientId?: string): void;
   /** True when auth handlers are registered. */
   authenticates(): boolean;
   /** Runs the auth handlers (state `authenticating`); `then` gets a current outcome only. */
@@ -170,24 +169,26 @@ export class Welcomer {
     if (session === undefined) return sessions.refusalFor(token);
     // The session stays its owner's: a resume under another identity changes nothing.
     if (session.identity !== conn.identity) return 'identity';
+    // The connection that holds the client now: away, or serving the session (taken over).
+    const holder = h.conns.get(session.clientId);
     if (session.connected) this.#takeOver(session);
+    holder?.attach(undefined);
     const outcome = sessions.resume(session, seq);
     if ('refused' in outcome) {
-      h.endClient(session.clientId);
+      if (holder !== undefined) h.endClient(holder, session.clientId);
       return outcome.refused;
     }
     const fresh = conn.client.id;
     const renamed = h.ws.renameClient(fresh, session.clientId);
     if (renamed === undefined) {
       sessions.end(session);
-      h.endClient(session.clientId);
+      if (holder !== undefined) h.endClient(holder, session.clientId);
       return 'ended';
     }
-    h.conns.delete(fresh);
-    h.clients.markDisconnected(fresh);
-    h.clients.forgetData(fresh);
+    // The client keeps its id and its data; the fresh id is forgotten.
     conn.resume(renamed, session);
-    h.conns.set(session.clientId, conn);
+    conn.inherit(holder);
+    h.conns.moved(conn, fresh);
     this.#send(conn, hello, authUnused, true, undefined);
     for (const text of outcome.replay) h.ws.sendRaw(session.clientId, text);
     h.open(conn, false);
@@ -204,10 +205,7 @@ export class Welcomer {
     // The old connection gives the id up at once; its close then ends nothing.
     const renamed = h.ws.renameClient(session.clientId, `${session.clientId}~${this.#takeovers}`);
     old.takeOver(renamed);
-    if (renamed !== undefined) {
-      h.conns.delete(session.clientId);
-      h.conns.set(renamed.id, old);
-    }
+    if (renamed !== undefined) h.conns.moved(old, session.clientId);
     h.logger.info('WebSocket session taken over by a resume; closing the old connection', {
       code: 'PKG_ERR_CORE_SESSION_TAKEN_OVER',
       clientId: session.clientId,

@@ -3,8 +3,10 @@
  */
 import type { LoggerInterface } from '@pkg/logger';
 import { closeCodes } from '@pkg/wire';
-import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import type { WebSocketHandler } from '@pkg/ws-protocol';
 import type { ClientRegistry } from '../ws/client-registry';
+import type { ConnectionTable } from './connections';
+import type { MessagesOptions } from './messages';
 import type { RoomHistory } from '../history/room-history';
 import type { HistoryBudgetLimits } from '../history/history-budget';
 
@@ -22,7 +24,11 @@ export const FINAL_CLOSES: ReadonlySet<number> = new Set<number>(
 /** What the protocol layer needs, handed over once. */
 export interface ProtocolV1Options {
   readonly wsHandler: WebSocketHandler;
+  /** The one table of WebSocket clients (the application reads it through `clients`). */
+  readonly connections: ConnectionTable;
   readonly clients: ClientRegistry;
+  /** What an open connection's messages come to: routes, handler bounds, observation. */
+  readonly messages: MessagesOptions;
   readonly logger: LoggerInterface;
   readonly recoveryWindow: number;
   readonly recoveryBuffer: number;
@@ -37,12 +43,6 @@ export interface ProtocolV1Options {
   readonly maxPendingRequests: number;
   readonly maxPendingServerRequests: number;
   readonly ackTimeout: number;
-  /** Makes the client a member of its namespace and runs its `OnConnect` handlers. */
-  readonly start: (clientId: string) => void;
-  /** Hands a message to the dispatcher. */
-  readonly dispatch: (client: WsClient, envelope: Envelope) => void;
-  /** The client is gone for good: out of rooms, `OnDisconnect`, then `done`. */
-  readonly end: (clientId: string, done: () => void) => void;
   // history
   /** Rooms that keep history: recovery on join, `$history`. */
   readonly history?: RoomHistory;
@@ -54,8 +54,6 @@ export interface ProtocolV1Options {
   readonly maxNameLength?: number;
   /** Whether a client is a member of a room (for `$history`). */
   readonly isMember?: (clientId: string, room: string, namespace: string) => boolean;
-  /** The connection of a session dropped (the session waits) or a session resumed. */
-  readonly awayChanged?: (clientId: string, away: boolean) => void;
 }
 
 /** What the protocol layer holds, for `getLoad()`. */

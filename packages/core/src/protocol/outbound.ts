@@ -13,6 +13,7 @@ import {
   type WebSocketHandler,
 } from '@pkg/ws-protocol';
 import { ConnectionState, type Connection } from './connection';
+import type { ConnectionTable } from './connections';
 import { withSeq, type SessionStore } from './session';
 import { wasReplayed, type RoomRecovery } from './room-recovery';
 import { positionOf } from '../history/room-history';
@@ -28,7 +29,7 @@ export interface Refusal {
 export interface OutboundOptions {
   readonly ws: WebSocketHandler;
   readonly logger: LoggerInterface;
-  readonly conns: ReadonlyMap<string, Connection>;
+  readonly conns: ConnectionTable;
   readonly sessions: SessionStore | undefined;
   readonly maxPendingRequests: number;
   /** Room recoveries: live room messages of a client in recovery are held there. */
@@ -98,10 +99,12 @@ export class Outbound {
 
   /**
    * Answers a client request with the handler's result (`null` for nothing). Returns the
-   * length of the answer sent (0 when none was).
+   * length of the answer sent (0 when none was: it was answered `handler_timeout` already,
+   * or the client is gone).
    */
-  readonly answer = (clientId: string, event: string, id: RequestId, result: unknown): number => {
-    if (!this.#settle(clientId, id)) return 0;
+  answerTo(conn: Connection, event: string, id: RequestId, result: unknown): number {
+    if (!conn.settle(id)) return 0;
+    const clientId = conn.id;
     let text: string;
     try {
       text = prepareAnswer(event, id, result);
@@ -112,7 +115,7 @@ export class Outbound {
       return 0;
     }
     return this.#o.ws.sendRaw(clientId, text) ? text.length : 0;
-  };
+  }
 
   /**
    * The connection's door for errors: an `error` event `{code, message, ...extra}`, through
@@ -120,6 +123,18 @@ export class Outbound {
    * throttled and whether it counts as a protocol error). With `id` it answers that request,
    * once: a request already answered `handler_timeout` gets nothing more.
    */
+  failTo(
+    conn: Connection,
+    code: string,
+    message: string,
+    extra: Readonly<Record<string, unknown>> = {},
+    id?: RequestId,
+  ): void {
+    if (id !== undefined && !conn.settle(id)) return;
+    this.#o.ws.refuse(conn.id, code, message, extra, id);
+  }
+
+  /** {@link failTo} by client id (`sendEventError`): nothing for a client not connected here. */
   readonly fail = (
     clientId: string,
     code: string,
@@ -127,22 +142,17 @@ export class Outbound {
     extra: Readonly<Record<string, unknown>> = {},
     id?: RequestId,
   ): void => {
-    if (id !== undefined && !this.#settle(clientId, id)) return;
-    this.#o.ws.refuse(clientId, code, message, extra, id);
+    const conn = this.#o.conns.get(clientId);
+    if (conn !== undefined) this.failTo(conn, code, message, extra, id);
   };
 
   /**
    * A request whose handler ran past `ws_handler_timeout`: answered `handler_timeout` now;
    * whatever its handler produces later is dropped.
    */
-  readonly expire = (clientId: string, id: RequestId | undefined, message: string): void => {
-    this.fail(clientId, WireErrorCode.HANDLER_TIMEOUT, message, {}, id);
-    if (id !== undefined) this.#o.conns.get(clientId)?.expire(id, this.#o.maxPendingRequests);
-  };
-
-  /** One lookup: false when the request was answered `handler_timeout`, else it is answered now. */
-  #settle(clientId: string, id: RequestId): boolean {
-    return this.#o.conns.get(clientId)?.settle(id) ?? true;
+  expire(conn: Connection, id: RequestId | undefined, message: string): void {
+    this.failTo(conn, WireErrorCode.HANDLER_TIMEOUT, message, {}, id);
+    if (id !== undefined) conn.expire(id, this.#o.maxPendingRequests);
   }
 
   /**
@@ -151,9 +161,12 @@ export class Outbound {
    */
   send(clientId: string, event: string, data: EventData): boolean {
     const text = prepareMessage(event, data);
-    const session = this.#o.sessions?.ofClient(clientId);
-    if (session === undefined) return this.isOpen(clientId) && this.#o.ws.sendRaw(clientId, text);
-    if (session.connected && !this.isOpen(clientId)) return false;
+    const conn = this.#o.conns.get(clientId);
+    if (conn === undefined) return false;
+    const open = conn.state === ConnectionState.OPEN;
+    const { session } = conn;
+    if (session === undefined) return open && this.#o.ws.sendRaw(clientId, text);
+    if (session.connected && !open) return false;
     const seq = this.#o.sessions!.keep(session, text);
     return session.connected ? this.#o.ws.sendRaw(clientId, withSeq(text, seq)) : true;
   }
@@ -192,7 +205,7 @@ export class Outbound {
         n += 1;
         continue;
       }
-      const session = sessions?.ofClient(id);
+      const session = conn?.session;
       const replayed = session === undefined ? conn?.marks.replayed : session.replayed;
       if (recovery !== undefined && replayed !== undefined) {
         if (!posRead) {

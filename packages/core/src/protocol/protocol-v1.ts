@@ -15,7 +15,13 @@ import {
   type EventData,
   type StreamPosition,
 } from '@pkg/wire';
-import type { Envelope, WebSocketHandler, WsClient } from '@pkg/ws-protocol';
+import {
+  PROTOCOL_V1_SUBPROTOCOL,
+  type Envelope,
+  type WebSocketHandler,
+  type WsClient,
+} from '@pkg/ws-protocol';
+import type { IncomingMessage } from 'node:http';
 import { addressGroup } from '@pkg/http';
 import { PendingRequests, ServerRequests, requestToClient } from './acks';
 import type { EmitWithAckOptions } from './acks';
@@ -28,6 +34,11 @@ import { Welcomer } from './hello';
 import { FINAL_CLOSES, type ProtocolLoad, type ProtocolV1Options } from './options';
 import { Outbound } from './outbound';
 import { SessionStore, type Session } from './session';
+import type { ConnectionTable } from './connections';
+import { Messages, type Membership } from './messages';
+import type { LocalClients } from '../cluster/adapter-bridge';
+import { eventOfText, socketBytes } from '../observability/observability';
+import { PendingHandlers } from './pending-handlers';
 import { RoomRecovery, marksOf } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from '../history/history-request';
 import { historyBudgetLimits } from '../history/history-budget';
@@ -43,7 +54,7 @@ const NO_REQUESTS = new PendingRequests();
 export class ProtocolV1 {
   readonly #o: ProtocolV1Options;
   readonly #ws: WebSocketHandler;
-  readonly #conns = new Map<string, Connection>();
+  readonly #conns: ConnectionTable;
   readonly #auth: AuthHandler[] = [];
   readonly #requests: ServerRequests;
   readonly #sessions: SessionStore | undefined;
@@ -51,12 +62,17 @@ export class ProtocolV1 {
   readonly #welcomer: Welcomer;
   readonly #recovery: RoomRecovery | undefined;
   readonly #historyHost: HistoryRequestHost | undefined;
+  readonly #messages: Messages;
+  readonly #pending: PendingHandlers;
+  /** Told when a session's connection drops (it waits) and when it resumes. */
+  #awayChanged: ((clientId: string, away: boolean) => void) | undefined = undefined;
   #openCount = 0;
   #closing = false;
 
   constructor(options: ProtocolV1Options) {
     this.#o = options;
     this.#ws = options.wsHandler;
+    this.#conns = options.connections;
     this.#requests = new ServerRequests({
       maxPerClient: options.maxPendingServerRequests,
       defaultTimeout: options.ackTimeout,
@@ -69,7 +85,12 @@ export class ProtocolV1 {
             maxAway: options.maxAwaySessions,
             maxAwayPerAddress: options.maxAwaySessionsPerAddress,
             groupOf: (address) => addressGroup(address, options.ipv6Subnet),
-            onEnded: (session) => this.#endClient(session.clientId),
+            onEnded: (session) => {
+              const conn = this.#conns.get(session.clientId);
+              if (conn === undefined || conn.session !== session) return;
+              conn.attach(undefined);
+              this.#endClient(conn);
+            },
           })
         : undefined;
     const { history } = options;
@@ -92,6 +113,21 @@ export class ProtocolV1 {
       maxPendingRequests: options.maxPendingRequests,
       ...(this.#recovery === undefined ? {} : { recovery: this.#recovery }),
     });
+    const m = options.messages;
+    this.#pending = new PendingHandlers({
+      maxPending: m.maxPending,
+      timeout: m.handlerTimeout,
+      logger: options.logger,
+      // With a request id the refusal answers that request (its requester stops waiting).
+      // A request that timed out gets this answer only: a late result of its handler is dropped.
+      onTimeout: (conn, requestId) =>
+        this.#out.expire(
+          conn,
+          requestId,
+          'A handler did not finish in time; no answer will come for that message.',
+        ),
+    });
+    this.#messages = new Messages(m, this.#pending, this.#out);
     this.#historyHost =
       history === undefined
         ? undefined
@@ -114,17 +150,40 @@ export class ProtocolV1 {
       ws: this.#ws,
       sessions: this.#sessions,
       conns: this.#conns,
-      clients: options.clients,
       logger: options.logger,
       recoveryWindow: options.recoveryWindow,
       open: (conn, start) => this.#open(conn, start),
       close: (conn, code, reason) => this.#close(conn, code, reason),
-      endClient: (clientId) => this.#endClient(clientId),
+      endClient: (conn, clientId) => this.#endClient(conn, undefined, clientId),
       authenticates: () => this.#auth.length > 0,
       authenticate: (conn, auth, session, then) => this.#authenticate(conn, auth, session, then),
       refuse: (conn, refusal) => this.#refuse(conn, refusal),
       maxNameLength: options.maxNameLength ?? 128,
     });
+  }
+
+  /**
+   * The clients of this process as the rooms see them (the adapter bridge delivers and
+   * sends through it): deliveries and sends reach `open` connections and away sessions.
+   */
+  get local(): LocalClients {
+    const out = this.#out;
+    const holder = this.#o.messages.observability.holder;
+    return {
+      deliver: (clientIds, text) => {
+        const n = out.deliver(clientIds, text);
+        holder.metrics?.messageOut(eventOfText(text), n);
+        return n;
+      },
+      localClientIds: () => this.localClientIds(),
+      send: (clientId, event, data) => {
+        const sent = out.send(clientId, event, data);
+        if (sent) holder.metrics?.messageOut(event, 1);
+        return sent;
+      },
+      joined: (clientId, room, namespace, since, already) =>
+        this.recoverRoom(clientId, room, namespace, since, already),
+    };
   }
 
   /** Answers, refusals, direct sends and broadcast deliveries (only to `open` clients). */
@@ -185,10 +244,16 @@ export class ProtocolV1 {
   }
 
   /** A new connection: `pkg.v1` waits for `$hello` (at most `hello_wait`), others do not. */
-  readonly connected = (client: WsClient): void => {
+  readonly connected = (client: WsClient, request?: IncomingMessage): void => {
+    const { observability, tracing } = this.#o.messages;
+    // The trace context of the upgrade request, parent of its messages' spans.
+    if (request !== undefined) tracing?.current?.upgraded(client, request);
+    observability.holder.metrics?.connected(
+      client.socket.protocol === PROTOCOL_V1_SUBPROTOCOL ? '1' : '0',
+    );
     const conn = new Connection(client, client.socket.protocol === SUBPROTOCOL);
-    this.#conns.set(client.id, conn);
-    this.#o.clients.markWebSocket(client.id, client.data);
+    this.#conns.set(conn);
+    this.#o.clients.upgraded(client.id);
     if (conn.v1 && this.#o.helloWait > 0) this.#transition(conn, S.AWAITING_HELLO);
     else this.#serveAsV0(conn, undefined);
   };
@@ -267,8 +332,8 @@ export class ProtocolV1 {
   /** Opens the connection (`OnConnect` when `start`), then dispatches what was held. */
   #open(conn: Connection, start: boolean): void {
     this.#transition(conn, S.OPEN);
-    if (start) this.#o.start(conn.client.id);
-    else this.#o.awayChanged?.(conn.client.id, false);
+    if (start) this.#messages.opened(conn);
+    else this.#awayChanged?.(conn.client.id, false);
     for (const envelope of conn.takeHeld()) {
       if (conn.state !== S.OPEN) break;
       this.#inbound(conn, envelope);
@@ -279,8 +344,9 @@ export class ProtocolV1 {
 
   /** The `message` listener: what a message does depends on its connection's state only. */
   readonly onMessage = (client: WsClient, envelope: Envelope): void => {
+    this.#o.messages.observability.holder.metrics?.messageIn(envelope.event);
     const conn = this.#conns.get(client.id);
-    if (conn === undefined) return this.#o.dispatch(client, envelope);
+    if (conn === undefined) return;
     if (envelope.event === ControlEvent.PING && conn.state !== S.CLOSING) {
       this.#ws.sendRaw(client.id, PONG);
       return;
@@ -336,52 +402,66 @@ export class ProtocolV1 {
       default:
         break;
     }
-    if (this.#out.admit(conn, envelope)) this.#o.dispatch(client, envelope);
+    if (this.#out.admit(conn, envelope)) this.#messages.run(conn, envelope);
   }
 
   // ------------------------------------------------------------------ endings
 
   /** The connection closed: its session waits (a drop), or the client ends. */
   readonly disconnected = (client: WsClient, code: number): void => {
+    const { observability, tracing } = this.#o.messages;
+    tracing?.current?.closed(client);
+    const metrics = observability.holder.metrics;
+    if (metrics !== null) {
+      const bytes = socketBytes(client);
+      metrics.disconnected(code, bytes.received, bytes.sent);
+    }
     const conn = this.#conns.get(client.id);
-    if (conn === undefined) return;
-    this.#conns.delete(client.id);
+    // Already gone (its OnDisconnect runs, or its session waits): this socket ended before.
+    if (conn === undefined || conn.state === S.CLOSED || conn.state === S.AWAY) return;
     conn.serverRequests.rejectAll(client.id);
+    this.#pending.release(conn);
     if (conn.takenOver) {
+      this.#conns.remove(conn);
       this.#transition(conn, S.CLOSED);
       return conn.end();
     }
     const { session } = conn;
     const keep = conn.state === S.OPEN && !this.#closing && !conn.final && !FINAL_CLOSES.has(code);
     if (session !== undefined && this.#sessions !== undefined && keep) {
+      // Away: the connection stays in the table with its session and data, for a resume.
       this.#transition(conn, S.AWAY);
       conn.end();
       this.#sessions.away(session);
-      this.#o.awayChanged?.(client.id, true);
+      this.#awayChanged?.(client.id, true);
       return;
     }
     this.#transition(conn, S.CLOSED);
     conn.end();
-    if (session !== undefined) this.#sessions?.end(session);
-    if (conn.opened) {
-      this.#endClient(client.id);
-    } else {
-      this.#o.clients.markDisconnected(client.id);
-      this.#o.clients.forgetData(client.id);
+    if (session !== undefined) {
+      conn.attach(undefined);
+      this.#sessions?.end(session);
+    }
+    if (conn.opened) this.#endClient(conn);
+    else {
+      conn.leave();
+      this.#conns.remove(conn);
     }
   };
 
   /** `disconnectClient`: the session ends with the connection, or at once when it is away. */
   endSession(clientId: string): boolean {
     const conn = this.#conns.get(clientId);
-    if (conn !== undefined) {
+    if (conn === undefined) return false;
+    if (conn.state !== S.AWAY) {
       conn.finalise();
       return false;
     }
-    const session = this.#sessions?.ofClient(clientId);
-    if (session === undefined || session.connected) return false;
+    const { session } = conn;
+    if (session === undefined || !conn.connected) return false;
+    conn.attach(undefined);
     this.#sessions!.end(session);
-    this.#endClient(clientId);
+    this.#endClient(conn);
     return true;
   }
 
@@ -389,15 +469,22 @@ export class ProtocolV1 {
   close(): Promise<void> {
     this.#closing = true;
     const away = this.#sessions?.endAll() ?? [];
-    return Promise.all(
-      away.map((s) => new Promise<void>((resolve) => this.#endClient(s.clientId, resolve))),
-    ).then(() => undefined);
+    const ends: Array<Promise<void>> = [];
+    for (const session of away) {
+      const conn = this.#conns.get(session.clientId);
+      if (conn === undefined || conn.session !== session) continue;
+      conn.attach(undefined);
+      ends.push(new Promise<void>((resolve) => this.#endClient(conn, resolve)));
+    }
+    return Promise.all(ends).then(() => undefined);
   }
 
-  #endClient(clientId: string, done?: () => void): void {
-    this.#o.clients.markDisconnected(clientId);
-    this.#o.end(clientId, () => {
-      this.#o.clients.forgetData(clientId);
+  /** The client is gone for good: `OnDisconnect`, then it leaves the table (and its data with it). */
+  #endClient(conn: Connection, done?: () => void, clientId = conn.id): void {
+    if (!conn.connected) return done?.();
+    conn.leave();
+    this.#messages.ended(conn, clientId, () => {
+      this.#conns.remove(conn);
       done?.();
     });
   }
@@ -406,19 +493,24 @@ export class ProtocolV1 {
 
   /** Open connections and away sessions: the clients broadcasts and counts see. */
   *localClientIds(): IterableIterator<string> {
-    yield* this.openClientIds();
-    if (this.#sessions !== undefined) yield* this.#sessions.awayClientIds();
+    for (const conn of this.#conns.values()) {
+      if (conn.state === S.OPEN || (conn.state === S.AWAY && conn.session !== undefined)) {
+        yield conn.id;
+      }
+    }
   }
 
   /** Ids of the `open` connections. */
   *openClientIds(): IterableIterator<string> {
-    for (const [id, conn] of this.#conns) if (conn.state === S.OPEN) yield id;
+    for (const conn of this.#conns.values()) if (conn.state === S.OPEN) yield conn.id;
   }
 
   /** Connections by state and protocol version, and away sessions (read by the metrics). */
   connectionStates(): Array<readonly [string, string, number]> {
     const counts = new Map<string, number>();
     for (const conn of this.#conns.values()) {
+      // Away sessions are counted below; a closed client whose OnDisconnect runs is gone.
+      if (conn.state === S.AWAY || conn.state === S.CLOSED) continue;
       const v1 = conn.hello || conn.state === S.AWAITING_HELLO;
       const key = `${conn.state}:${v1 ? '1' : '0'}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -472,7 +564,8 @@ export class ProtocolV1 {
     already = false,
   ): void {
     const conn = this.#conns.get(clientId);
-    if (conn !== undefined) this.#recovery?.joined(conn, room, namespace, since, already);
+    if (conn === undefined || conn.state === S.AWAY || conn.state === S.CLOSED) return;
+    this.#recovery?.joined(conn, room, namespace, since, already);
   }
 
   /**
@@ -482,7 +575,7 @@ export class ProtocolV1 {
   roomLeft(clientId: string, room: string, namespace: string): void {
     if (this.#recovery === undefined) return;
     const conn = this.#conns.get(clientId);
-    const marks = conn === undefined ? this.#sessions?.ofClient(clientId) : marksOf(conn);
+    const marks = conn === undefined ? undefined : marksOf(conn);
     if (marks?.replayed !== undefined) this.#recovery.left(marks, room, namespace);
   }
 
@@ -501,10 +594,30 @@ export class ProtocolV1 {
     clientId: string,
   ): { v1: boolean; identity: string | undefined; away: boolean } | undefined {
     const conn = this.#conns.get(clientId);
-    if (conn !== undefined) return { v1: conn.hello, identity: conn.identity, away: false };
-    const session = this.#sessions?.ofClient(clientId);
+    if (conn === undefined || conn.state === S.CLOSED) return undefined;
+    if (conn.state !== S.AWAY) return { v1: conn.hello, identity: conn.identity, away: false };
+    const { session } = conn;
     if (session === undefined) return undefined;
-    return { v1: true, identity: session.identity, away: !session.connected };
+    return { v1: true, identity: session.identity, away: true };
+  }
+
+  /**
+   * Hands the rooms to the connections once the adapter bridge is built (it delivers through
+   * this layer, so it comes after it): a connection joins its namespace when it opens and
+   * leaves every room when it ends.
+   */
+  serveRooms(rooms: Membership): void {
+    this.#messages.rooms = rooms;
+  }
+
+  /** The unfinished message handlers of every client (the lifecycle waits for them). */
+  get pending(): PendingHandlers {
+    return this.#pending;
+  }
+
+  /** `listener` is told when a session's connection drops (it waits) and when it resumes. */
+  onAway(listener: (clientId: string, away: boolean) => void): void {
+    this.#awayChanged = listener;
   }
 
   /** Pending server requests of a client. */

@@ -10,7 +10,7 @@ import {
 import { RateLimiter, Request, Response } from '@pkg/http';
 import { NullLogger } from '@pkg/logger';
 import { Middleware } from './middleware';
-import { allowHeader } from '../http/http-dispatch';
+import { allowHeader } from './http-dispatch';
 import { Router, type RouterDependencies } from './router';
 import type { UnknownEventPolicy } from '../config/server-config';
 import { SocketController } from './socket-controller';

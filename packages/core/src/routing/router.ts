@@ -9,10 +9,10 @@ import {
   type SpecialEvent,
 } from './controller-registry';
 import { createCoreError } from '../errors';
-import { HttpDispatcher, type HttpDispatchOptions } from '../http/http-dispatch';
+import { HttpDispatcher, type HttpDispatchOptions } from './http-dispatch';
 import { extractPathParameters, plainParams } from './route-table';
 import type { SocketController } from './socket-controller';
-import { WsDispatcher, type WsDispatchOptions } from '../ws/ws-dispatch';
+import { WsDispatcher, type WsDispatchOptions } from './ws-dispatch';
 
 export type {
   HttpRouteMatch,
@@ -27,12 +27,25 @@ export type {
  * itself): the middleware, the rate limiter, the logger, how to send an `error` event, and
  * the debug / unknown-event settings.
  */
-export interface RouterDependencies extends WsDispatchOptions, HttpDispatchOptions {}
+export interface RouterDependencies extends WsDispatchOptions, HttpDispatchOptions {
+  /** Sends the `error` event `{code, message, ...extra}` of a refused message to its client. */
+  readonly sendEventError?: SendEventError;
+}
+
+/** Sends the `error` event `{code, message, ...extra}` to one client. */
+export type SendEventError = (
+  clientId: string,
+  code: string,
+  message: string,
+  extra?: Readonly<Record<string, unknown>>,
+) => void;
 
 /** The dispatchers a router fronts (built by `setServer`, or handed over by `Server`). */
 export interface RouterDispatchers {
   readonly ws: WsDispatcher;
   readonly http: HttpDispatcher;
+  /** Where {@link Router.dispatch} sends a refusal (a `Server`'s: the connection's door). */
+  readonly fail?: SendEventError;
 }
 
 /**
@@ -85,6 +98,7 @@ export class Router {
     this.#dispatchers = {
       ws: new WsDispatcher(this.#registry, dependencies),
       http: new HttpDispatcher(this.#registry, dependencies),
+      ...(dependencies.sendEventError === undefined ? {} : { fail: dependencies.sendEventError }),
     };
   }
 
@@ -144,7 +158,11 @@ export class Router {
    * the handler. Never rejects: a failure is logged and answered with an `error` event.
    */
   async dispatch(clientId: string, event: string, data: EventData): Promise<void> {
-    await this.#ready().ws.dispatch(clientId, event, data);
+    const dispatchers = this.#ready();
+    const outcome = await dispatchers.ws.dispatch(clientId, event, data);
+    if (outcome?.kind === 'refusal') {
+      dispatchers.fail?.(clientId, outcome.code, outcome.message, outcome.extra);
+    }
   }
 
   /**

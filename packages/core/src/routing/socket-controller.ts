@@ -9,11 +9,16 @@ import type {
 } from '@pkg/decorators';
 import type { EventData } from '@pkg/ws-protocol';
 import type { StreamPosition } from '@pkg/wire';
-import type { EmitWithAckOptions } from '../protocol/acks';
 import type { LoggerInterface } from '@pkg/logger';
 import type { ClientType } from '../ws/client-registry';
 import { createCoreError } from '../errors';
 import { DEFAULT_NAMESPACE } from '../ws/namespace-manager';
+
+/** Options of `emitWithAck`. */
+export interface EmitWithAckOptions {
+  /** Milliseconds to wait for the answer (default: the `ack_timeout` config key, 10000). */
+  timeout?: number;
+}
 
 /** Options of `broadcast` beyond the spec's arguments. */
 export interface BroadcastOptions {

@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
+import type { WsClient } from '@pkg/ws-protocol';
+import { Connection } from '../protocol/connection';
+import { ConnectionTable } from '../protocol/connections';
 import { ClientRegistry } from './client-registry';
 
 class FakeSocket extends EventEmitter {
@@ -15,7 +18,7 @@ const socket = (): FakeSocket & Socket => new FakeSocket() as FakeSocket & Socke
 
 describe('ClientRegistry', () => {
   it('tracks a connection as http and forgets it when the socket closes', () => {
-    const registry = new ClientRegistry();
+    const registry = new ClientRegistry(new ConnectionTable());
     const s = socket();
     registry.trackConnection(s, 'a');
     expect(registry.idOf(s)).toBe('a');
@@ -26,23 +29,29 @@ describe('ClientRegistry', () => {
     expect(registry.getData('a')).toBeUndefined();
   });
 
-  it('keeps WebSocket data until it is explicitly forgotten after the disconnect', () => {
-    const registry = new ClientRegistry();
+  it('reads a WebSocket client from the connections, whose data outlives its socket until it ends', () => {
+    const table = new ConnectionTable();
+    const registry = new ClientRegistry(table);
     const s = socket();
     registry.trackConnection(s, 'a');
-    registry.markWebSocket('a', { user: 'ada' });
+    const conn = new Connection({ id: 'a', data: { user: 'ada' } } as unknown as WsClient, false);
+    table.set(conn);
+    registry.upgraded('a');
     expect(registry.getType('a')).toBe('ws');
     s.emit('close'); // the TCP socket closes first: the ws client is not forgotten by it
     expect(registry.getData('a', 'user')).toBe('ada');
-    registry.markDisconnected('a');
+    expect(registry.setData('a', 'seen', true)).toBe(true);
+    conn.leave(); // gone for good: OnDisconnect handlers still read its data
     expect(registry.isConnected('a')).toBe(false);
-    expect(registry.getData('a')).toEqual({ user: 'ada' });
-    registry.forgetData('a');
+    expect(registry.types.has('a')).toBe(false);
+    expect(registry.getData('a')).toEqual({ user: 'ada', seen: true });
+    table.remove(conn);
     expect(registry.getData('a')).toBeUndefined();
+    expect(registry.setData('a', 'k', 1)).toBe(false);
   });
 
   it('stores data under any key name, __proto__ included, without touching prototypes', () => {
-    const registry = new ClientRegistry();
+    const registry = new ClientRegistry(new ConnectionTable());
     registry.trackConnection(socket(), 'a');
     registry.setData('a', '__proto__', { polluted: true });
     const all = registry.getData('a') as Record<string, unknown>;
@@ -52,7 +61,7 @@ describe('ClientRegistry', () => {
   });
 
   it('refuses data for an unknown client and destroys sockets on request', () => {
-    const registry = new ClientRegistry();
+    const registry = new ClientRegistry(new ConnectionTable());
     expect(registry.setData('nobody', 'k', 1)).toBe(false);
     const a = socket();
     const b = socket();

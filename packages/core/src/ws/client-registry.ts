@@ -5,17 +5,32 @@ import { createCoreError } from '../errors';
 export type ClientType = 'ws' | 'http';
 
 /**
+ * The WebSocket clients, as the application sees them: kept by the protocol layer's one
+ * table of connections (protocol/connections.ts), read here through this view.
+ */
+export interface WebSocketClients {
+  /** From its upgrade until it is gone for good (an away session is still connected). */
+  isConnected(clientId: string): boolean;
+  /** One value of its data, or all of them as a new object (undefined: unknown client). */
+  getData(clientId: string, key?: string | null): unknown;
+  /** False when the client is unknown. */
+  setData(clientId: string, key: string, value: unknown): boolean;
+  connectedIds(): Iterable<string>;
+  /** Every client whose data can still be read, with a copy of it. */
+  dataEntries(): Iterable<readonly [string, Record<string, unknown>]>;
+}
+
+/**
  * Every open connection of a server by client id: its type (`http` from the moment the TCP
  * connection is accepted, `ws` after a successful upgrade), its socket and its custom data.
- * An HTTP connection is forgotten when its socket closes; a WebSocket client in two steps
- * (no longer connected, then its data), so `OnDisconnect` handlers can still read its data.
+ * This table keeps the HTTP connections (forgotten when their socket closes) and their
+ * sockets; a WebSocket client is read from the protocol layer's connections
+ * ({@link WebSocketClients}), which keep its data until its `OnDisconnect` handlers are done.
  */
-/** Shared by every client without data (most of them): a Map is made on the first `setData`. */
-const NO_DATA: ReadonlyMap<string, unknown> = new Map<string, unknown>();
-
 export class ClientRegistry {
-  readonly #types = new Map<string, ClientType>();
-  readonly #data = new Map<string, ReadonlyMap<string, unknown>>();
+  readonly #ws: WebSocketClients;
+  /** HTTP connections (not upgraded): id -> their data (null: none yet). */
+  readonly #http = new Map<string, Map<string, unknown> | null>();
   readonly #sockets = new Map<string, Socket>();
   /**
    * Where a tracked socket keeps its client id: a property under this registry's own symbol
@@ -25,33 +40,32 @@ export class ClientRegistry {
   /** The one 'close' listener of every tracked socket (no closure per connection). */
   readonly #socketClosed: (this: object) => void;
 
-  constructor() {
+  constructor(ws: WebSocketClients) {
+    this.#ws = ws;
     const idKey = this.#idKey;
     const sockets = this.#sockets;
-    const types = this.#types;
-    const data = this.#data;
+    const http = this.#http;
     this.#socketClosed = function (this: object): void {
       const id = (this as Record<symbol, string | undefined>)[idKey];
       if (id === undefined) return;
       sockets.delete(id);
-      if (types.get(id) === 'http') {
-        types.delete(id);
-        data.delete(id);
-      }
+      http.delete(id);
     };
   }
 
-  /** Client id -> type, for every open connection (read-only view). */
+  /** Client id -> type, for every open connection (a copy). */
   get types(): ReadonlyMap<string, ClientType> {
-    return this.#types;
+    const types = new Map<string, ClientType>();
+    for (const id of this.#http.keys()) types.set(id, 'http');
+    for (const id of this.#ws.connectedIds()) types.set(id, 'ws');
+    return types;
   }
 
   /** Records a new TCP (or TLS) connection as `http`. */
   trackConnection(socket: Socket, id: string): void {
     (socket as unknown as Record<symbol, string>)[this.#idKey] = id;
     this.#sockets.set(id, socket);
-    this.#types.set(id, 'http');
-    this.#data.set(id, NO_DATA);
+    this.#http.set(id, null);
     // `on`, not `once`: a socket closes once, and `once` would wrap the listener per socket.
     socket.on('close', this.#socketClosed);
   }
@@ -61,29 +75,18 @@ export class ClientRegistry {
     return (socket as Record<symbol, string | undefined>)[this.#idKey];
   }
 
-  /** Reclassifies a connection as `ws`, with the data its handshake collected. */
-  markWebSocket(id: string, initialData: Record<string, unknown>): void {
-    this.#types.set(id, 'ws');
-    const entries = Object.entries(initialData);
-    this.#data.set(id, entries.length === 0 ? NO_DATA : new Map(entries));
-  }
-
-  /** The WebSocket client is gone: not connected any more, data kept until `forgetData`. */
-  markDisconnected(id: string): void {
-    if (this.#types.get(id) === 'ws') this.#types.delete(id);
-  }
-
-  /** Drops the data of a client that is no longer connected. */
-  forgetData(id: string): void {
-    if (!this.#types.has(id)) this.#data.delete(id);
+  /** The connection was upgraded: from now on the WebSocket clients answer for it. */
+  upgraded(id: string): void {
+    this.#http.delete(id);
   }
 
   getType(id: string): ClientType | undefined {
-    return this.#types.get(id);
+    if (this.#http.has(id)) return 'http';
+    return this.#ws.isConnected(id) ? 'ws' : undefined;
   }
 
   isConnected(id: string): boolean {
-    return this.#types.has(id);
+    return this.#http.has(id) || this.#ws.isConnected(id);
   }
 
   /** Sets one value; false when the client is unknown. The key must be a string. */
@@ -95,24 +98,27 @@ export class ClientRegistry {
         'setClientData: the key must be a string.',
       );
     }
-    const data = this.#data.get(id);
-    if (!data) return false;
-    if (data === NO_DATA) this.#data.set(id, new Map([[key, value]]));
-    else (data as Map<string, unknown>).set(key, value);
+    const data = this.#http.get(id);
+    if (data === undefined) return this.#ws.setData(id, key, value);
+    if (data === null) this.#http.set(id, new Map([[key, value]]));
+    else data.set(key, value);
     return true;
   }
 
   /** One value, or all of them as a new object when no key is given. */
   getData(id: string, key?: string | null): unknown {
-    const data = this.#data.get(id);
-    if (!data) return undefined;
-    if (key === undefined || key === null) return Object.fromEntries(data);
-    return data.get(key);
+    const data = this.#http.get(id);
+    if (data === undefined) return this.#ws.getData(id, key);
+    if (key === undefined || key === null) return Object.fromEntries(data ?? []);
+    return data?.get(key);
   }
 
   /** Client id -> a copy of its data. */
   snapshotData(): Map<string, Record<string, unknown>> {
-    return new Map([...this.#data].map(([id, data]) => [id, Object.fromEntries(data)]));
+    const all = new Map<string, Record<string, unknown>>();
+    for (const [id, data] of this.#http) all.set(id, Object.fromEntries(data ?? []));
+    for (const [id, data] of this.#ws.dataEntries()) all.set(id, data);
+    return all;
   }
 
   /** Closes the TCP connection of a client. */

@@ -2,9 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { SocketOn, type WsContext } from '@pkg/decorators';
 import { RateLimiter } from '@pkg/http';
 import { NullLogger } from '@pkg/logger';
-import { ControllerRegistry } from '../routing/controller-registry';
-import { Middleware } from '../routing/middleware';
-import { SocketController } from '../routing/socket-controller';
+import { ControllerRegistry } from './controller-registry';
+import { Middleware } from './middleware';
+import { SocketController } from './socket-controller';
 import { WsDispatcher } from './ws-dispatch';
 
 const handled: unknown[][] = [];
@@ -35,17 +35,15 @@ class Chat extends SocketController {
 
 function setup() {
   handled.length = 0;
-  const errors: Array<{ clientId: string; code: string }> = [];
   const registry = new ControllerRegistry();
   const middleware = new Middleware();
   const dispatcher = new WsDispatcher(registry, {
     middleware,
     rateLimiter: new RateLimiter(),
     logger: new NullLogger(),
-    sendEventError: (clientId, code) => void errors.push({ clientId, code }),
   });
   registry.register(new Chat());
-  return { dispatcher, middleware, errors };
+  return { dispatcher, middleware };
 }
 
 describe('WsDispatcher', () => {
@@ -63,16 +61,41 @@ describe('WsDispatcher', () => {
     expect(handled).toEqual([['async', 'c1']]);
   });
 
-  it('answers internal_error for a throwing or rejecting handler, and never throws itself', async () => {
-    const { dispatcher, errors } = setup();
-    expect(dispatcher.dispatch('c1', 'throws', {})).toBeUndefined();
-    await dispatcher.dispatch('c2', 'rejects', {});
-    dispatcher.dispatch('c3', 'nope', {});
-    expect(errors).toEqual([
-      { clientId: 'c1', code: 'internal_error' },
-      { clientId: 'c2', code: 'internal_error' },
-      { clientId: 'c3', code: 'unknown_event' },
-    ]);
+  it('comes to internal_error for a throwing or rejecting handler, and never throws itself', async () => {
+    const { dispatcher } = setup();
+    expect(dispatcher.dispatch('c1', 'throws', {})).toMatchObject({
+      kind: 'refusal',
+      code: 'internal_error',
+    });
+    await expect(dispatcher.dispatch('c2', 'rejects', {})).resolves.toMatchObject({
+      kind: 'refusal',
+      code: 'internal_error',
+    });
+    expect(dispatcher.dispatch('c3', 'nope', {})).toMatchObject({
+      kind: 'refusal',
+      code: 'unknown_event',
+      extra: { event: 'nope' },
+    });
+  });
+
+  it("answers a request with its handler's result, and sends nothing itself", async () => {
+    const { dispatcher } = setup();
+    expect(dispatcher.dispatch('c1', 'sync', {}, 1)).toEqual({ kind: 'answer', result: undefined });
+    await expect(dispatcher.dispatch('c1', 'async', {}, 2)).resolves.toEqual({
+      kind: 'answer',
+      result: undefined,
+    });
+  });
+
+  it('comes to forbidden for a request a middleware stopped, and to nothing without an id', async () => {
+    const { dispatcher, middleware } = setup();
+    middleware.addWebSocketMiddleware(() => undefined);
+    expect(await dispatcher.dispatch('c1', 'sync', {}, 'r1')).toMatchObject({
+      kind: 'refusal',
+      code: 'forbidden',
+    });
+    expect(await dispatcher.dispatch('c1', 'sync', {})).toBeUndefined();
+    expect(handled).toEqual([]);
   });
 
   it('runs a global middleware added after registration', async () => {

@@ -1,10 +1,10 @@
 import { SocketOn } from '@pkg/decorators';
 import { readStreamPosition, type StreamPosition } from '@pkg/wire';
 import { CoreEventErrorCode } from '../errors';
-import { DEFAULT_NAMESPACE } from './namespace-manager';
-import { refusal } from './event-refusal';
-import { nameProblem } from './room-names';
-import { SocketController } from '../routing/socket-controller';
+import { DEFAULT_NAMESPACE } from '../ws/namespace-manager';
+import { refusal } from '../ws/event-refusal';
+import { nameProblem } from '../ws/room-names';
+import { SocketController } from './socket-controller';
 
 /**
  * Decides whether a client may join a room in a namespace. Return (or resolve to) `true`

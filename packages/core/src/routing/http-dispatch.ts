@@ -4,10 +4,10 @@ import {
   handlerOf,
   type ControllerRegistry,
   type RegisteredHttpRoute,
-} from '../routing/controller-registry';
+} from './controller-registry';
 import { httpTarget } from './http-result';
-import type { CompiledHttpChain, Middleware } from '../routing/middleware';
-import { NO_PARAMS } from '../routing/route-table';
+import type { CompiledHttpChain, Middleware } from './middleware';
+import { NO_PARAMS } from './route-table';
 
 /** What HTTP dispatch needs, handed over once. */
 export interface HttpDispatchOptions {

@@ -1,43 +1,58 @@
 import type { RateLimiter } from '@pkg/http';
 import type { LoggerInterface } from '@pkg/logger';
-import type { Envelope, EventData, RequestId, WsClient } from '@pkg/ws-protocol';
+import type { EventData, RequestId } from '@pkg/ws-protocol';
 import {
   handlerLabel,
   handlerOf,
   type ControllerRegistry,
   type RegisteredSocketRoute,
   type SpecialEvent,
-} from '../routing/controller-registry';
+} from './controller-registry';
 import { CoreEventErrorCode, createCoreError } from '../errors';
-import {
-  SocketContext,
-  isThenable,
-  type CompiledWsChain,
-  type Middleware,
-} from '../routing/middleware';
+import { SocketContext, isThenable, type CompiledWsChain, type Middleware } from './middleware';
 import type { UnknownEventPolicy } from '../config/server-config';
-import { validatedWsCall, validationMessage } from '../routing/validation';
-import { eventErrorOf } from './event-refusal';
+import { validatedWsCall, validationMessage } from './validation';
+import { eventErrorOf } from '../ws/event-refusal';
 
-/** Sends the `error` event `{code, message, ...extra}` to one client (with `id`: as an answer). */
-export type SendEventError = (
-  clientId: string,
+/**
+ * What handling one message came to, for the connection to send (routing never sends):
+ * undefined when there is nothing to send (a message without `id` handled, or an unknown
+ * event ignored), a {@link Answer} for a request whose handler ran, or a {@link Refusal}:
+ * the `error` event `{code, message, ...extra}` (with the request's `id` when it has one).
+ */
+export type Outcome = Answer | Refusal | undefined;
+
+/** The result of a request's handler (`null` for nothing). */
+export interface Answer {
+  readonly kind: 'answer';
+  readonly result: unknown;
+}
+
+/** A refusal or a failure: the `error` event the client gets. */
+export interface Refusal {
+  readonly kind: 'refusal';
+  readonly code: string;
+  readonly message: string;
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+const refused = (
   code: string,
   message: string,
-  extra?: Record<string, unknown>,
-  id?: RequestId,
-) => void;
+  extra?: Readonly<Record<string, unknown>>,
+): Refusal => ({ kind: 'refusal', code, message, ...(extra === undefined ? {} : { extra }) });
 
-/** Answers a client request (`id`) with the handler's result. */
-export type SendAnswer = (clientId: string, event: string, id: RequestId, result: unknown) => void;
+/** The context of one message: what its chain came to is kept on it. */
+class MessageContext extends SocketContext {
+  /** A refusal of the chain itself (schema, rate limit): sent with or without `id`. */
+  refusal: Refusal | undefined = undefined;
+}
 
 /** The context of a message with an `id`: the handler's result answers it. */
-class RequestContext extends SocketContext {
+class RequestContext extends MessageContext {
   readonly id: RequestId;
   /** The handler ran (no middleware stopped the chain). */
   reached = false;
-  /** An `error` already answered the request (rate limit). */
-  answered = false;
   result: unknown;
 
   constructor(clientId: string, event: string, data: EventData, id: RequestId) {
@@ -46,8 +61,18 @@ class RequestContext extends SocketContext {
   }
 }
 
-const idOf = (context: SocketContext): RequestId | undefined =>
-  context instanceof RequestContext ? context.id : undefined;
+/** What a connection needs of the routes (a {@link WsDispatcher}). */
+export interface Routes {
+  dispatch(
+    clientId: string,
+    event: string,
+    data: EventData,
+    id?: RequestId,
+  ): Outcome | Promise<Outcome>;
+  dispatchSpecialEvent(clientId: string, eventType: SpecialEvent): Promise<void>;
+  /** True when some controller has an `OnConnect` handler. */
+  readonly hasConnectHandlers: boolean;
+}
 
 /** What WebSocket dispatch needs, handed over once. */
 export interface WsDispatchOptions {
@@ -58,29 +83,16 @@ export interface WsDispatchOptions {
   readonly debug?: boolean;
   /** Events without a handler: `'error'` (default) answers `unknown_event`, `'ignore'` logs. */
   readonly unknownEvent?: UnknownEventPolicy;
-  readonly sendEventError: SendEventError;
-  /** Answers messages with an `id` (protocol version 1); without it, they get no answer. */
-  readonly answer?: SendAnswer;
-  /**
-   * Receives the promise of every asynchronous dispatch (the lifecycle waits for them);
-   * with the client's id for message handlers, whose work is tied to their client, and the
-   * message's request id, which a handler timeout answers.
-   */
-  readonly track?: (work: Promise<void>, clientId?: string, id?: RequestId) => void;
   /** Whom a RateLimit of an event counts (the server passes the client's address). Default: the client id. */
   readonly rateLimitKey?: (clientId: string) => string;
   /** With tracing on: marks the active span failed when a handler throws or rejects. */
   readonly handlerFailed?: (err: unknown) => void;
-  /** Bounds the OnConnect phase; resolves false when it ran out of time (client closed). */
-  readonly connectDeadline?: (clientId: string, phase: Promise<void>) => Promise<boolean>;
 }
 
 interface CompiledRoute {
   readonly route: RegisteredSocketRoute;
   readonly run: CompiledWsChain;
 }
-
-const noop = (): void => undefined;
 
 /** Text for a thrown value in debug mode; never throws (`String()` does for some objects). */
 function errorDetails(err: unknown): string {
@@ -92,23 +104,20 @@ function errorDetails(err: unknown): string {
 }
 
 /**
- * WebSocket dispatch: each inbound message goes to its event's compiled chain (global
+ * WebSocket routing: each inbound message goes to its event's compiled chain (global
  * middleware minus exclusions, route middleware, rate limit, handler), built once when the
- * route is registered and again when a global middleware is added. A handler that throws or
- * rejects is logged and answered with the `error` event `internal_error`; this is the one
- * place that does so. A message that arrives while the client's `OnConnect` handlers still
- * run waits for them, so handlers always see a connected client in order.
+ * route is registered and again when a global middleware is added. It returns what the
+ * message came to (an {@link Outcome}) and never sends: the connection answers it. A handler
+ * that throws or rejects is logged and comes to `internal_error`; this is the one place that
+ * decides so.
  */
-export class WsDispatcher {
+export class WsDispatcher implements Routes {
   readonly #registry: ControllerRegistry;
   readonly #options: WsDispatchOptions;
   readonly #logger: LoggerInterface;
   readonly #debug: boolean;
   readonly #ignoreUnknown: boolean;
-  readonly #track: NonNullable<WsDispatchOptions['track']>;
   readonly #routes = new Map<string, CompiledRoute>();
-  /** Completion of each client's OnConnect handlers, while they run. */
-  readonly #connectPhase = new Map<string, Promise<unknown>>();
 
   constructor(registry: ControllerRegistry, options: WsDispatchOptions) {
     this.#registry = registry;
@@ -116,7 +125,6 @@ export class WsDispatcher {
     this.#logger = options.logger;
     this.#debug = options.debug ?? false;
     this.#ignoreUnknown = options.unknownEvent === 'ignore';
-    this.#track = options.track ?? ((work) => void work.catch(noop));
     for (const route of registry.wsRoutes.values()) this.#compile(route);
     registry.onRoutesAdded((added) => added.ws.forEach((route) => this.#compile(route)));
     options.middleware.onChange(() => {
@@ -124,102 +132,38 @@ export class WsDispatcher {
     });
   }
 
+  /** True when an event has a route. */
+  has(event: string): boolean {
+    return this.#routes.has(event);
+  }
+
   /**
-   * Dispatches one message. Returns undefined when it was handled synchronously, else a
-   * promise that settles when it is done. Never throws and never rejects.
+   * Runs one message through its route. Returns its {@link Outcome} when it was handled
+   * synchronously, else a promise of it. Never throws and never rejects.
    */
   dispatch(
     clientId: string,
     event: string,
     data: EventData,
     id?: RequestId,
-  ): Promise<void> | undefined {
+  ): Outcome | Promise<Outcome> {
     const compiled = this.#routes.get(event);
-    if (compiled === undefined) {
-      this.#unknownEvent(clientId, event, id);
-      return undefined;
-    }
+    if (compiled === undefined) return this.#unknownEvent(clientId, event, id);
     const context =
       id === undefined
-        ? new SocketContext(clientId, event, data)
+        ? new MessageContext(clientId, event, data)
         : new RequestContext(clientId, event, data, id);
     let result: unknown;
     try {
       result = compiled.run(context);
     } catch (err) {
-      this.#failed(compiled.route, context, err);
-      return undefined;
+      return this.#failed(compiled.route, context, err);
     }
-    if (!isThenable(result)) {
-      if (id !== undefined) this.#answer(context as RequestContext);
-      return undefined;
-    }
+    if (!isThenable(result)) return outcomeOf(context);
     return Promise.resolve(result).then(
-      id === undefined ? noop : () => this.#answer(context as RequestContext),
+      () => outcomeOf(context),
       (err: unknown) => this.#failed(compiled.route, context, err),
     );
-  }
-
-  /** Answers a request once its chain is done: the handler's result, or a middleware refusal. */
-  #answer(context: RequestContext): void {
-    if (context.answered) return;
-    const { clientId, event, id } = context;
-    if (context.reached && this.#options.answer !== undefined) {
-      this.#options.answer(clientId, event, id, context.result);
-      return;
-    }
-    this.#options.sendEventError(
-      clientId,
-      CoreEventErrorCode.FORBIDDEN,
-      `"${event}" was refused by a middleware.`,
-      { event },
-      id,
-    );
-  }
-
-  /**
-   * The `message` listener of the WebSocketHandler. Returns the handling's promise (it
-   * never rejects), or undefined when the message was handled synchronously.
-   */
-  readonly onMessage = (client: WsClient, envelope: Envelope): Promise<void> | undefined => {
-    const id = client.id;
-    const phase = this.#connectPhase.get(id);
-    if (phase !== undefined) {
-      // Not dispatched when OnConnect ran out of time: the client is being closed.
-      const queued = phase.then((ok) =>
-        ok === false ? undefined : this.dispatch(id, envelope.event, envelope.data, envelope.id),
-      );
-      this.#track(queued, id, envelope.id);
-      return queued.catch(noop);
-    }
-    const work = this.dispatch(id, envelope.event, envelope.data, envelope.id);
-    if (work !== undefined) this.#track(work, id, envelope.id);
-    return work;
-  };
-
-  /** Runs the client's `OnConnect` handlers; its messages wait until they are done. */
-  connected(clientId: string): void {
-    if (!this.#registry.hooks.some((h) => h.connect.length > 0)) return;
-    const handlers = this.dispatchSpecialEvent(clientId, 'connect');
-    const phase = this.#options.connectDeadline?.(clientId, handlers) ?? handlers;
-    this.#connectPhase.set(clientId, phase);
-    // This reaction is registered before any queued message's, so order holds.
-    void phase.then(() => {
-      if (this.#connectPhase.get(clientId) === phase) this.#connectPhase.delete(clientId);
-    });
-    this.#track(phase.then(noop));
-  }
-
-  /** Runs the client's `OnDisconnect` handlers (after its `OnConnect` ones), then `done`. */
-  disconnected(clientId: string, done: () => void): void {
-    const phase = this.#connectPhase.get(clientId) ?? Promise.resolve();
-    const work = phase
-      .then(() => this.dispatchSpecialEvent(clientId, 'disconnect'))
-      .finally(() => {
-        this.#connectPhase.delete(clientId);
-        done();
-      });
-    this.#track(work);
   }
 
   /**
@@ -252,11 +196,16 @@ export class WsDispatcher {
     }
   }
 
+  /** True when some controller has an `OnConnect` handler. */
+  get hasConnectHandlers(): boolean {
+    return this.#registry.hooks.some((h) => h.connect.length > 0);
+  }
+
   #compile(route: RegisteredSocketRoute): void {
     const fn = handlerOf(route);
     const controller = route.controller;
     const rule = route.rateLimit;
-    const call = validatedWsCall<SocketContext>(
+    const call = validatedWsCall<MessageContext>(
       route.schema,
       (context, data) => {
         const result = fn.call(controller, context.clientId, data, context);
@@ -279,21 +228,18 @@ export class WsDispatcher {
         });
         // A protocol error like invalid_data: counted toward ws_max_protocol_errors, and
         // without an id answered at most once per ws_error_reply_interval.
-        this.#options.sendEventError(
-          context.clientId,
+        context.refusal = refused(
           CoreEventErrorCode.VALIDATION_FAILED,
           validationMessage(issues, `The data of "${route.event}"`),
           { event: route.event, issues },
-          idOf(context),
         );
-        if (context instanceof RequestContext) context.answered = true;
       },
     );
     let target = call as (context: unknown) => unknown;
     if (rule !== undefined) {
       const limiter = this.#options.rateLimiter;
       target = (context) => {
-        const ctx = context as SocketContext;
+        const ctx = context as MessageContext;
         const who = this.#options.rateLimitKey?.(ctx.clientId) ?? ctx.clientId;
         return limiter.check(`ws:${route.event}:${who}`, rule).then((result) => {
           if (result.allowed) return call(ctx);
@@ -302,14 +248,11 @@ export class WsDispatcher {
             clientId: ctx.clientId,
             event: route.event,
           });
-          this.#options.sendEventError(
-            ctx.clientId,
+          ctx.refusal = refused(
             CoreEventErrorCode.RATE_LIMITED,
             `Too many "${route.event}" events: at most ${rule.maxCount} per ${rule.timeWindow} s. Retry in ${result.retryAfter} s.`,
             { event: route.event, retryAfter: result.retryAfter },
-            idOf(ctx),
           );
-          if (ctx instanceof RequestContext) ctx.answered = true;
           return undefined;
         });
       };
@@ -318,7 +261,7 @@ export class WsDispatcher {
     this.#routes.set(route.event, { route, run });
   }
 
-  #failed(route: RegisteredSocketRoute, context: SocketContext, err: unknown): void {
+  #failed(route: RegisteredSocketRoute, context: SocketContext, err: unknown): Refusal {
     const { clientId, event } = context;
     const refusal = eventErrorOf(err);
     if (refusal !== null) {
@@ -329,14 +272,7 @@ export class WsDispatcher {
         event,
         refusal: refusal.code,
       });
-      this.#options.sendEventError(
-        clientId,
-        refusal.code,
-        refusal.message,
-        refusal.data,
-        idOf(context),
-      );
-      return;
+      return refused(refusal.code, refusal.message, refusal.data);
     }
     this.#logger.exception(err, {
       code: 'PKG_ERR_CORE_HANDLER_FAILED',
@@ -345,28 +281,31 @@ export class WsDispatcher {
       handler: handlerLabel(route.controller, route.handler),
     });
     this.#options.handlerFailed?.(err);
-    this.#options.sendEventError(
-      clientId,
+    return refused(
       CoreEventErrorCode.INTERNAL_ERROR,
       this.#debug
         ? `Handling "${event}" failed: ${errorDetails(err)}`
         : `Handling "${event}" failed on the server.`,
-      undefined,
-      idOf(context),
     );
   }
 
-  #unknownEvent(clientId: string, event: string, id?: RequestId): void {
+  #unknownEvent(clientId: string, event: string, id?: RequestId): Outcome {
     if (this.#ignoreUnknown && id === undefined) {
       this.#logger.debug('Ignored WebSocket event without a handler', { clientId, event });
-      return;
+      return undefined;
     }
-    this.#options.sendEventError(
-      clientId,
-      CoreEventErrorCode.UNKNOWN_EVENT,
-      `No handler for event "${event}".`,
-      { event },
-      id,
-    );
+    return refused(CoreEventErrorCode.UNKNOWN_EVENT, `No handler for event "${event}".`, {
+      event,
+    });
   }
+}
+
+/** What a chain that ran to its end came to: its refusal, the request's answer, or nothing. */
+function outcomeOf(context: MessageContext): Outcome {
+  if (context.refusal !== undefined) return context.refusal;
+  if (!(context instanceof RequestContext)) return undefined;
+  if (context.reached) return { kind: 'answer', result: context.result };
+  return refused(CoreEventErrorCode.FORBIDDEN, `"${context.event}" was refused by a middleware.`, {
+    event: context.event,
+  });
 }

@@ -1,5 +1,6 @@
 import type { LoggerInterface } from '@pkg/logger';
 import type { RequestId } from '@pkg/ws-protocol';
+import type { Connection } from './connection';
 
 /** What PendingHandlers needs, handed over once. */
 export interface PendingHandlersOptions {
@@ -9,21 +10,22 @@ export interface PendingHandlersOptions {
   readonly timeout: number;
   readonly logger: LoggerInterface;
   /** Called once for each handler forgotten after `timeout`, with its request id if any. */
-  readonly onTimeout: (clientId: string, id: RequestId | undefined) => void;
+  readonly onTimeout: (conn: Connection, id: RequestId | undefined) => void;
 }
 
 interface Entry {
-  readonly clientId: string;
+  readonly conn: Connection;
   readonly started: number;
   /** The request id of the message (protocol version 1), answered on timeout. */
   readonly id: RequestId | undefined;
 }
 
 /**
- * The unfinished message handlers of WebSocket clients, each tied to its client: at most
- * `maxPending` per client (`admit`), answered `handler_timeout` after `timeout`, and all
- * forgotten when the client disconnects (`release`), so that a handler that never settles
- * holds no table entry past its client. close() waits for what is left (`settled`).
+ * The unfinished message handlers of WebSocket clients, each kept on its connection: at
+ * most `maxPending` per client (`admit`), answered `handler_timeout` after `timeout`, and
+ * all forgotten when the client disconnects (`release`), so that a handler that never
+ * settles holds nothing past its client. close() waits for what is left (`settled`), and
+ * for the work of no message (`OnConnect`, `OnDisconnect`) kept with {@link background}.
  *
  * A handler that timed out still runs, so it keeps its client's slot until it settles: a
  * client cannot get more than `maxPending` handlers running at once by making them slow.
@@ -35,7 +37,9 @@ export class PendingHandlers {
   readonly #entries = new Map<Promise<void>, Entry>();
   /** Work answered `handler_timeout` that has not settled: it keeps its client's slot. */
   readonly #expired = new Map<Promise<void>, Entry>();
-  readonly #byClient = new Map<string, Set<Promise<void>>>();
+  /** Work tied to no message. */
+  readonly #background = new Set<Promise<void>>();
+  #clients = 0;
   #sweep: NodeJS.Timeout | undefined;
 
   constructor(options: PendingHandlersOptions) {
@@ -49,31 +53,27 @@ export class PendingHandlers {
 
   /** Clients with unfinished handlers. */
   get clients(): number {
-    return this.#byClient.size;
+    return this.#clients;
   }
 
   /** False when the client already has `maxPending` unfinished handlers. */
-  admit(clientId: string): boolean {
+  admit(conn: Connection): boolean {
     const max = this.#options.maxPending;
-    return max === 0 || (this.#byClient.get(clientId)?.size ?? 0) < max;
+    return max === 0 || conn.working < max;
   }
 
-  /** Keeps `work` of `clientId` until it settles, times out or the client disconnects. */
-  track(clientId: string, work: Promise<void>, id?: RequestId): void {
+  /** Keeps `work` of `conn` until it settles, times out or the client disconnects. */
+  track(conn: Connection, work: Promise<void>, id?: RequestId): void {
     const tracked: Promise<void> = work.then(
       () => this.#forget(tracked),
       (err: unknown) => {
         this.#forget(tracked);
-        this.#options.logger.exception(err, { phase: 'dispatch', clientId });
+        this.#options.logger.exception(err, { phase: 'dispatch', clientId: conn.id });
       },
     );
-    this.#entries.set(tracked, { clientId, started: Date.now(), id });
-    let set = this.#byClient.get(clientId);
-    if (set === undefined) {
-      set = new Set();
-      this.#byClient.set(clientId, set);
-    }
-    set.add(tracked);
+    this.#entries.set(tracked, { conn, started: Date.now(), id });
+    if (conn.working === 0) this.#clients += 1;
+    conn.startWork(tracked);
     if (this.#options.timeout > 0 && this.#sweep === undefined) {
       // One timer for every handler: a quarter of the timeout, so one fires at most 25% late.
       this.#sweep = setInterval(this.#expire, Math.max(10, Math.floor(this.#options.timeout / 4)));
@@ -81,21 +81,33 @@ export class PendingHandlers {
     }
   }
 
+  /** Keeps work tied to no message (`OnConnect`, `OnDisconnect`) until it settles. */
+  background(work: Promise<void>): void {
+    const tracked: Promise<void> = work.then(
+      () => void this.#background.delete(tracked),
+      (err: unknown) => {
+        this.#background.delete(tracked);
+        this.#options.logger.exception(err, { phase: 'dispatch' });
+      },
+    );
+    this.#background.add(tracked);
+  }
+
   /** Forgets every unfinished handler of a client that disconnected. */
-  release(clientId: string): void {
-    const set = this.#byClient.get(clientId);
-    if (set === undefined) return;
-    this.#byClient.delete(clientId);
-    for (const work of set) {
+  release(conn: Connection): void {
+    let any = false;
+    for (const work of conn.takeWork()) {
+      any = true;
       this.#entries.delete(work);
       this.#expired.delete(work);
     }
+    if (any) this.#clients -= 1;
     this.#stopSweepIfIdle();
   }
 
   /** Resolves when every handler tracked now has settled (or been forgotten). */
   settled(): Promise<void> {
-    return Promise.allSettled([...this.#entries.keys()]).then(() => undefined);
+    return Promise.allSettled([...this.#entries.keys(), ...this.#background]).then(() => undefined);
   }
 
   #forget(work: Promise<void>): void {
@@ -103,9 +115,7 @@ export class PendingHandlers {
     if (entry === undefined) return;
     this.#entries.delete(work);
     this.#expired.delete(work);
-    const set = this.#byClient.get(entry.clientId);
-    set?.delete(work);
-    if (set?.size === 0) this.#byClient.delete(entry.clientId);
+    if (entry.conn.finishWork(work) && entry.conn.working === 0) this.#clients -= 1;
     this.#stopSweepIfIdle();
   }
 
@@ -128,11 +138,11 @@ export class PendingHandlers {
         'WebSocket handler did not finish in time; answered handler_timeout',
         {
           code: 'PKG_ERR_CORE_HANDLER_TIMEOUT',
-          clientId: entry.clientId,
+          clientId: entry.conn.id,
           timeout: this.#options.timeout,
         },
       );
-      this.#options.onTimeout(entry.clientId, entry.id);
+      this.#options.onTimeout(entry.conn, entry.id);
     }
     this.#stopSweepIfIdle();
   };

@@ -2,14 +2,14 @@ import { Buffer } from 'node:buffer';
 import type { HttpSchemas } from '@pkg/decorators';
 import { Response, type Request } from '@pkg/http';
 import { createCoreError } from '../errors';
-import { describeValue, isThenable } from '../routing/middleware';
+import { describeValue, isThenable } from './middleware';
 import {
   rawHttpInput,
   validateHttpInput,
   validationFailedResponse,
   type HttpInputResult,
   type ValidationIssue,
-} from '../routing/validation';
+} from './validation';
 
 // What an HTTP handler may return, turned into the one `Response` the rest of the chain
 // (middleware, rate-limit headers, CORS, HttpHandler) works with.

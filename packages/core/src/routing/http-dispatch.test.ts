@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { HttpRoute, RateLimit } from '@pkg/decorators';
 import { RateLimiter, Request, Response } from '@pkg/http';
 import { NullLogger } from '@pkg/logger';
-import { ControllerRegistry } from '../routing/controller-registry';
+import { ControllerRegistry } from './controller-registry';
 import { HttpDispatcher } from './http-dispatch';
-import { Middleware } from '../routing/middleware';
-import { SocketController } from '../routing/socket-controller';
+import { Middleware } from './middleware';
+import { SocketController } from './socket-controller';
 
 const get = (url: string, method = 'GET'): Request =>
   new Request({ method, url, headers: { host: 'localhost' }, remoteAddress: '127.0.0.1' });
