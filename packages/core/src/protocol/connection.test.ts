@@ -357,6 +357,71 @@ describe('Connection: what it owns', () => {
     expect(conn.recovering).toBe(0);
   });
 
+  it("the application's data: from the handshake, set, read whole or by key, inherited once", () => {
+    const client = { ...fakeClient('c'), data: { user: 'ada' } } as unknown as WsClient;
+    const conn = new Connection(client, true);
+    expect(conn.getData('user')).toBe('ada');
+    conn.setData('seen', 1);
+    expect(conn.getData()).toEqual({ user: 'ada', seen: 1 });
+    expect(conn.getData(null)).toEqual({ user: 'ada', seen: 1 });
+    expect(conn.getData('none')).toBeUndefined();
+    const bare = new Connection(fakeClient('d'), true);
+    expect(bare.getData()).toEqual({});
+    expect(bare.getData('user')).toBeUndefined();
+    bare.inherit(conn);
+    expect(bare.getData()).toEqual({ user: 'ada', seen: 1 });
+    bare.inherit(undefined);
+    bare.inherit(bare);
+    expect(bare.getData('user')).toBe('ada');
+  });
+
+  it('connected until leave(); its data stays readable after', () => {
+    const conn = connectionIn(S.OPEN);
+    conn.setData('k', 'v');
+    expect(conn.connected).toBe(true);
+    conn.leave();
+    expect(conn.connected).toBe(false);
+    expect(conn.getData('k')).toBe('v');
+  });
+
+  it('handlers at work: counted while they run, each finished once, all taken out at the end', () => {
+    const conn = connectionIn(S.OPEN);
+    const a = Promise.resolve();
+    const b = Promise.resolve();
+    expect(conn.working).toBe(0);
+    expect(conn.finishWork(a)).toBe(false);
+    conn.startWork(a);
+    conn.startWork(b);
+    expect(conn.working).toBe(2);
+    expect(conn.finishWork(a)).toBe(true);
+    expect(conn.finishWork(a)).toBe(false);
+    expect(conn.working).toBe(1);
+    expect([...conn.takeWork()]).toEqual([b]);
+    expect(conn.working).toBe(0);
+    expect([...conn.takeWork()]).toEqual([]);
+    expect(conn.finishWork(b)).toBe(false);
+  });
+
+  it('the OnConnect phase is kept until it settles, and only the current one is cleared', async () => {
+    const conn = connectionIn(S.OPEN);
+    expect(conn.connectPhase).toBeUndefined();
+    let finish!: () => void;
+    const first = new Promise<void>((resolve) => (finish = resolve));
+    conn.startConnect(first);
+    expect(conn.connectPhase).toBe(first);
+    const second = new Promise<void>(() => undefined);
+    conn.startConnect(second);
+    finish();
+    await first;
+    await Promise.resolve();
+    expect(conn.connectPhase).toBe(second);
+    const third = Promise.resolve();
+    conn.startConnect(third);
+    await third;
+    await Promise.resolve();
+    expect(conn.connectPhase).toBeUndefined();
+  });
+
   it('end() releases everything: no deadline, nothing held, remembered, queued or marked', () => {
     const conn = connectionIn(S.AUTHENTICATING);
     conn.arm(1000, () => {
@@ -762,6 +827,30 @@ describe('ProtocolV1 over a fake transport: each state, messages early, twice, n
     expect(r.started).toEqual(['a']);
     r.send(r.ws.clients.get('a')!, env('chat'));
     expect(r.dispatched).toEqual([{ id: 'a', event: 'chat' }]);
+  });
+
+  it("a resume keeps the client's data under its id, whether the session was away or taken over", () => {
+    const r = rig();
+    const a = r.connect('a');
+    r.send(a, env('$hello', { v: 1 }));
+    const token = r.ws.welcome('a')?.['session'] as string;
+    r.clients.setData('a', 'user', 'ada');
+    r.p.disconnected(a, 1006);
+    expect(r.clients.getType('a')).toBe('ws');
+    expect(r.clients.getData('a', 'user')).toBe('ada');
+    const b = r.connect('b');
+    r.clients.setData('b', 'fresh', true);
+    r.send(b, env('$hello', { v: 1, resume: { session: token, seq: 0 } }));
+    expect(r.clients.getData('a')).toEqual({ user: 'ada' });
+    expect(r.clients.getType('b')).toBeUndefined();
+    const token2 = r.ws.welcome('a')?.['session'] as string;
+    const c = r.connect('c');
+    r.send(c, env('$hello', { v: 1, resume: { session: token2, seq: 0 } }));
+    expect(r.ws.closes).toEqual([{ to: 'a~1', code: 4409 }]);
+    expect(r.clients.getData('a')).toEqual({ user: 'ada' });
+    r.p.disconnected(r.ws.clients.get('a~1')!, 4409);
+    expect(r.clients.getData('a', 'user')).toBe('ada');
+    expect(r.ended).toEqual([]);
   });
 
   it('a resume of a connected session takes it over: the old one closes 4409 and ends nothing', () => {
