@@ -105,7 +105,7 @@ describe('the session column', () => {
     const ends = Object.entries(closeCodes)
       .filter(([, info]) => info.session !== 'kept')
       .map(([code]) => Number(code));
-    expect(ends).toEqual([1000, 1001, 1008, 1011, 1012, 4401, 4403, 4409]);
+    expect(ends).toEqual([1000, 1001, 1008, 1011, 1012, 4401, 4403, 4409, 4419]);
     expect(closeCodes[4409].session).toBe('moved');
     expect(closeCodes[4401].session).toBe('none');
   });

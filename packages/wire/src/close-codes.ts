@@ -33,6 +33,11 @@ export const CloseCode = {
   TIMEOUT: 4408,
   /** A resume of the session from another connection took it over. */
   SESSION_TAKEN_OVER: 4409,
+  /**
+   * The credentials expired (`expiresAt` and the grace passed without an accepted
+   * `$refresh`): get new credentials, then reconnect with them.
+   */
+  CREDENTIALS_EXPIRED: 4419,
 } as const;
 
 export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];
@@ -195,6 +200,14 @@ export const closeCodes: Readonly<Record<CloseCodeValue, CloseCodeInfo>> = {
       "`session taken over`: a resume of this connection's session arrived on another connection, which holds the session now",
     reconnect: false,
     session: 'moved',
+    version: 1,
+  },
+  4419: {
+    sentBy: 'server',
+    meaning:
+      '`credentials expired`: `$welcome.expiresAt` (or the last `$refresh` answer) and the grace passed without an accepted `$refresh`; get new credentials, then reconnect with them',
+    reconnect: true,
+    session: 'ends',
     version: 1,
   },
 };

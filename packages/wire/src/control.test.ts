@@ -9,7 +9,7 @@ import {
 import { HISTORY_LIMITS } from './history';
 
 describe('control events', () => {
-  it('all start with "$"; a client sends $hello, $ping, $ack and $nack only', () => {
+  it('all start with "$"; a client sends $hello, $ping, $ack, $nack, $history and $refresh only', () => {
     for (const name of Object.values(ControlEvent)) expect(name.startsWith('$')).toBe(true);
     expect([...CLIENT_CONTROL_EVENTS].sort()).toEqual([
       '$ack',
@@ -17,6 +17,7 @@ describe('control events', () => {
       '$history',
       '$nack',
       '$ping',
+      '$refresh',
     ]);
   });
 });

@@ -24,6 +24,10 @@ export const ControlEvent = {
   PRESENCE: '$presence',
   /** Server -> client: a batch of presence joins and leaves. */
   PRESENCE_DIFF: '$presence_diff',
+  /** Client -> server request: new credentials for the live connection (see refresh.ts). */
+  REFRESH: '$refresh',
+  /** Server -> client: the client was taken out of a room by a revocation or an expired grant. */
+  REVOKED: '$revoked',
 } as const;
 
 export type ControlEventName = (typeof ControlEvent)[keyof typeof ControlEvent];
@@ -35,6 +39,7 @@ export const CLIENT_CONTROL_EVENTS: ReadonlySet<string> = new Set([
   ControlEvent.ACK,
   ControlEvent.NACK,
   ControlEvent.HISTORY,
+  ControlEvent.REFRESH,
 ]);
 
 /** Longest `$hello.auth`, in characters; a longer one is refused `unauthorized`, close 4401. */
@@ -88,6 +93,11 @@ export interface WelcomeData {
   reason?: ResumeRefusalReason;
   /** `"unused"`: `$hello.auth` was sent but the server has no auth handler to check it. */
   auth?: 'unused';
+  /**
+   * When the credentials stop being accepted (ms since the epoch), when the auth handlers
+   * gave an expiry: the client sends `$refresh` before then (see refresh.ts).
+   */
+  expiresAt?: number;
 }
 
 /** `$nack.data` codes: the client has no handler, or its handler threw. */
@@ -241,5 +251,7 @@ export function readWelcome(data: unknown): ReceivedWelcome {
   }
   if (typeof record['reason'] === 'string') welcome.reason = record['reason'];
   if (record['auth'] === 'unused') welcome.auth = 'unused';
+  const expiresAt = positive(record['expiresAt']);
+  if (expiresAt !== undefined) welcome.expiresAt = expiresAt;
   return welcome;
 }

@@ -46,6 +46,10 @@ export const WireErrorCode = {
   UNAUTHORIZED: 'unauthorized',
   /** Authentication did not finish within `auth_timeout` (then close 4401). */
   AUTH_TIMEOUT: 'auth_timeout',
+  /** The credentials expired without an accepted `$refresh` (then close 4419). */
+  TOKEN_EXPIRED: 'token_expired',
+  /** The server revoked the client's identity (then close 4403). */
+  REVOKED: 'revoked',
 } as const;
 
 export type WireErrorCodeValue = (typeof WireErrorCode)[keyof typeof WireErrorCode];
@@ -208,6 +212,20 @@ export const wireErrors: Readonly<Record<WireErrorCodeValue, WireErrorInfo>> = {
   auth_timeout: {
     version: 1,
     when: 'authentication unfinished after `auth_timeout` (then close 4401); also the answer of each held request',
+    fields: '',
+    throttled: false,
+    protocolError: false,
+  },
+  token_expired: {
+    version: 1,
+    when: '`expiresAt` and `auth_refresh_grace` passed without an accepted `$refresh` (then close 4419)',
+    fields: '`expiresAt`',
+    throttled: false,
+    protocolError: false,
+  },
+  revoked: {
+    version: 1,
+    when: "`server.revoke(identity)` named the client's identity (then close 4403)",
     fields: '',
     throttled: false,
     protocolError: false,

@@ -68,6 +68,14 @@ export {
 } from './codec';
 export { WireErrorCode, encodeError, readErrorData, wireErrors } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue, WireErrorInfo } from './error-codes';
+export {
+  REFRESH_LIMITS,
+  readRefresh,
+  readRefreshAnswer,
+  readRevoked,
+  refreshDelay,
+} from './refresh';
+export type { RefreshAnswerData, RefreshData, RevokedData, RevokedReason } from './refresh';
 export { HISTORY_LIMITS } from './history';
 export { readHistoryAnswer, readRecovered, readRoomPosition } from './history-read';
 export type {
