@@ -49,9 +49,11 @@ async function scrape(server: Server): Promise<Sample[]> {
 }
 
 /** Polls until `check` passes on a fresh scrape (the server sees a close a moment later). */
+/** Scrapes until `check` holds, for at most 15 s (a loaded machine drains 10,000 messages slowly). */
 async function until(server: Server, check: (s: Sample[]) => boolean): Promise<Sample[]> {
   let samples = await scrape(server);
-  for (let i = 0; i < 200 && !check(samples); i += 1) {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && !check(samples)) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     samples = await scrape(server);
   }
