@@ -3,7 +3,7 @@ import { ClientError, clientErrorCodes, createClientError } from './errors';
 
 describe('client error codes', () => {
   it('pins the codes and their statuses and close codes', () => {
-    expect(Object.keys(clientErrorCodes)).toHaveLength(16);
+    expect(Object.keys(clientErrorCodes)).toHaveLength(17);
     for (const [code, info] of Object.entries(clientErrorCodes)) {
       expect(code).toMatch(/^PKG_ERR_CLIENT_[A-Z_]+$/);
       expect(info.message.length).toBeGreaterThan(10);

@@ -71,6 +71,10 @@ export const clientErrorCodes = {
     message:
       'The server answered a request (or a joinRoom) with an error event; remoteCode holds its code (e.g. forbidden, too_many_rooms).',
   },
+  PKG_ERR_CLIENT_REFRESH_FAILED: {
+    message:
+      'The credentials could not be refreshed: the auth function threw or returned no token (the refresh_error event carries it).',
+  },
 } as const satisfies Record<string, ClientErrorInfo>;
 
 export type ClientErrorCode = keyof typeof clientErrorCodes;

@@ -160,6 +160,19 @@ export interface LifecycleEvents {
   error: (data: ServerErrorData) => void;
   /** One room's recovery after a reconnect is over (see {@link RecoveredInfo}). */
   recovered: (info: RecoveredInfo) => void;
+  /**
+   * The server accepted new credentials (`$refresh`, sent before `$welcome.expiresAt` with
+   * what the `auth` function returns): they expire at `expiresAt` (null: never).
+   */
+  refreshed: (info: { expiresAt: number | null }) => void;
+  /**
+   * A refresh of the credentials failed (`auth()` threw, or the server refused them): tried
+   * again in `retryIn` ms, or null when no time is left (the server then closes with 4419
+   * and the client reconnects, asking `auth()` again).
+   */
+  refresh_error: (info: { error: ClientError; retryIn: number | null }) => void;
+  /** The server took the client out of a room (`revoked` by the application, or `expired`). */
+  revoked: (info: { room: string; namespace: string; reason: 'revoked' | 'expired' }) => void;
 }
 
 export type LifecycleEventName = keyof LifecycleEvents;

@@ -16,6 +16,9 @@ export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
   'reconnect_stopped',
   'error',
   'recovered',
+  'refreshed',
+  'refresh_error',
+  'revoked',
 ]);
 
 export type AnyListener = (data: never, info: never) => unknown;

@@ -254,6 +254,14 @@ export class RoomSet {
     return known;
   }
 
+  /** The server took the client out of a room (`$revoked`): it is neither joined nor wanted. */
+  revoked(room: string, namespace: string): void {
+    const k = key(room, namespace);
+    this.#wanted.delete(k);
+    this.#joined.delete(k);
+    this.#leaveLater.delete(k);
+  }
+
   /** The server cannot join rooms at all: reject every waiting join and forget those rooms. */
   refuseAll(error: Error): void {
     for (const [k, list] of this.#joinWaiters) {

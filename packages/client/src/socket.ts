@@ -14,6 +14,7 @@ import {
   readErrorData,
   encodeMembers,
   readRecovered,
+  readRevoked,
   readWelcome,
   type ReceivedWelcome,
 } from '@pkg/wire';
@@ -26,6 +27,7 @@ import { decodeInbound, type InboundMessage } from './protocol';
 import { RoomPositions } from './positions';
 import { PresenceRegistry } from './presence';
 import { PendingRequests } from './requests';
+import { CredentialRefresh } from './refresh';
 import { RoomSet } from './rooms';
 import type { Connection } from './transport';
 
@@ -67,6 +69,8 @@ export class ProtocolSocket {
   readonly rooms = new RoomSet();
   readonly positions = new RoomPositions();
   readonly presence = new PresenceRegistry();
+  /** Refreshes the credentials of the connection before they expire (refresh.ts). */
+  readonly refresh: CredentialRefresh;
   /** Messages emitted while disconnected (text to send), oldest first. */
   buffer: string[] = [];
   protocol: 0 | 1 | undefined;
@@ -86,6 +90,33 @@ export class ProtocolSocket {
     this.#options = options;
     this.#listeners = listeners;
     this.#host = host;
+    const { auth } = options;
+    this.refresh = new CredentialRefresh({
+      token: typeof auth === 'function' ? auth : undefined,
+      random: options.random,
+      request: (event, data) => {
+        const { id, promise } = this.requests.add(
+          event,
+          (n) => encodeMembers(event, { data, id: n }),
+          options.ackTimeout,
+          Number.POSITIVE_INFINITY,
+        );
+        this.send(this.requests.take(id)!);
+        return promise;
+      },
+      refreshed: (expiresAt) => host.emit('refreshed', { expiresAt }),
+      failed: (error, retryIn) =>
+        host.emit('refresh_error', {
+          error:
+            error instanceof ClientError
+              ? error
+              : new ClientError(
+                  'PKG_ERR_CLIENT_REFRESH_FAILED',
+                  `Could not refresh the credentials: ${error instanceof Error ? error.message : String(error)}`,
+                ),
+          retryIn,
+        }),
+    });
   }
 
   /** The highest `seq` processed in the current session. */
@@ -162,6 +193,7 @@ export class ProtocolSocket {
   closed(code: number): CloseFacts {
     this.#early = null;
     this.stopTimers();
+    this.refresh.stop();
     this.requests.rejectAll(
       (event) =>
         new ClientError(
@@ -192,6 +224,7 @@ export class ProtocolSocket {
   /** disconnect(): nothing of this logical connection is kept. */
   reset(error: (event: string) => ClientError): void {
     this.stopTimers();
+    this.refresh.stop();
     this.requests.rejectAll(error, false);
     this.rooms.clear(error('join_room'));
     this.presence.clear();
@@ -211,6 +244,7 @@ export class ProtocolSocket {
     // `seq` is scoped to a session: a fresh one (resumed false) numbers from 1 again.
     if (!resumed) this.#lastSeq = 0;
     this.#session = this.#options.recovery ? welcome?.session : undefined;
+    this.refresh.start(protocol === 1 ? welcome?.expiresAt : undefined);
     const { reconnected, attempt } = this.#host.established();
     if (welcome?.heartbeat) {
       this.#heartbeat.start(
@@ -295,6 +329,10 @@ export class ProtocolSocket {
       this.#recovered(data);
       return;
     }
+    if (event === ControlEvent.REVOKED) {
+      this.#revoked(data);
+      return;
+    }
     if (LIFECYCLE_EVENTS.has(event) || event.startsWith('$')) return;
     this.#listeners.call(event, data, message.pos ? { position: { ...message.pos } } : {});
   }
@@ -312,6 +350,17 @@ export class ProtocolSocket {
       ...(reason === undefined ? {} : { reason }),
       replayed,
     });
+  }
+
+  /** `$revoked`: the server took the client out of a room; it is not rejoined. */
+  #revoked(data: unknown): void {
+    const read = readRevoked(data);
+    if (!read) return;
+    const { room, namespace, reason } = read;
+    this.rooms.revoked(room, namespace);
+    this.positions.forget(room, namespace);
+    this.presence.left(room, namespace);
+    this.#host.emit('revoked', { room, namespace, reason });
   }
 
   #roomLeft(data: unknown): void {

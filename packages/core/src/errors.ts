@@ -108,6 +108,15 @@ export const coreErrorCodes = {
       'The authentication of a client (waiting for $hello with credentials, and the auth handlers) did not finish within auth_timeout.',
     closeCode: CloseCode.UNAUTHORIZED,
   },
+  PKG_ERR_CORE_TOKEN_EXPIRED: {
+    message:
+      "A client's credentials expired (expiresAt of its auth handlers, and auth_refresh_grace) without an accepted $refresh; it was closed.",
+    closeCode: CloseCode.CREDENTIALS_EXPIRED,
+  },
+  PKG_ERR_CORE_REVOKED: {
+    message: 'server.revoke named the identity of a client; it was sent away (error revoked).',
+    closeCode: CloseCode.FORBIDDEN,
+  },
   PKG_ERR_CORE_SESSION_TAKEN_OVER: {
     message:
       'A resume took the session over from a connection still open; that connection was closed (not to be reconnected automatically).',

@@ -138,6 +138,7 @@ export type {
 } from './ws/namespace-manager';
 export type {
   AuthContext,
+  AuthExpiry,
   AuthHandler,
   AuthIdentity,
   AuthRefusal,
@@ -147,6 +148,7 @@ export type {
 export { RoomsController } from './routing/rooms-controller';
 export type {
   RoomEventPayload,
+  RoomGrant,
   RoomJoinPolicy,
   RoomsControllerOptions,
 } from './routing/rooms-controller';
@@ -187,6 +189,7 @@ export { SocketController } from './routing/socket-controller';
 export type {
   BroadcastOptions,
   BroadcastTargetOptions,
+  ClientCredentials,
   ControllerHost,
   JoinRoomOptions,
 } from './routing/socket-controller';

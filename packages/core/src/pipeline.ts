@@ -219,6 +219,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
       config.get('max_away_sessions_per_ip') ?? config.get('max_connections_per_ip'),
     ipv6Subnet: config.get('ipv6_subnet'),
     authTimeout: config.get('auth_timeout'),
+    refreshGrace: config.get('auth_refresh_grace'),
     helloWait: config.get('hello_wait'),
     maxPendingRequests: config.get('max_pending_requests'),
     maxPendingServerRequests: config.get('max_pending_server_requests'),

@@ -65,6 +65,7 @@ import {
   resolveBroadcastArgs,
   type BroadcastOptions,
   type BroadcastTargetOptions,
+  type ClientCredentials,
   type ControllerHost,
   type JoinRoomOptions,
   type SocketController,
@@ -457,11 +458,61 @@ export class Server implements ControllerHost {
    * `{status: 401 | 403, message}` to refuse: the client gets an `error` event and close
    * 4401 / 4403. `context.resume` names the session a `$hello.resume` asks for. The whole
    * authentication is bounded by `auth_timeout` (then close 4401). Only before `run()`.
+   *
+   * Credentials that expire: return `{identity?, expiresAt}` (ms since the epoch) or
+   * `{identity?, ttl}` (ms) to accept until then; `$welcome.expiresAt` tells the client, which
+   * sends `$refresh {auth}` with new credentials before then. The same handlers check them
+   * (`context.refresh` true, `context.identity` the connection's identity, which the new
+   * credentials must keep). Past the expiry and `auth_refresh_grace` without an accepted
+   * refresh: `error` `token_expired`, close 4419 (docs/protocol.md, "Credentials that expire").
    */
   addAuthHandler(handler: AuthHandler): this {
     this.#parts.lifecycle.assertIdle('addAuthHandler');
     this.#parts.protocol.addAuthHandler(handler);
     return this;
+  }
+
+  /**
+   * Revokes an identity (what its auth handlers gave, `{identity}`) on every instance: with
+   * a room, each of its connections leaves the room and gets `$revoked` `{room, namespace,
+   * reason: "revoked"}`; without one, each gets the `error` `revoked` and close 4403, and its
+   * away sessions end. Through a cluster adapter the other instances do the same. Resolves
+   * with how many connections it reached.
+   */
+  revoke(identity: string, room?: string | null, namespace?: string | null): Promise<number> {
+    if (typeof identity !== 'string' || identity === '') {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'revoke: identity must be the non-empty string an auth handler gave ({ identity }).',
+      );
+    }
+    if (room !== undefined && room !== null && (typeof room !== 'string' || room === '')) {
+      throw createCoreError(
+        TypeError,
+        'PKG_ERR_CORE_INVALID_ARGUMENT',
+        'revoke: room must be a non-empty string, or left out to revoke the identity from the server.',
+      );
+    }
+    return this.#parts.adapter.revoke(
+      identity,
+      room ?? null,
+      room == null ? null : (namespace ?? '/'),
+    );
+  }
+
+  /** Who a connected client is and until when, as its auth handlers said; undefined when unknown here. */
+  getCredentials(clientId: string): ClientCredentials | undefined {
+    return this.#parts.protocol.credentialsOf(clientId);
+  }
+
+  /**
+   * Grants a joined room until `expiresAt` (ms since the epoch; null: for good): then the
+   * client leaves it and gets `$revoked` `{room, namespace, reason: "expired"}`.
+   * `RoomsController` calls it for a `canJoin` that answers `{ expiresAt }` or `{ ttl }`.
+   */
+  grantRoom(clientId: string, room: string, namespace: string, expiresAt: number | null): void {
+    this.#parts.protocol.grantRoom(clientId, room, namespace, expiresAt);
   }
 
   /** Sends the `error` event `{code, message, ...extra}` to one WebSocket client. */

@@ -12,6 +12,8 @@ export interface LocalOperations {
   disconnect(clientId: string): boolean;
   joinRoom(clientId: string, room: string, namespace: string): void;
   leaveRoom(clientId: string, room: string, namespace: string): void;
+  /** `server.revoke` asked by another instance; how many local connections it reached. */
+  revoke(identity: string, room: string | null, namespace: string | null): number;
 }
 
 /** The part of a reply that answers the request: a count, ids, or whether the client was here. */
@@ -38,5 +40,7 @@ export function answerRequest(body: RequestBody, local: LocalOperations): Answer
       else local.leaveRoom(body.clientId, body.room, body.namespace);
       return { found: true };
     }
+    case 'revoke':
+      return { count: local.revoke(body.identity, body.room, body.namespace) };
   }
 }

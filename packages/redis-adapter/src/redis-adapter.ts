@@ -154,6 +154,7 @@ export class RedisAdapter implements Adapter {
       }
     },
     leaveRoom: (clientId, room, namespace) => this.leaveRoom(clientId, room, namespace),
+    revoke: (identity, room, namespace) => this.#host?.revoke?.(identity, room, namespace) ?? 0,
   };
 
   constructor(options: RedisAdapterOptions = {}) {
@@ -373,6 +374,16 @@ export class RedisAdapter implements Adapter {
   async forward(operation: RemoteClientOperation): Promise<boolean> {
     const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
+  }
+
+  /**
+   * `server.revoke` on every other instance: each takes the identity's connections out of
+   * the room (or sends them away). Resolves with how many connections they reached; rejects
+   * when Redis is unreachable or an instance does not answer in time.
+   */
+  async revoke(identity: string, room: string | null, namespace: string | null): Promise<number> {
+    const replies = await this.#ask({ kind: 'revoke', identity, room, namespace }, false);
+    return replies.reduce((sum, r) => sum + (r.count ?? 0), 0);
   }
 
   #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {

@@ -121,6 +121,24 @@ describe('wire format', () => {
     expect(decodeRequest(encodeRequest('a', 'a:3', fine)).ok).toBe(true);
   });
 
+  it('carries a revocation by identity, with a room or for the whole server, and refuses a malformed one', () => {
+    const room = { kind: 'revoke', identity: 'ann', room: 'r', namespace: '/' } as const;
+    const server = { kind: 'revoke', identity: 'ann', room: null, namespace: null } as const;
+    for (const body of [room, server]) {
+      const decoded = decodeRequest(encodeRequest('a', 'a:9', body));
+      expect(decoded.ok && decoded.value.body).toEqual(body);
+    }
+    for (const bad of [
+      { kind: 'revoke', identity: '', room: null, namespace: null },
+      { kind: 'revoke', identity: 'ann', room: 'r', namespace: null },
+      { kind: 'revoke', identity: 'ann', room: null, namespace: '/' },
+      { kind: 'revoke', identity: 'ann', room: '\ud800', namespace: '/' },
+      { kind: 'revoke', identity: 7 },
+    ]) {
+      expect(decodeRequest(JSON.stringify({ v: 1, o: 'a', id: 'a:1', b: bad })).ok).toBe(false);
+    }
+  });
+
   it('round-trips requests and replies', () => {
     const body = { kind: 'joinRoom', clientId: 'c', room: 'r', namespace: '/' } as const;
     expect(decodeRequest(encodeRequest('a', 'a:1', body))).toEqual({

@@ -48,6 +48,13 @@ export type RequestBody =
       readonly clientId: string;
       readonly room: string;
       readonly namespace: string;
+    }
+  | {
+      /** `server.revoke`: every connection of the identity, out of the room or of the server. */
+      readonly kind: 'revoke';
+      readonly identity: string;
+      readonly room: string | null;
+      readonly namespace: string | null;
     };
 
 export interface RequestMessage {
@@ -227,6 +234,19 @@ function checkBody(value: unknown): RequestBody | null {
       return isName(b['clientId']) && isRoomName(b['room']) && isRoomName(b['namespace'])
         ? { kind: b['kind'], clientId: b['clientId'], room: b['room'], namespace: b['namespace'] }
         : null;
+    case 'revoke': {
+      const room = b['room'] ?? null;
+      const namespace = b['namespace'] ?? null;
+      if (!isName(b['identity'])) return null;
+      if (room !== null && !(isRoomName(room) && isRoomName(namespace))) return null;
+      if (room === null && namespace !== null) return null;
+      return {
+        kind: 'revoke',
+        identity: b['identity'],
+        room: room as string | null,
+        namespace: namespace as string | null,
+      };
+    }
     default:
       return null;
   }

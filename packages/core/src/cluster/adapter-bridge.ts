@@ -90,6 +90,8 @@ export interface LocalClients {
     since: StreamPosition | undefined,
     already: boolean,
   ): void;
+  /** `server.revoke` on this process; how many connections it reached. */
+  revoke(identity: string, room: string | null, namespace: string | null): number;
 }
 
 /**
@@ -116,6 +118,7 @@ export class AdapterBridge {
       },
       send: (clientId, event, data) => ws.send(clientId, event, data),
       joined: () => undefined,
+      revoke: () => 0,
     };
     this.#adapter.attach(this.#host());
   }
@@ -319,6 +322,23 @@ export class AdapterBridge {
     return this.#adapter.clientCount(target);
   }
 
+  /**
+   * `server.revoke`: this process's connections of `identity`, then every other instance's
+   * through the adapter (when it can). Resolves with how many connections were reached; a
+   * failing adapter is logged and counts 0 for the others.
+   */
+  async revoke(identity: string, room: string | null, namespace: string | null): Promise<number> {
+    const here = this.#local.revoke(identity, room, namespace);
+    const others = this.#adapter.revoke;
+    if (others === undefined) return here;
+    try {
+      return here + (await others.call(this.#adapter, identity, room, namespace));
+    } catch (err) {
+      this.#o.logger.exception(err, { phase: 'adapter.revoke' });
+      return here;
+    }
+  }
+
   /** Ids the target selects: the adapter's `clientIds` when it has one, else local ids. */
   async clientIds(target: CountTarget): Promise<string[]> {
     if (this.#adapter.clientIds) return this.#adapter.clientIds(target);
@@ -355,6 +375,7 @@ export class AdapterBridge {
         wsHandler.disconnect(clientId, 1000, 'Disconnected by the server');
         return true;
       },
+      revoke: (identity, room, namespace) => this.#local.revoke(identity, room, namespace),
       logger,
       ...(this.#o.runTraced === undefined ? {} : { runTraced: this.#o.runTraced }),
       ...(this.#o.crossInstanceLatency === undefined

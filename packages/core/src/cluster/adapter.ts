@@ -54,6 +54,11 @@ export interface AdapterHost {
    */
   disconnect?(clientId: string): boolean;
   /**
+   * `server.revoke` asked by another instance: every connection of `identity` on this
+   * process loses the room (`room` null: is sent away). Returns how many it reached.
+   */
+  revoke?(identity: string, room: string | null, namespace: string | null): number;
+  /**
    * A cluster adapter delivered here a broadcast another instance published `ms` ago (on the
    * publisher's clock against this one's): the server's metrics record it.
    */
@@ -112,6 +117,12 @@ export interface Adapter {
    * not local. Optional: without it those calls only reach local clients.
    */
   forward?(operation: RemoteClientOperation): Promise<boolean>;
+  /**
+   * `server.revoke` on every other instance (each calls its host's `revoke`); resolves with
+   * how many connections they reached. Optional: without it a revocation reaches this
+   * process only.
+   */
+  revoke?(identity: string, room: string | null, namespace: string | null): Promise<number>;
   /** The link to the other instances, for the health check. Optional (`local` without it). */
   getState?(): AdapterState;
   /**

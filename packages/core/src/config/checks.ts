@@ -152,6 +152,7 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
       ? null
       : 'a whole number of sessions (0 = no bound), or null for max_connections_per_ip',
   auth_timeout: timer('a positive number of milliseconds up to 2147483647', 1),
+  auth_refresh_grace: timer('a number of milliseconds up to 2147483647 (0 = no grace)', 0),
   hello_wait: timer('a number of milliseconds up to 2147483647 (0 = no wait)', 0),
   max_pending_requests: positiveInt('a positive number of requests'),
   max_pending_server_requests: positiveInt('a positive number of requests'),

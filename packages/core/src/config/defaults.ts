@@ -1,3 +1,4 @@
+import { REFRESH_LIMITS } from '@pkg/wire';
 import { httpHandlerDefaults } from '@pkg/http';
 import { wsHandlerDefaults } from '@pkg/ws-protocol';
 import type { ResolvedServerConfig } from './options';
@@ -41,6 +42,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   max_away_sessions: 10_000,
   max_away_sessions_per_ip: null,
   auth_timeout: 10_000,
+  auth_refresh_grace: REFRESH_LIMITS.grace,
   hello_wait: 1000,
   max_pending_requests: 128,
   max_pending_server_requests: 64,

@@ -103,6 +103,8 @@ export interface ServerConfigOptions {
   max_away_sessions_per_ip?: number | null;
   /** Protocol version 1: time the whole authentication of a client may take, from its start (the auth handlers included); then close 4401. Default 10000. */
   auth_timeout?: number;
+  /** Protocol version 1: time a connection whose credentials expired (an auth handler gave `expiresAt` or `ttl`) may still send `$refresh`; then `token_expired` and close 4419. Default 10000. */
+  auth_refresh_grace?: number;
   /** Time a connection that negotiated the subprotocol `pkg.v1` waits for `$hello` before it counts as version 0 and `OnConnect` runs (other connections never wait); 0 = no wait. Default 1000. */
   hello_wait?: number;
   /** Client requests (`id`) per connection whose answer is not sent yet; one more is `too_many_pending`. Default 128. */

@@ -9,8 +9,11 @@ import {
   type AuthOutcome,
 } from './auth';
 
-const logger = (): LoggerInterface & { exception: jest.Mock } =>
-  ({ exception: jest.fn() }) as unknown as LoggerInterface & { exception: jest.Mock };
+const logger = (): LoggerInterface & { exception: jest.Mock; warning: jest.Mock } =>
+  ({ exception: jest.fn(), warning: jest.fn() }) as unknown as LoggerInterface & {
+    exception: jest.Mock;
+    warning: jest.Mock;
+  };
 
 const context = authContext(
   { id: 'c', ip: '1.2.3.4', data: { a: 1 } } as unknown as WsClient,
@@ -123,6 +126,41 @@ describe('runAuthHandlers', () => {
   });
 });
 
+describe('credentials that expire', () => {
+  it('accepts until expiresAt or ttl; the earliest expiry of all handlers wins', async () => {
+    const now = Date.now();
+    const [a] = await run([() => ({ identity: 'ann', expiresAt: now + 60_000 })]);
+    expect(a).toEqual({ accepted: true, identity: 'ann', expiresAt: now + 60_000 });
+    const [b] = await run([
+      () => ({ ttl: 5000 }),
+      () => ({ identity: 'bo', expiresAt: now + 60_000 }),
+    ]);
+    expect(b).toMatchObject({ accepted: true, identity: 'bo' });
+    expect((b as { expiresAt: number }).expiresAt).toBeGreaterThanOrEqual(now + 5000);
+    expect((b as { expiresAt: number }).expiresAt).toBeLessThan(now + 60_000);
+    const [c] = await run([() => ({ identity: 'cy' })]);
+    expect(c).toEqual({ accepted: true, identity: 'cy', expiresAt: undefined });
+  });
+
+  it('refuses an expiry that is not a time to come, and says why in the log', async () => {
+    for (const bad of [
+      { expiresAt: Date.now() - 1 },
+      { expiresAt: Number.NaN },
+      { expiresAt: '2030' },
+      { ttl: 0 },
+      { ttl: -5 },
+      { ttl: 2 ** 31 },
+      { identity: 'x', ttl: Number.POSITIVE_INFINITY },
+    ]) {
+      const log = logger();
+      const outcomes: AuthOutcome[] = [];
+      runAuthHandlers([() => bad as never], context, log, (o) => outcomes.push(o));
+      expect(outcomes).toEqual([refused(401, 'Authentication failed')]);
+      expect(log.warning).toHaveBeenCalledTimes(1);
+    }
+  });
+});
+
 describe('authContext', () => {
   it('is frozen and carries the client, credentials and the named session', () => {
     expect(context).toEqual({
@@ -131,8 +169,19 @@ describe('authContext', () => {
       data: { a: 1 },
       ip: '1.2.3.4',
       resume: undefined,
+      refresh: false,
+      identity: undefined,
     });
     expect(Object.isFrozen(context)).toBe(true);
+    const refreshing = authContext(
+      { id: 'c', ip: '', data: {} } as unknown as WsClient,
+      't2',
+      undefined,
+      {
+        identity: 'ann',
+      },
+    );
+    expect(refreshing).toMatchObject({ auth: 't2', refresh: true, identity: 'ann' });
     const withResume = authContext(
       { id: 'c', ip: '', data: {} } as unknown as WsClient,
       undefined,

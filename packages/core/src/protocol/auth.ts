@@ -29,6 +29,13 @@ export interface AuthContext {
    * another identity than the session's is refused anyway (`reason: "identity"`).
    */
   readonly resume: AuthResume | undefined;
+  /**
+   * True when a live connection sends new credentials (`$refresh`): `auth` holds them and
+   * `identity` is the one the connection has; the result must name the same identity.
+   */
+  readonly refresh: boolean;
+  /** The identity the connection has now (a `$refresh`); undefined at the first check. */
+  readonly identity: string | undefined;
 }
 
 /** A refusal: 401 (`unauthorized`, close 4401) or 403 (`forbidden`, close 4403). */
@@ -43,17 +50,34 @@ export interface AuthIdentity {
 }
 
 /**
- * `true` or nothing accepts, `{ identity }` accepts with an identity, `false` refuses with
- * 401 "Unauthorized", `{ status, message }` refuses.
+ * An acceptance until a time: `expiresAt` (ms since the epoch, e.g. a JWT's `exp * 1000`)
+ * or `ttl` (ms from now). The client must send `$refresh` with new credentials before then;
+ * past it and `auth_refresh_grace`, the connection gets `token_expired` and close 4419.
  */
-export type AuthResult = boolean | undefined | void | AuthRefusal | AuthIdentity;
+export interface AuthExpiry {
+  identity?: string;
+  expiresAt?: number;
+  ttl?: number;
+}
+
+/**
+ * `true` or nothing accepts, `{ identity }` accepts with an identity, `{ expiresAt }` or
+ * `{ ttl }` (with or without an identity) accepts until a time, `false` refuses with 401
+ * "Unauthorized", `{ status, message }` refuses.
+ */
+export type AuthResult = boolean | undefined | void | AuthRefusal | AuthIdentity | AuthExpiry;
 
 /** Checks a client's credentials before its `OnConnect` handlers run. */
 export type AuthHandler = (context: AuthContext) => AuthResult | Promise<AuthResult>;
 
 /** The decision of the auth handlers. */
 export type AuthOutcome =
-  | { readonly accepted: true; readonly identity: string | undefined }
+  | {
+      readonly accepted: true;
+      readonly identity: string | undefined;
+      /** The earliest expiry a handler gave (ms since the epoch); undefined: none. */
+      readonly expiresAt: number | undefined;
+    }
   | { readonly accepted: false; readonly refusal: AuthRefusal };
 
 /** Longest identity an auth handler may give. */
@@ -65,14 +89,40 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 const UNAUTHORIZED: AuthRefusal = Object.freeze({ status: 401, message: 'Unauthorized' });
 
-/** Reads one handler's result: undefined to go on, an identity, or a refusal. */
-function readResult(value: unknown): AuthRefusal | { identity: string } | undefined {
+/** Longest `ttl` (and furthest `expiresAt` from now) a handler may give: a timer's range. */
+export const MAX_EXPIRY_MS = 2_147_483_647;
+
+const BAD_EXPIRY: AuthRefusal = Object.freeze({
+  status: 401,
+  message: 'Authentication failed',
+});
+
+/** Reads one handler's result: undefined to go on, an acceptance, or a refusal. */
+function readResult(
+  value: unknown,
+  now: number,
+): AuthRefusal | { identity: string | undefined; expiresAt: number | undefined } | undefined {
   if (value === true || value === undefined) return undefined;
   if (!isRecord(value)) return UNAUTHORIZED;
-  if (value['status'] === undefined && typeof value['identity'] === 'string') {
+  const accepts =
+    value['status'] === undefined &&
+    (typeof value['identity'] === 'string' ||
+      value['expiresAt'] !== undefined ||
+      value['ttl'] !== undefined);
+  if (accepts) {
     const identity = value['identity'];
-    if (identity === '' || identity.length > MAX_IDENTITY_LENGTH) return UNAUTHORIZED;
-    return { identity };
+    if (identity !== undefined) {
+      if (
+        typeof identity !== 'string' ||
+        identity === '' ||
+        identity.length > MAX_IDENTITY_LENGTH
+      ) {
+        return UNAUTHORIZED;
+      }
+    }
+    const expiresAt = readExpiry(value['expiresAt'], value['ttl'], now);
+    if (expiresAt === null) return BAD_EXPIRY;
+    return { identity: identity as string | undefined, expiresAt };
   }
   const status = value['status'] === 403 ? 403 : 401;
   const message =
@@ -96,6 +146,7 @@ export function runAuthHandlers(
   done: (outcome: AuthOutcome) => void,
 ): void {
   let identity: string | undefined;
+  let expiresAt: number | undefined;
   const fail = (err: unknown): void => {
     logger.exception(err, { code: 'PKG_ERR_CORE_HANDLER_FAILED', phase: 'auth' });
     done({
@@ -105,7 +156,7 @@ export function runAuthHandlers(
   };
   const step = (i: number): void => {
     if (i === handlers.length) {
-      done({ accepted: true, identity });
+      done({ accepted: true, identity, expiresAt });
       return;
     }
     let result: unknown;
@@ -116,12 +167,26 @@ export function runAuthHandlers(
       return;
     }
     const next = (value: unknown): void => {
-      const read = readResult(value);
+      const read = readResult(value, Date.now());
+      if (read === BAD_EXPIRY) {
+        logger.warning('An auth handler gave an expiry that is not a time to come; refused', {
+          code: 'PKG_ERR_CORE_INVALID_ARGUMENT',
+          phase: 'auth',
+          hint: 'return { expiresAt: <ms since the epoch, in the future> } or { ttl: <ms> }, within 2147483647 ms',
+        });
+      }
       if (read !== undefined && 'status' in read) {
         done({ accepted: false, refusal: read });
         return;
       }
-      if (read !== undefined) identity ??= read.identity;
+      if (read !== undefined) {
+        identity ??= read.identity;
+        // The earliest expiry wins: every handler's credentials must still hold.
+        if (read.expiresAt !== undefined) {
+          expiresAt =
+            expiresAt === undefined ? read.expiresAt : Math.min(expiresAt, read.expiresAt);
+        }
+      }
       step(i + 1);
     };
     if (isThenable(result)) Promise.resolve(result).then(next, fail);
@@ -135,6 +200,7 @@ export function authContext(
   client: WsClient,
   auth: string | undefined,
   resume: AuthResume | undefined,
+  refreshOf?: { readonly identity: string | undefined },
 ): AuthContext {
   return Object.freeze({
     clientId: client.id,
@@ -145,5 +211,27 @@ export function authContext(
       resume === undefined
         ? undefined
         : Object.freeze({ clientId: resume.clientId, identity: resume.identity }),
+    refresh: refreshOf !== undefined,
+    identity: refreshOf?.identity,
   });
+}
+
+/**
+ * The expiry of an acceptance (ms since the epoch): from `expiresAt`, else from `ttl`;
+ * undefined when it gives neither, null when what it gives is not a time to come within a
+ * timer's range.
+ */
+function readExpiry(expiresAt: unknown, ttl: unknown, now: number): number | undefined | null {
+  if (expiresAt !== undefined) {
+    if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return null;
+    if (expiresAt <= now || expiresAt - now > MAX_EXPIRY_MS) return null;
+    return Math.floor(expiresAt);
+  }
+  if (ttl !== undefined) {
+    if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0 || ttl > MAX_EXPIRY_MS) {
+      return null;
+    }
+    return now + Math.floor(ttl);
+  }
+  return undefined;
 }

@@ -576,6 +576,7 @@ function rig(
     maxAwaySessionsPerAddress: 0,
     ipv6Subnet: 64,
     authTimeout: 1000,
+    refreshGrace: 500,
     helloWait: options.helloWait ?? 500,
     maxPendingRequests: 2,
     maxPendingServerRequests: 4,
@@ -585,6 +586,7 @@ function rig(
   p.serveRooms({
     connected: (id) => void started.push(id),
     disconnected: (id) => void ended.push(id),
+    leaveRoom: () => undefined,
   });
   if (options.auth !== undefined) p.addAuthHandler(options.auth);
   return {

@@ -75,6 +75,10 @@ export class Connection {
   readonly v1: boolean;
   #hello = false;
   #identity: string | undefined = undefined;
+  /** When its credentials stop being accepted (ms since the epoch); undefined: never. */
+  #expiresAt: number | undefined = undefined;
+  /** A `$refresh` is being checked (one at a time). */
+  #refreshing = false;
   #refusal: AuthRefusal | undefined = undefined;
   #authStarted = 0;
   #authRound = 0;
@@ -107,6 +111,8 @@ export class Connection {
   #work: Set<Promise<void>> | undefined = undefined;
   /** Completion of its `OnConnect` handlers, while they run: its messages wait for it. */
   #connectPhase: Promise<unknown> | undefined = undefined;
+  /** Room key -> the deadline of a room granted until a time (made on first use). */
+  #grants: Map<string, NodeJS.Timeout> | undefined = undefined;
 
   constructor(client: WsClient, v1: boolean) {
     this.#client = client;
@@ -132,6 +138,14 @@ export class Connection {
   /** The identity its auth handlers gave (`{ identity }`), if any. */
   get identity(): string | undefined {
     return this.#identity;
+  }
+  /** When its credentials expire (ms since the epoch); undefined when they do not. */
+  get expiresAt(): number | undefined {
+    return this.#expiresAt;
+  }
+  /** A `$refresh` is being checked. */
+  get refreshing(): boolean {
+    return this.#refreshing;
   }
   /** The refusal of an authentication without credentials, kept while `$hello` may come. */
   get refusal(): AuthRefusal | undefined {
@@ -215,6 +229,11 @@ export class Connection {
     this.#timer.unref?.();
   }
 
+  /** Clears the armed deadline (an open connection whose credentials no longer expire). */
+  disarm(): void {
+    this.#disarm();
+  }
+
   #disarm(): void {
     if (this.#timer === undefined) return;
     clearTimeout(this.#timer);
@@ -229,8 +248,23 @@ export class Connection {
     if (positions !== undefined && positions.length > 0) this.#positions = [...positions];
   }
 
-  identify(identity: string | undefined): void {
+  /** What its auth handlers accepted: who it is, and until when (undefined: no expiry). */
+  identify(identity: string | undefined, expiresAt?: number): void {
     this.#identity = identity;
+    this.#expiresAt = expiresAt;
+  }
+
+  /** A `$refresh` starts: false when one is being checked already. */
+  startRefresh(): boolean {
+    if (this.#refreshing) return false;
+    this.#refreshing = true;
+    return true;
+  }
+
+  /** The `$refresh` ended: accepted with a new expiry (or none), or refused (`accepted` false). */
+  endRefresh(accepted: boolean, expiresAt: number | undefined): void {
+    this.#refreshing = false;
+    if (accepted) this.#expiresAt = expiresAt;
   }
 
   /** Keeps the refusal of an authentication without credentials while `$hello` may come. */
@@ -473,6 +507,33 @@ export class Connection {
     });
   }
 
+  // ------------------------------------------------------------------ room grants
+
+  /** Rooms granted until a time. */
+  get grants(): number {
+    return this.#grants?.size ?? 0;
+  }
+
+  /** A room (by room key) is granted until `ms` from now, when `expire` runs (replaces an earlier grant). */
+  grant(key: string, ms: number, expire: () => void): void {
+    this.ungrant(key);
+    const timer = setTimeout(() => {
+      this.#grants?.delete(key);
+      expire();
+    }, ms);
+    timer.unref?.();
+    (this.#grants ??= new Map()).set(key, timer);
+  }
+
+  /** The room's grant ends without expiring (left, granted for good, or the client ended). */
+  ungrant(key: string): void {
+    const timer = this.#grants?.get(key);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#grants!.delete(key);
+    if (this.#grants!.size === 0) this.#grants = undefined;
+  }
+
   // ------------------------------------------------------------------ the end
 
   /**
@@ -490,5 +551,7 @@ export class Connection {
     this.#history.queue = undefined;
     this.#recoveries = undefined;
     this.marks.replayed = undefined;
+    if (this.#grants !== undefined) for (const timer of this.#grants.values()) clearTimeout(timer);
+    this.#grants = undefined;
   }
 }

@@ -33,6 +33,8 @@ export interface WelcomeFields {
   readonly reason: ResumeRefusal | undefined;
   /** `$hello.auth` was sent but no auth handler checked it. */
   readonly authUnused: boolean;
+  /** When the credentials expire (ms since the epoch); undefined when they do not. */
+  readonly expiresAt?: number | undefined;
 }
 
 /** The `$welcome` envelope as JSON text (members in the order docs/protocol.md shows). */
@@ -47,6 +49,7 @@ export function welcomeText(w: WelcomeFields): string {
     resumed: w.resumed,
     ...(w.reason === undefined ? {} : { reason: w.reason }),
     ...(w.authUnused ? { auth: 'unused' as const } : {}),
+    ...(w.expiresAt === undefined ? {} : { expiresAt: w.expiresAt }),
   };
   return encodeEnvelope(ControlEvent.WELCOME, data);
 }
@@ -106,7 +109,7 @@ export class Welcomer {
     const named = hello.resume === undefined ? undefined : h.sessions?.lookup(hello.resume.session);
     h.authenticate(conn, hello.auth, named, (outcome) => {
       if (!outcome.accepted) return h.refuse(conn, outcome.refusal);
-      conn.identify(outcome.identity);
+      conn.identify(outcome.identity, outcome.expiresAt);
       this.welcome(conn, hello, false);
     });
   }
@@ -229,6 +232,7 @@ export class Welcomer {
       resumed,
       reason,
       authUnused,
+      expiresAt: conn.expiresAt,
     });
     this.#h.ws.sendRaw(conn.client.id, text);
   }

@@ -20,6 +20,7 @@ import type { PendingHandlers } from './pending-handlers';
 export interface Membership {
   connected(clientId: string, namespace: string): void;
   disconnected(clientId: string): void;
+  leaveRoom(clientId: string, room: string, namespace: string): void;
 }
 
 /** What observes messages: metrics (`holder.metrics`, null while off), ids and log scope. */
@@ -61,6 +62,11 @@ export class Messages {
 
   set rooms(rooms: Membership) {
     this.#rooms = rooms;
+  }
+
+  /** Takes a client out of a room (a revocation, an expired grant). */
+  leaveRoom(clientId: string, room: string, namespace: string): void {
+    this.#rooms?.leaveRoom(clientId, room, namespace);
   }
 
   /** The connection opened for the first time: into its namespace, then its `OnConnect` handlers. */

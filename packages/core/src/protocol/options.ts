@@ -39,6 +39,8 @@ export interface ProtocolV1Options {
   /** IPv6 addresses share that bound by their network of this many bits (`ipv6_subnet`). */
   readonly ipv6Subnet: number;
   readonly authTimeout: number;
+  /** Time past `expiresAt` an open connection may still send `$refresh` (`auth_refresh_grace`). */
+  readonly refreshGrace: number;
   readonly helloWait: number;
   readonly maxPendingRequests: number;
   readonly maxPendingServerRequests: number;

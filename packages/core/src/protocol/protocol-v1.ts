@@ -9,9 +9,13 @@
 import {
   CloseCode,
   ControlEvent,
+  MAX_AUTH_LENGTH,
   SUBPROTOCOL,
   WireErrorCode as Code,
+  encodeEnvelope,
   fitCloseReason,
+  readRefresh,
+  roomKey,
   type EventData,
   type StreamPosition,
 } from '@pkg/wire';
@@ -43,8 +47,16 @@ import { RoomRecovery, marksOf } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from '../history/history-request';
 import { historyBudgetLimits } from '../history/history-budget';
 import { createCoreError } from '../errors';
+import { DEFAULT_NAMESPACE } from '../ws/namespace-manager';
 
-export type { AuthContext, AuthHandler, AuthIdentity, AuthRefusal, AuthResult } from './auth';
+export type {
+  AuthContext,
+  AuthExpiry,
+  AuthHandler,
+  AuthIdentity,
+  AuthRefusal,
+  AuthResult,
+} from './auth';
 export type { AuthResume } from './auth';
 export type { ProtocolLoad, ProtocolV1Options } from './options';
 
@@ -183,6 +195,7 @@ export class ProtocolV1 {
       },
       joined: (clientId, room, namespace, since, already) =>
         this.recoverRoom(clientId, room, namespace, since, already),
+      revoke: (identity, room, namespace) => this.revokeLocal(identity, room, namespace),
     };
   }
 
@@ -221,6 +234,7 @@ export class ProtocolV1 {
         break;
       case S.OPEN:
         this.#openCount += 1;
+        this.#armExpiry(conn);
         break;
       default:
         break;
@@ -268,7 +282,7 @@ export class ProtocolV1 {
     if (first !== undefined) conn.hold(first);
     this.#authenticate(conn, undefined, undefined, (outcome) => {
       if (outcome.accepted) {
-        conn.identify(outcome.identity);
+        conn.identify(outcome.identity, outcome.expiresAt);
         this.#open(conn, true);
         return;
       }
@@ -393,6 +407,11 @@ export class ProtocolV1 {
         this.#requests.settle(conn.serverRequests, client.id, envelope.rid!, ok, envelope.data);
         return;
       }
+      case ControlEvent.REFRESH:
+        if (envelope.id === undefined || this.#out.admit(conn, envelope)) {
+          this.#refresh(conn, envelope);
+        }
+        return;
       case ControlEvent.HISTORY:
         if (this.#historyHost === undefined) break;
         if (envelope.id === undefined || this.#out.admit(conn, envelope)) {
@@ -403,6 +422,165 @@ export class ProtocolV1 {
         break;
     }
     if (this.#out.admit(conn, envelope)) this.#messages.run(conn, envelope);
+  }
+
+  // ------------------------------------------------------------------ credentials that expire
+
+  /** An open connection whose credentials expire: `token_expired` and 4419 past the grace. */
+  #armExpiry(conn: Connection): void {
+    const { expiresAt } = conn;
+    if (expiresAt === undefined) return;
+    const left = expiresAt + this.#o.refreshGrace - Date.now();
+    conn.arm(Math.max(0, left), () => this.#credentialsExpired(conn));
+  }
+
+  #credentialsExpired(conn: Connection): void {
+    if (conn.state !== S.OPEN) return;
+    const expiresAt = conn.expiresAt;
+    this.#o.logger.info('WebSocket client closed: its credentials expired without a $refresh', {
+      code: 'PKG_ERR_CORE_TOKEN_EXPIRED',
+      clientId: conn.id,
+      closeCode: CloseCode.CREDENTIALS_EXPIRED,
+      expiresAt,
+    });
+    this.#out.failTo(
+      conn,
+      Code.TOKEN_EXPIRED,
+      'Your credentials expired: send $refresh with new ones before expiresAt (the grace is auth_refresh_grace), or reconnect with new credentials.',
+      { expiresAt },
+    );
+    // Its session ends with it: a resume would carry the expired credentials' authority on.
+    conn.finalise();
+    this.#close(conn, CloseCode.CREDENTIALS_EXPIRED, 'credentials expired');
+  }
+
+  /**
+   * `$refresh {auth}` (a request): the same auth handlers check the new credentials; the
+   * identity must stay the same. Accepted: the answer carries the new expiry and the
+   * deadline moves. Refused: an `error` answers it and the connection keeps its current
+   * expiry. One at a time; `auth_timeout` bounds the check.
+   */
+  #refresh(conn: Connection, envelope: Envelope): void {
+    const { id } = envelope;
+    const event = ControlEvent.REFRESH;
+    if (id === undefined) {
+      this.#out.failTo(conn, Code.INVALID_PAYLOAD, '$refresh is a request: send it with an "id" to get the answer.', { event }); // prettier-ignore
+      return;
+    }
+    const read = readRefresh(envelope.data, MAX_AUTH_LENGTH);
+    if (typeof read === 'string') {
+      this.#out.failTo(conn, Code.INVALID_PAYLOAD, `${read}.`, { event }, id);
+      return;
+    }
+    if (this.#auth.length === 0) {
+      // Nothing checks credentials on this server: nothing expires either.
+      this.#out.answerTo(conn, event, id, { expiresAt: null });
+      return;
+    }
+    if (!conn.startRefresh()) {
+      this.#out.failTo(conn, Code.BUSY, 'A $refresh of this connection is being checked: wait for its answer.', { event }, id); // prettier-ignore
+      return;
+    }
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      conn.endRefresh(false, undefined);
+      this.#out.failTo(conn, Code.AUTH_TIMEOUT, `$refresh was not checked within ${this.#o.authTimeout} ms (auth_timeout); the connection keeps its current expiry.`, { event }, id); // prettier-ignore
+    }, this.#o.authTimeout);
+    timer.unref();
+    const context = authContext(conn.client, read.auth, undefined, { identity: conn.identity });
+    runAuthHandlers(this.#auth, context, this.#o.logger, (outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (conn.state !== S.OPEN) {
+        conn.endRefresh(false, undefined);
+        return;
+      }
+      if (!outcome.accepted) {
+        conn.endRefresh(false, undefined);
+        const { status, message } = outcome.refusal;
+        const code = status === 403 ? Code.FORBIDDEN : Code.UNAUTHORIZED;
+        this.#out.failTo(conn, code, `$refresh refused: ${message}`, { event, status }, id);
+        return;
+      }
+      if (outcome.identity !== conn.identity) {
+        conn.endRefresh(false, undefined);
+        this.#out.failTo(conn, Code.FORBIDDEN, '$refresh refused: the new credentials name another identity than the connection\'s; connect again to change identity.', { event, status: 403, reason: 'identity' }, id); // prettier-ignore
+        return;
+      }
+      conn.endRefresh(true, outcome.expiresAt);
+      if (outcome.expiresAt === undefined) conn.disarm();
+      else this.#armExpiry(conn);
+      this.#out.answerTo(conn, event, id, { expiresAt: outcome.expiresAt ?? null });
+    });
+  }
+
+  /** Who a connected client is and until when (`canJoin` sees it); undefined when unknown here. */
+  credentialsOf(
+    clientId: string,
+  ): { identity: string | undefined; expiresAt: number | undefined } | undefined {
+    const conn = this.#conns.get(clientId);
+    if (conn === undefined || !conn.connected) return undefined;
+    return { identity: conn.identity, expiresAt: conn.expiresAt };
+  }
+
+  /**
+   * A room joined until `expiresAt` (null: for good): then the client leaves it and gets
+   * `$revoked` with reason `expired`.
+   */
+  grantRoom(clientId: string, room: string, namespace: string, expiresAt: number | null): void {
+    const conn = this.#conns.get(clientId);
+    if (conn === undefined || conn.state !== S.OPEN) return;
+    const key = roomKey(namespace, room);
+    if (expiresAt === null) return conn.ungrant(key);
+    conn.grant(key, Math.max(0, expiresAt - Date.now()), () => {
+      if (this.#o.isMember?.(conn.id, room, namespace) !== true) return;
+      this.#messages.leaveRoom(conn.id, room, namespace);
+      this.#out.deliverHeld(conn.id, encodeEnvelope(ControlEvent.REVOKED, { room, namespace, reason: 'expired' })); // prettier-ignore
+    });
+  }
+
+  /**
+   * `server.revoke` on this process: every connection of `identity` loses the room
+   * (`$revoked` with reason `revoked`; an away session keeps the notice for its resume), or
+   * without a room is sent away (`revoked`, close 4403; an away session ends). Returns how
+   * many connections it reached.
+   */
+  revokeLocal(identity: string, room: string | null, namespace: string | null): number {
+    let n = 0;
+    for (const conn of [...this.#conns.values()]) {
+      if (conn.identity !== identity || !conn.connected) continue;
+      if (room !== null) {
+        const ns = namespace ?? DEFAULT_NAMESPACE;
+        if (conn.state !== S.OPEN && conn.state !== S.AWAY) continue;
+        if (this.#o.isMember?.(conn.id, room, ns) !== true) continue;
+        this.#messages.leaveRoom(conn.id, room, ns);
+        this.#out.deliverHeld(conn.id, encodeEnvelope(ControlEvent.REVOKED, { room, namespace: ns, reason: 'revoked' })); // prettier-ignore
+        n += 1;
+        continue;
+      }
+      n += 1;
+      if (conn.state === S.AWAY) {
+        const { session } = conn;
+        conn.attach(undefined);
+        if (session !== undefined) this.#sessions?.end(session);
+        this.#endClient(conn);
+        continue;
+      }
+      this.#o.logger.info('WebSocket client closed: its identity was revoked', {
+        code: 'PKG_ERR_CORE_REVOKED',
+        clientId: conn.id,
+        closeCode: CloseCode.FORBIDDEN,
+      });
+      if (conn.state === S.OPEN) {
+        this.#out.failTo(conn, Code.REVOKED, 'Your access was revoked by the server.');
+      }
+      conn.finalise();
+      this.#close(conn, CloseCode.FORBIDDEN, 'revoked');
+    }
+    return n;
   }
 
   // ------------------------------------------------------------------ endings
@@ -573,8 +751,9 @@ export class ProtocolV1 {
    * recovery of that room reached is forgotten.
    */
   roomLeft(clientId: string, room: string, namespace: string): void {
-    if (this.#recovery === undefined) return;
     const conn = this.#conns.get(clientId);
+    if (conn !== undefined && conn.grants > 0) conn.ungrant(roomKey(namespace, room));
+    if (this.#recovery === undefined) return;
     const marks = conn === undefined ? undefined : marksOf(conn);
     if (marks?.replayed !== undefined) this.#recovery.left(marks, room, namespace);
   }

@@ -4,7 +4,7 @@ import { CoreEventErrorCode } from '../errors';
 import { DEFAULT_NAMESPACE } from '../ws/namespace-manager';
 import { refusal } from '../ws/event-refusal';
 import { nameProblem } from '../ws/room-names';
-import { SocketController } from './socket-controller';
+import { SocketController, type ClientCredentials } from './socket-controller';
 
 /**
  * Decides whether a client may join a room in a namespace. Return (or resolve to) `true`
@@ -15,7 +15,39 @@ export type RoomJoinPolicy = (
   clientId: string,
   room: string,
   namespace: string,
-) => boolean | Promise<boolean>;
+  credentials: ClientCredentials,
+) => boolean | RoomGrant | Promise<boolean | RoomGrant>;
+
+/**
+ * A join allowed until a time: `expiresAt` (ms since the epoch) or `ttl` (ms). Then the
+ * client leaves the room and gets `$revoked` `{room, namespace, reason: "expired"}`; joining
+ * the room again asks the policy again and, allowed, grants it anew.
+ */
+export interface RoomGrant {
+  expiresAt?: number;
+  ttl?: number;
+}
+
+/** No identity and no expiry: a client whose auth handlers gave neither, or none ran. */
+const NO_CREDENTIALS: ClientCredentials = Object.freeze({
+  identity: undefined,
+  expiresAt: undefined,
+});
+
+/**
+ * The expiry of a join the policy allowed with a {@link RoomGrant} (ms since the epoch);
+ * undefined when it allowed it for good (`true`) or refused it (anything else, a grant whose
+ * time is not to come included).
+ */
+function grantExpiry(allowed: unknown, now: number): number | undefined {
+  if (typeof allowed !== 'object' || allowed === null) return undefined;
+  const { expiresAt, ttl } = allowed as RoomGrant;
+  const until =
+    typeof expiresAt === 'number' ? expiresAt : typeof ttl === 'number' ? now + ttl : Number.NaN;
+  return Number.isFinite(until) && until > now && until - now <= 2_147_483_647
+    ? Math.floor(until)
+    : undefined;
+}
 
 export interface RoomsControllerOptions {
   /** The join policy. Default: every room in every namespace may be joined. */
@@ -65,7 +97,7 @@ export class RoomsController extends SocketController {
     const { canJoin, maxNameLength = 128 } = options;
     if (canJoin !== undefined && typeof canJoin !== 'function') {
       throw new TypeError(
-        'RoomsController: canJoin must be a function (clientId, room, namespace) => boolean | Promise<boolean>.',
+        'RoomsController: canJoin must be a function (clientId, room, namespace, credentials) => boolean | { expiresAt } | { ttl }, or a promise of one.',
       );
     }
     if (!Number.isSafeInteger(maxNameLength) || maxNameLength < 1) {
@@ -79,8 +111,10 @@ export class RoomsController extends SocketController {
   async onJoinRoom(clientId: string, data: unknown): Promise<RoomEventPayload> {
     const target = this.#parse('join_room', data);
     const since = this.#since(data, target);
-    const allowed = await this.#canJoin(clientId, target.room, target.namespace);
-    if (allowed !== true) {
+    const credentials = this.getServer().getCredentials?.(clientId) ?? NO_CREDENTIALS;
+    const allowed = await this.#canJoin(clientId, target.room, target.namespace, credentials);
+    const until = grantExpiry(allowed, Date.now());
+    if (allowed !== true && until === undefined) {
       throw refusal(
         CoreEventErrorCode.FORBIDDEN,
         `You may not join room "${target.room}" in namespace "${target.namespace}".`,
@@ -94,6 +128,8 @@ export class RoomsController extends SocketController {
       target.namespace,
       since === undefined ? undefined : { since },
     );
+    // A grant with an expiry (a join again replaces it); without one, the room is for good.
+    this.getServer().grantRoom?.(clientId, target.room, target.namespace, until ?? null);
     this.emit(clientId, 'room_joined', { ...target });
     return { ...target };
   }

@@ -72,6 +72,14 @@ export interface JoinRoomOptions {
   readonly since?: StreamPosition;
 }
 
+/** Who a client is and until when its credentials hold, as its auth handlers said. */
+export interface ClientCredentials {
+  /** The identity its auth handlers gave (`{ identity }`); undefined: none. */
+  readonly identity: string | undefined;
+  /** When its credentials expire (ms since the epoch); undefined: they do not. */
+  readonly expiresAt: number | undefined;
+}
+
 export interface ControllerHost {
   send(clientId: string, event: string, data: EventData): boolean;
   sendEventError(
@@ -101,6 +109,13 @@ export interface ControllerHost {
   isConnected(clientId: string): boolean;
   getLogger(): LoggerInterface;
   log(message: string): void;
+  /** The credentials of a connected client (`Server` has it; other hosts may not). */
+  getCredentials?(clientId: string): ClientCredentials | undefined;
+  /**
+   * Grants a joined room until `expiresAt` (ms since the epoch; null: for good, replacing an
+   * earlier grant): then the client leaves it and gets `$revoked` (reason `expired`).
+   */
+  grantRoom?(clientId: string, room: string, namespace: string, expiresAt: number | null): void;
   /** Requests to protocol version 1 clients (`Server` has it; other hosts may not). */
   emitWithAck?(
     clientId: string,
