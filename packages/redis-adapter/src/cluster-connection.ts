@@ -104,6 +104,12 @@ export class ClusterConnection {
     this.cluster.removeAllListeners(RESUBSCRIBE_EVENT);
     this.cluster.on(RESUBSCRIBE_EVENT, () => this.check());
     this.cluster.on('node-ready', () => this.check());
+    // A topology read still under way when the link closed may connect new node clients
+    // afterwards (node-redis does not check for a closed cluster there): they are cut as
+    // soon as they connect.
+    this.cluster.on('node-connect', () => {
+      if (this.#closed) this.#cut([]);
+    });
   }
 
   // ------------------------------------------------------------ the client surface
@@ -162,21 +168,42 @@ export class ClusterConnection {
     this.#wanted.clear();
     if (!this.cluster.isOpen) return;
     // A graceful close waits for every pending command, which a node that is gone never
-    // answers: give it a moment, then cut what is left.
+    // answers: give it a moment, then cut what is left. node-redis's close() forgets its node
+    // clients before they are closed, so its destroy() afterwards would find none: the clients
+    // are taken here first and cut one by one.
+    const clients = this.#nodeClients();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.cluster.close().catch(() => undefined),
       new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE))),
     ]);
     clearTimeout(timer);
-    this.cluster.destroy();
+    this.#cut(clients);
   }
 
   destroy(): void {
     this.#closed = true;
     clearInterval(this.#timer);
     this.#wanted.clear();
+    this.#cut(this.#nodeClients());
+  }
+
+  /** Every node connection the cluster client holds now (commands and sharded subscriptions). */
+  #nodeClients(): Array<{ isOpen: boolean; destroy(): void }> {
+    const out: Array<{ isOpen: boolean; destroy(): void }> = [];
+    for (const node of [...this.cluster.masters, ...this.cluster.replicas]) {
+      if (node.client !== undefined) out.push(node.client);
+      const pubSub = (node as { pubSub?: { client: { isOpen: boolean; destroy(): void } } }).pubSub;
+      if (pubSub !== undefined) out.push(pubSub.client);
+    }
+    return out;
+  }
+
+  #cut(clients: ReadonlyArray<{ isOpen: boolean; destroy(): void }>): void {
     if (this.cluster.isOpen) this.cluster.destroy();
+    for (const client of [...clients, ...this.#nodeClients()]) {
+      if (client.isOpen) client.destroy();
+    }
   }
 
   async publish(channel: string, message: string): Promise<number> {

@@ -472,7 +472,12 @@ export class RedisAdapter implements Adapter {
    * cluster link (cluster-connection.ts) that offers the same commands over a Redis Cluster.
    */
   #connections(): [RedisClient, RedisClient] {
-    const onError = (err: Error): void => this.#link.failed(err, this.#isUp());
+    const onError = (err: Error): void => {
+      this.#link.failed(err, this.#isUp());
+      // Presence too learns of an outage from the errors (a cluster node's connection says
+      // it through them), so that its return rewrites this instance's entries.
+      this.presence.linkChanged(this.#isUp());
+    };
     const cluster = this.#options.cluster;
     if (cluster !== null) {
       const link = new ClusterConnection(

@@ -345,4 +345,148 @@ suite('RedisAdapter on a Redis Cluster', () => {
     await cluster.startNode(master.port);
     await cluster.waitHealthy();
   }, 60_000);
+
+  /** Resolves with what `work` gave, or rejects once `ms` passed. */
+  async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        work,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it('closes within a bounded time while the whole cluster is down', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const onA = await client(a.url);
+    await onA.join('hc');
+    await onA.join('chat:c');
+    await a.adapter.synced();
+    await a.server.broadcast('msg', { n: 1 }, '/', 'hc');
+    const ports = cluster.alive;
+    try {
+      await Promise.all(ports.map((port) => cluster.killNode(port)));
+      await waitFor(() => a.adapter.getState() === 'degraded', 'the adapter to see the outage');
+      // Traffic while it is down: local clients are still served, nothing throws.
+      for (let n = 2; n <= 5; n++) await a.server.broadcast('msg', { n }, '/', 'hc');
+      await waitFor(() => offsets(onA, 'hc').length === 5, 'local delivery during the outage');
+      await new Promise((r) => setTimeout(r, 1500)); // reconnection attempts and topology refreshes run
+      await within(5000, 'adapter.close() with the cluster down', a.adapter.close());
+      expect(a.adapter.getState()).toBe('closed');
+    } finally {
+      await Promise.all(ports.map((port) => cluster.startNode(port)));
+      await cluster.waitHealthy(30_000);
+    }
+  }, 60_000);
+
+  it('Redis Cluster down and back: says degraded, keeps serving locally, resumes delivery, history and presence, then closes', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    const onB = await client(b.url);
+    await onB.join('hd');
+    await onA.join('chat:d');
+    await onB.join('chat:d');
+    await Promise.all([a.adapter.synced(), b.adapter.synced()]);
+    const members = async (server: Server): Promise<string[]> =>
+      Object.values(await server.presence('chat:d'))
+        .flatMap((e) => e.metas.map((m) => m.clientId))
+        .sort();
+    const both = [onA.id, onB.id].sort();
+    await waitFor(
+      async () => JSON.stringify(await members(a.server)) === JSON.stringify(both),
+      'both members listed before the outage',
+    );
+    const errors: unknown[] = [];
+    const onUnhandled = (err: unknown): void => void errors.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    const ports = cluster.alive;
+    try {
+      // Traffic from A to the room of B while every node of the cluster goes down.
+      await traffic(
+        a.server,
+        'hd',
+        60,
+        async () => {
+          await new Promise((r) => setTimeout(r, 50));
+          await Promise.all(ports.map((port) => cluster.killNode(port)));
+          await waitFor(
+            () => a.adapter.getState() === 'degraded' && b.adapter.getState() === 'degraded',
+            'both adapters to say degraded',
+          );
+        },
+        10,
+      );
+      const beforeOutage = onB.events('msg').at(-1)!.pos!;
+      // Down: local clients are still served.
+      const local = await client(a.url);
+      await local.join('hd');
+      a.server.broadcast('msg', { n: 'local' }, '/', 'hd');
+      await waitFor(
+        () => local.events('msg').some((m) => m.data['n'] === 'local'),
+        'local delivery during the outage',
+      );
+      await new Promise((r) => setTimeout(r, 1500)); // reconnection attempts run meanwhile
+
+      // Back: the same nodes start again (their data is gone: the test's nodes keep none).
+      await Promise.all(ports.map((port) => cluster.startNode(port)));
+      await cluster.waitHealthy(30_000);
+      await waitFor(
+        () => a.adapter.getState() === 'connected' && b.adapter.getState() === 'connected',
+        'both adapters connected again',
+        20_000,
+      );
+      // Delivery across instances resumes, on the room channel subscribed again.
+      const seen = onB.events('msg').length;
+      await waitFor(
+        async () => {
+          await a.server.broadcast('msg', { n: 'back' }, '/', 'hd');
+          await new Promise((r) => setTimeout(r, 100));
+          return onB.events('msg').length > seen;
+        },
+        'a message from A at B after the cluster is back',
+        20_000,
+      );
+      // History: kept again, and a client recovers from a position taken after the return.
+      const after = onB.events('msg').at(-1)!.pos!;
+      for (let n = 1; n <= 3; n++) await a.server.broadcast('msg', { n: `later-${n}` }, '/', 'hd');
+      const back = await client(b.url);
+      await back.join('hd', { epoch: after.epoch, offset: after.offset });
+      expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
+      expect(back.events('msg').map((m) => m.data['n'])).toEqual(['later-1', 'later-2', 'later-3']);
+      // The kept messages of before went with the nodes' data: a position from then is of
+      // another epoch now.
+      const old = await client(a.url);
+      await old.join('hd', { epoch: beforeOutage.epoch, offset: beforeOutage.offset });
+      expect(old.events('$recovered')[0]!.data).toMatchObject({
+        recovered: false,
+        reason: 'epoch_changed',
+      });
+      // Presence: both members are listed again (their keys were lost with the data).
+      await waitFor(
+        async () =>
+          JSON.stringify(await members(a.server)) === JSON.stringify(both) &&
+          JSON.stringify(await members(b.server)) === JSON.stringify(both),
+        'both members listed again on both instances',
+        20_000,
+      );
+      // And close() finishes.
+      await within(5000, 'adapter.close() of A', a.adapter.close());
+      await within(5000, 'adapter.close() of B', b.adapter.close());
+      expect([a.adapter.getState(), b.adapter.getState()]).toEqual(['closed', 'closed']);
+      expect(errors).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await Promise.all(
+        ports.filter((port) => !cluster.alive.includes(port)).map((p) => cluster.startNode(p)),
+      );
+    }
+  }, 120_000);
 });
