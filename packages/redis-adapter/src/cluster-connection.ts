@@ -18,9 +18,15 @@
  *   SHARDNUMSUB), which is what the cluster-wide requests need to know how many answers to
  *   wait for.
  */
-import { createCluster } from 'redis';
+import {
+  ClientOfflineError,
+  DisconnectsClientError,
+  SocketClosedUnexpectedlyError,
+  createCluster,
+} from 'redis';
 import { RoomSequence, type MissedReader } from './cluster-gaps';
 import { clusterScriptText, clusterSha } from './cluster-scripts';
+import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { keySlot } from './key-slot';
 import { reconnectDelay } from './options';
 
@@ -68,6 +74,36 @@ const EVENTS: Record<string, readonly string[]> = {
 /** How long `close()` waits for pending commands before it cuts the connections, ms. */
 const CLOSE_GRACE = 1000;
 
+/** Rooms whose last published position is remembered (the oldest forgotten first). */
+const MAX_ISSUED = 100_000;
+
+/** The hash tag of a key or channel (`{…}`, the room's), or null. */
+function tagOf(name: string): string | null {
+  const open = name.indexOf('{');
+  const close = name.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? name.slice(open, close + 1) : null;
+}
+
+/**
+ * A command that failed because of a change of topology rather than because of itself: its
+ * node's connection was cut (the node stopped being a master, or went away) or the slot has
+ * no master for a moment. Sending it again reaches the slot's master of now. A write that
+ * reached a master that then failed over is lost with that master's data anyway; one that a
+ * node executed before its connection broke may run twice, which the receiving side drops
+ * when the offset repeats (cluster-gaps.ts).
+ */
+function isTopologyError(err: unknown): boolean {
+  if (
+    err instanceof DisconnectsClientError ||
+    err instanceof SocketClosedUnexpectedlyError ||
+    err instanceof ClientOfflineError
+  ) {
+    return true;
+  }
+  const message = err instanceof Error ? err.message : '';
+  return /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/.test(message);
+}
+
 /** node-redis's internal event that carries listeners to subscribe again elsewhere. */
 const RESUBSCRIBE_EVENT = '__resubscribeListeners';
 
@@ -83,6 +119,10 @@ export class ClusterConnection {
   readonly #sequence: RoomSequence;
   /** channel -> the SSUBSCRIBE under way for it. */
   readonly #pending = new Map<string, Promise<void>>();
+  /** Room tag -> the position of the last message this link published there (history scripts' replies). */
+  readonly #issued = new Map<string, { epoch: string; offset: number }>();
+  /** Room tag -> its channel, for the channels this link is subscribed to. */
+  readonly #roomChannels = new Map<string, string>();
   #connecting: Promise<void> | null = null;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -119,6 +159,16 @@ export class ClusterConnection {
     if (this.#closed || !this.cluster.isReady) return false;
     const masters = this.cluster.masters;
     return masters.length > 0 && masters.every((m) => m.client?.isReady === true);
+  }
+
+  /**
+   * Whether a command may be sent now: connected, and at least one master answers. While one
+   * master fails over, the others answer, and a command for its slots waits for the new
+   * master (within the command timeout); with every master gone, commands fail at once.
+   */
+  get writable(): boolean {
+    if (this.#closed || !this.cluster.isReady) return false;
+    return this.cluster.masters.some((m) => m.client?.isReady === true);
   }
 
   get isOpen(): boolean {
@@ -228,6 +278,8 @@ export class ClusterConnection {
     await Promise.all(
       list.map((channel) => {
         this.#wanted.set(channel, wrapped);
+        const tag = tagOf(channel);
+        if (tag !== null) this.#roomChannels.set(tag, channel);
         return this.#subscribe(channel);
       }),
     );
@@ -237,6 +289,8 @@ export class ClusterConnection {
     const wrapped = this.#wrap(listener);
     if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
     this.#sequence.forget(channel);
+    const tag = tagOf(channel);
+    if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
     if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
     await this.cluster.sUnsubscribe(channel, wrapped);
   }
@@ -256,11 +310,68 @@ export class ClusterConnection {
   }
 
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.#bounded(this.cluster.evalSha(clusterSha(sha), options));
+    return this.#script(sha === PUBLISH_SHA, options, (o) =>
+      this.cluster.evalSha(clusterSha(sha), o),
+    );
   }
 
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.#bounded(this.cluster.eval(clusterScriptText(script), options));
+    return this.#script(script === PUBLISH_SCRIPT, options, (o) =>
+      this.cluster.eval(clusterScriptText(script), o),
+    );
+  }
+
+  /**
+   * Runs a history script with what this link knows the room reached appended (see
+   * cluster-scripts.ts), and remembers the position a publish got.
+   */
+  async #script(
+    publishes: boolean,
+    options: { keys: string[]; arguments: string[] },
+    run: (options: { keys: string[]; arguments: string[] }) => Promise<unknown>,
+  ): Promise<unknown> {
+    const tag = tagOf(options.keys[0] ?? '');
+    const known: string[] = [];
+    for (const p of [
+      tag === null ? undefined : this.#issued.get(tag),
+      tag === null ? undefined : this.#received(tag),
+    ]) {
+      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
+    }
+    const args = { keys: options.keys, arguments: [...options.arguments, ...known] };
+    const deadline = Date.now() + this.#options.commandTimeout;
+    let reply: unknown;
+    for (let retries = 0; ; retries++) {
+      try {
+        reply = await this.#bounded(run(args));
+        break;
+      } catch (err) {
+        // The slot's master changed under the command (its connection was cut because the
+        // node is no longer a master, or the node went away before answering): the command
+        // goes to the slot's master now, as long as the command's time allows.
+        if (this.#closed || !isTopologyError(err) || Date.now() >= deadline) throw err;
+        const wait = Math.min(50 * 2 ** retries, 500, Math.max(0, deadline - Date.now()));
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    }
+    if (publishes && tag !== null && Array.isArray(reply)) {
+      const [offset, epoch] = reply as unknown[];
+      if (typeof epoch === 'string' && typeof offset === 'number') {
+        this.#issued.delete(tag);
+        if (this.#issued.size >= MAX_ISSUED) {
+          const oldest = this.#issued.keys().next().value;
+          if (oldest !== undefined) this.#issued.delete(oldest);
+        }
+        this.#issued.set(tag, { epoch, offset });
+      }
+    }
+    return reply;
+  }
+
+  /** The position of the last kept message this link's subscription received in a room. */
+  #received(tag: string): { epoch: string; offset: number } | undefined {
+    const channel = this.#roomChannels.get(tag);
+    return channel === undefined ? undefined : this.#sequence.position(channel);
   }
 
   /** SCAN over every master, one batch of keys at a time. */

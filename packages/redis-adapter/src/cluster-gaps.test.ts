@@ -27,6 +27,22 @@ describe('RoomSequence', () => {
     expect(got).toEqual(['m1', 'm2', 'm3']);
   });
 
+  it('tells the position it reached, the messages waiting for a fill included', async () => {
+    let release: (texts: string[]) => void = () => undefined;
+    const { sequence, receive } = setUp(() => new Promise<string[] | null>((r) => (release = r)));
+    expect(sequence.position('ch')).toBeUndefined();
+    receive(kept('e', 1));
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 1 });
+    receive(kept('e', 4)); // 2 and 3 are read from history meanwhile
+    receive(kept('e', 5));
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 5 });
+    release(['m2', 'm3']);
+    await settle();
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 5 });
+    sequence.forget('ch');
+    expect(sequence.position('ch')).toBeUndefined();
+  });
+
   it('passes a message without a position (not kept) untouched', () => {
     const { got, receive } = setUp();
     receive(encodeBroadcast('origin', [], 'plain'));

@@ -36,6 +36,13 @@ interface RoomState {
   waiting: Array<{ raw: string; listener: Listener }> | null;
 }
 
+/** The offset of a raw kept message (`#<epoch>:<offset>` first line), 0 when unreadable. */
+function offsetOf(raw: string): number {
+  const newline = raw.indexOf('\n');
+  const offset = Number(raw.slice(raw.lastIndexOf(':', newline) + 1, newline));
+  return Number.isSafeInteger(offset) ? offset : 0;
+}
+
 export class RoomSequence {
   readonly #rooms = new Map<string, RoomState>();
   readonly #missed: MissedReader;
@@ -52,6 +59,15 @@ export class RoomSequence {
 
   forget(channel: string): void {
     this.#rooms.delete(channel);
+  }
+
+  /** The position of the last kept message of the channel handed on (or being filled up to). */
+  position(channel: string): { epoch: string; offset: number } | undefined {
+    const room = this.#rooms.get(channel);
+    if (room === undefined) return undefined;
+    const waiting = room.waiting?.at(-1)?.raw;
+    const offset = waiting === undefined ? room.offset : Math.max(room.offset, offsetOf(waiting));
+    return { epoch: room.epoch, offset };
   }
 
   /** A message from a sharded channel: handed to `listener` in order, without its position line. */

@@ -118,6 +118,8 @@ export class RedisAdapter implements Adapter {
   #pub: RedisClient | null = null;
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
+  /** The Redis Cluster link (both #pub and #sub) in cluster mode. */
+  #clusterLink: ClusterConnection | null = null;
   readonly #requests: ClusterRequests;
   readonly #membership: ChannelMembership;
   readonly #link: LinkState;
@@ -187,6 +189,7 @@ export class RedisAdapter implements Adapter {
         channels: this.#channels,
         readTimeout: this.#options.requestTimeout,
         client: () => this.#pub,
+        writable: () => this.#clusterLink?.writable ?? this.#pub?.isReady === true,
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
@@ -491,6 +494,7 @@ export class RedisAdapter implements Adapter {
         },
         onError,
       );
+      this.#clusterLink = link;
       // The link implements the commands this package sends (see cluster-connection.ts).
       const client = link as unknown as RedisClient;
       return [client, client];
