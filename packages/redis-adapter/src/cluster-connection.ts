@@ -25,7 +25,7 @@ import {
   createCluster,
 } from 'redis';
 import { RoomSequence, type MissedReader } from './cluster-gaps';
-import { clusterScriptText, clusterSha } from './cluster-scripts';
+import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
 import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { keySlot } from './key-slot';
 import { reconnectDelay } from './options';
@@ -41,6 +41,8 @@ export interface ClusterConnectionOptions {
   readonly commandTimeout: number;
   /** Reads what a room channel missed (cluster-gaps.ts). */
   readonly missed: MissedReader;
+  /** The history keys of a room channel (null for other channels, or without history). */
+  readonly historyKeys?: (channel: string) => { meta: string; stream: string } | null;
 }
 
 type Listener = (message: string, channel: string) => void;
@@ -331,13 +333,7 @@ export class ClusterConnection {
     run: (options: { keys: string[]; arguments: string[] }) => Promise<unknown>,
   ): Promise<unknown> {
     const tag = tagOf(options.keys[0] ?? '');
-    const known: string[] = [];
-    for (const p of [
-      tag === null ? undefined : this.#issued.get(tag),
-      tag === null ? undefined : this.#received(tag),
-    ]) {
-      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
-    }
+    const known = this.#known(tag);
     const args = { keys: options.keys, arguments: [...options.arguments, ...known] };
     const deadline = Date.now() + this.#options.commandTimeout;
     let reply: unknown;
@@ -366,6 +362,34 @@ export class ClusterConnection {
       }
     }
     return reply;
+  }
+
+  /** What this link knows a room reached: `<epoch>, <offset>` of its last publish and of its last received message. */
+  #known(tag: string | null): string[] {
+    const known: string[] = [];
+    for (const p of [
+      tag === null ? undefined : this.#issued.get(tag),
+      tag === null ? undefined : this.#received(tag),
+    ]) {
+      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
+    }
+    return known;
+  }
+
+  /** After a room channel was subscribed again: the room's offset goes past what this link received (cluster-scripts.ts). */
+  async #claim(channel: string): Promise<void> {
+    if (this.#closed || !this.#wanted.has(channel)) return;
+    const keys = this.#options.historyKeys?.(channel) ?? null;
+    if (keys === null) return;
+    const known = this.#known(tagOf(keys.meta));
+    if (known[0] === '' && known[2] === '') return; // nothing known of the room
+    try {
+      await this.#bounded(
+        this.cluster.eval(CLAIM_SCRIPT, { keys: [keys.meta, keys.stream], arguments: known }),
+      );
+    } catch {
+      // Best effort: the next message this link publishes in the room carries the same.
+    }
   }
 
   /** The position of the last kept message this link's subscription received in a room. */
@@ -440,7 +464,12 @@ export class ClusterConnection {
     for (const channel of this.#wanted.keys()) {
       if (!this.#pending.has(channel) && !this.#held(channel)) {
         this.resubscribed += 1;
-        void this.#subscribe(channel);
+        void this.#subscribe(channel).then(async () => {
+          await this.#claim(channel);
+          // Messages kept while the channel was not subscribed reach it now, not with the
+          // room's next message.
+          if (this.#wanted.has(channel) && !this.#closed) this.#sequence.catchUp(channel);
+        });
       }
     }
   }

@@ -59,6 +59,15 @@ const PUBLISH_CALL = "redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)";
 const SPUBLISH_CALL =
   "redis.call('SPUBLISH', ARGV[5], '#' .. epoch .. ':' .. offset .. '\\n' .. ARGV[6] .. text)";
 
+/**
+ * Only the correction of a room's offset (KEYS: the room's hash and stream; ARGV: what the
+ * caller knows, as for the other scripts). An instance subscribed to a room runs it when it
+ * subscribes the room again after a topology change, so that the room's offset goes past
+ * the messages it received even when the next message comes from an instance that knows
+ * fewer of them.
+ */
+export const CLAIM_SCRIPT = BEFORE + 'return 0' + AFTER;
+
 /** A script of history-scripts.ts made ready for a Redis Cluster. */
 export function clusterScript(script: string): string {
   return BEFORE + script.replace(PUBLISH_CALL, SPUBLISH_CALL) + AFTER;

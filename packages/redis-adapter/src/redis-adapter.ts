@@ -491,6 +491,11 @@ export class RedisAdapter implements Adapter {
           maxReconnectDelay: this.#options.maxReconnectDelay,
           name: `pkg-${this.nodeId}`,
           missed: (channel, since, before) => this.#missed(channel, since, before),
+          historyKeys: (channel) => {
+            const target = this.#subscriptions?.targetOf(channel);
+            if (!this.history || target?.room == null || target.namespace === null) return null;
+            return this.#channels.history(target.namespace, target.room);
+          },
         },
         onError,
       );

@@ -438,6 +438,53 @@ suite('RedisAdapter on a Redis Cluster', () => {
     await cluster.waitHealthy();
   }, 60_000);
 
+  it('after a forced failover, an instance subscribed to the room moves its offset past the lost messages it received', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const c = await startServer(p); // publishes only after the failover: it knows nothing of before
+    const onB = await client(b.url);
+    await onB.join('hk');
+    await b.adapter.synced();
+    const send = async (server: Server, from: number, to: number): Promise<void> => {
+      for (let n = from; n <= to; n++) await server.broadcast('msg', { n }, '/', 'hk');
+      await waitFor(() => offsets(onB, 'hk').length === to, `message ${to} at B`);
+    };
+    await send(a.server, 1, 5);
+    const master = await cluster.masterOf(roomSlot('hk'));
+    const replica = await cluster.replicaOf(master);
+    const onReplica = async (): Promise<unknown> => {
+      const admin = await cluster.admin(replica.port);
+      try {
+        await admin.sendCommand(['READONLY']);
+        return await admin.sendCommand(['HGET', `${p}:hist:{%2F:hk}:m`, 'o']);
+      } finally {
+        admin.destroy();
+      }
+    };
+    await waitFor(async () => (await onReplica()) === '5', 'the replica to hold message 5');
+    cluster.pauseNode(replica.port, true);
+    await cluster.command(master.port, ['CLIENT', 'KILL', 'TYPE', 'replica']);
+    await send(a.server, 6, 10);
+    await cluster.killNode(master.port);
+    cluster.pauseNode(replica.port, false);
+    await cluster.command(replica.port, ['CLUSTER', 'FAILOVER', 'TAKEOVER']);
+    await waitFor(
+      async () => (await cluster.masterOf(roomSlot('hk')).catch(() => null))?.port === replica.port,
+      'the replica to take over',
+    );
+    await cluster.waitHealthy();
+    // B subscribes the room again on its new master and moves the room past 10.
+    await waitFor(async () => (await roomHash(p, 'hk'))['o'] === '10', 'the room to be at 10');
+    expect((await roomHash(p, 'hk'))['l']).toBe('6-10 ');
+    // C's messages come after the lost ones: B delivers them, none taken for one it had.
+    await send(c.server, 11, 13);
+    expect(offsets(onB, 'hk')).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    expect(new Set(onB.events('msg').map((m) => m.pos!.epoch)).size).toBe(1);
+    await cluster.startNode(master.port);
+    await cluster.waitHealthy();
+  }, 60_000);
+
   /** Resolves with what `work` gave, or rejects once `ms` passed. */
   async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
