@@ -89,10 +89,11 @@ function tagOf(name: string): string | null {
 /**
  * A command that failed because of a change of topology rather than because of itself: its
  * node's connection was cut (the node stopped being a master, or went away) or the slot has
- * no master for a moment. Sending it again reaches the slot's master of now. A write that
- * reached a master that then failed over is lost with that master's data anyway; one that a
- * node executed before its connection broke may run twice, which the receiving side drops
- * when the offset repeats (cluster-gaps.ts).
+ * no master for a moment. Sending it again reaches the slot's master of now. A script that
+ * a master ran just before it died (its answer lost with it) runs twice: when the new master
+ * lost the first run, the second takes the same offset and the receiving side drops it as a
+ * repeat (cluster-gaps.ts); when the first run is known to be lost (an instance received
+ * it), the second comes after it, and the message is delivered twice.
  */
 function isTopologyError(err: unknown): boolean {
   if (
