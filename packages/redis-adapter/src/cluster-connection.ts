@@ -402,8 +402,14 @@ export class ClusterConnection {
   /** SCAN over every master, one batch of keys at a time. */
   async *scanIterator(options: { MATCH: string; COUNT: number }): AsyncGenerator<string[]> {
     for (const master of [...this.cluster.masters]) {
-      const client = await this.cluster.nodeClient(master);
-      for await (const batch of client.scanIterator(options)) yield batch as string[];
+      const client = await this.#bounded(this.cluster.nodeClient(master));
+      const batches = client.scanIterator(options)[Symbol.asyncIterator]();
+      for (;;) {
+        // Each batch within the command timeout, like every other command of this link.
+        const next = await this.#bounded(batches.next());
+        if (next.done === true) break;
+        yield next.value as string[];
+      }
     }
   }
 

@@ -184,8 +184,9 @@ export class RedisPresence implements PresenceReplicator {
     clearInterval(this.#timer);
     this.#timer = undefined;
     const pub = this.#h.pub();
-    if (pub === null || this.#sink === null) return;
-    this.#sink = null;
+    const sink = this.#sink;
+    this.#sink = null; // also while the link is down: nothing runs for a closed replicator
+    if (pub === null || sink === null) return;
     const bye = encodePresence({ t: 'b', o: this.#h.nodeId, s: this.#seq });
     await Promise.all([pub.del(this.#key), pub.publish(this.#channel, bye)]).catch(() => undefined);
   }
@@ -345,6 +346,8 @@ export class RedisPresence implements PresenceReplicator {
           else this.#apply(message);
         }
         if (!this.#wantAll && this.#wantNodes.size === 0) return;
+        // Once round again: never without letting the rest of the process run first.
+        await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;
