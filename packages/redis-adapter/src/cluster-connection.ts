@@ -18,9 +18,15 @@
  *   SHARDNUMSUB), which is what the cluster-wide requests need to know how many answers to
  *   wait for.
  */
-import { createCluster } from 'redis';
+import {
+  ClientOfflineError,
+  DisconnectsClientError,
+  SocketClosedUnexpectedlyError,
+  createCluster,
+} from 'redis';
 import { RoomSequence, type MissedReader } from './cluster-gaps';
-import { clusterScriptText, clusterSha } from './cluster-scripts';
+import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
+import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { keySlot } from './key-slot';
 import { reconnectDelay } from './options';
 
@@ -35,6 +41,8 @@ export interface ClusterConnectionOptions {
   readonly commandTimeout: number;
   /** Reads what a room channel missed (cluster-gaps.ts). */
   readonly missed: MissedReader;
+  /** The history keys of a room channel (null for other channels, or without history). */
+  readonly historyKeys?: (channel: string) => { meta: string; stream: string } | null;
 }
 
 type Listener = (message: string, channel: string) => void;
@@ -68,6 +76,37 @@ const EVENTS: Record<string, readonly string[]> = {
 /** How long `close()` waits for pending commands before it cuts the connections, ms. */
 const CLOSE_GRACE = 1000;
 
+/** Rooms whose last published position is remembered (the oldest forgotten first). */
+const MAX_ISSUED = 100_000;
+
+/** The hash tag of a key or channel (`{…}`, the room's), or null. */
+function tagOf(name: string): string | null {
+  const open = name.indexOf('{');
+  const close = name.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? name.slice(open, close + 1) : null;
+}
+
+/**
+ * A command that failed because of a change of topology rather than because of itself: its
+ * node's connection was cut (the node stopped being a master, or went away) or the slot has
+ * no master for a moment. Sending it again reaches the slot's master of now. A script that
+ * a master ran just before it died (its answer lost with it) runs twice: when the new master
+ * lost the first run, the second takes the same offset and the receiving side drops it as a
+ * repeat (cluster-gaps.ts); when the first run is known to be lost (an instance received
+ * it), the second comes after it, and the message is delivered twice.
+ */
+function isTopologyError(err: unknown): boolean {
+  if (
+    err instanceof DisconnectsClientError ||
+    err instanceof SocketClosedUnexpectedlyError ||
+    err instanceof ClientOfflineError
+  ) {
+    return true;
+  }
+  const message = err instanceof Error ? err.message : '';
+  return /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/.test(message);
+}
+
 /** node-redis's internal event that carries listeners to subscribe again elsewhere. */
 const RESUBSCRIBE_EVENT = '__resubscribeListeners';
 
@@ -83,6 +122,10 @@ export class ClusterConnection {
   readonly #sequence: RoomSequence;
   /** channel -> the SSUBSCRIBE under way for it. */
   readonly #pending = new Map<string, Promise<void>>();
+  /** Room tag -> the position of the last message this link published there (history scripts' replies). */
+  readonly #issued = new Map<string, { epoch: string; offset: number }>();
+  /** Room tag -> its channel, for the channels this link is subscribed to. */
+  readonly #roomChannels = new Map<string, string>();
   #connecting: Promise<void> | null = null;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -104,6 +147,12 @@ export class ClusterConnection {
     this.cluster.removeAllListeners(RESUBSCRIBE_EVENT);
     this.cluster.on(RESUBSCRIBE_EVENT, () => this.check());
     this.cluster.on('node-ready', () => this.check());
+    // A topology read still under way when the link closed may connect new node clients
+    // afterwards (node-redis does not check for a closed cluster there): they are cut as
+    // soon as they connect.
+    this.cluster.on('node-connect', () => {
+      if (this.#closed) this.#cut([]);
+    });
   }
 
   // ------------------------------------------------------------ the client surface
@@ -113,6 +162,16 @@ export class ClusterConnection {
     if (this.#closed || !this.cluster.isReady) return false;
     const masters = this.cluster.masters;
     return masters.length > 0 && masters.every((m) => m.client?.isReady === true);
+  }
+
+  /**
+   * Whether a command may be sent now: connected, and at least one master answers. While one
+   * master fails over, the others answer, and a command for its slots waits for the new
+   * master (within the command timeout); with every master gone, commands fail at once.
+   */
+  get writable(): boolean {
+    if (this.#closed || !this.cluster.isReady) return false;
+    return this.cluster.masters.some((m) => m.client?.isReady === true);
   }
 
   get isOpen(): boolean {
@@ -162,21 +221,42 @@ export class ClusterConnection {
     this.#wanted.clear();
     if (!this.cluster.isOpen) return;
     // A graceful close waits for every pending command, which a node that is gone never
-    // answers: give it a moment, then cut what is left.
+    // answers: give it a moment, then cut what is left. node-redis's close() forgets its node
+    // clients before they are closed, so its destroy() afterwards would find none: the clients
+    // are taken here first and cut one by one.
+    const clients = this.#nodeClients();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.cluster.close().catch(() => undefined),
       new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE))),
     ]);
     clearTimeout(timer);
-    this.cluster.destroy();
+    this.#cut(clients);
   }
 
   destroy(): void {
     this.#closed = true;
     clearInterval(this.#timer);
     this.#wanted.clear();
+    this.#cut(this.#nodeClients());
+  }
+
+  /** Every node connection the cluster client holds now (commands and sharded subscriptions). */
+  #nodeClients(): Array<{ isOpen: boolean; destroy(): void }> {
+    const out: Array<{ isOpen: boolean; destroy(): void }> = [];
+    for (const node of [...this.cluster.masters, ...this.cluster.replicas]) {
+      if (node.client !== undefined) out.push(node.client);
+      const pubSub = (node as { pubSub?: { client: { isOpen: boolean; destroy(): void } } }).pubSub;
+      if (pubSub !== undefined) out.push(pubSub.client);
+    }
+    return out;
+  }
+
+  #cut(clients: ReadonlyArray<{ isOpen: boolean; destroy(): void }>): void {
     if (this.cluster.isOpen) this.cluster.destroy();
+    for (const client of [...clients, ...this.#nodeClients()]) {
+      if (client.isOpen) client.destroy();
+    }
   }
 
   async publish(channel: string, message: string): Promise<number> {
@@ -201,6 +281,8 @@ export class ClusterConnection {
     await Promise.all(
       list.map((channel) => {
         this.#wanted.set(channel, wrapped);
+        const tag = tagOf(channel);
+        if (tag !== null) this.#roomChannels.set(tag, channel);
         return this.#subscribe(channel);
       }),
     );
@@ -210,6 +292,8 @@ export class ClusterConnection {
     const wrapped = this.#wrap(listener);
     if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
     this.#sequence.forget(channel);
+    const tag = tagOf(channel);
+    if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
     if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
     await this.cluster.sUnsubscribe(channel, wrapped);
   }
@@ -229,18 +313,103 @@ export class ClusterConnection {
   }
 
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.#bounded(this.cluster.evalSha(clusterSha(sha), options));
+    return this.#script(sha === PUBLISH_SHA, options, (o) =>
+      this.cluster.evalSha(clusterSha(sha), o),
+    );
   }
 
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.#bounded(this.cluster.eval(clusterScriptText(script), options));
+    return this.#script(script === PUBLISH_SCRIPT, options, (o) =>
+      this.cluster.eval(clusterScriptText(script), o),
+    );
+  }
+
+  /**
+   * Runs a history script with what this link knows the room reached appended (see
+   * cluster-scripts.ts), and remembers the position a publish got.
+   */
+  async #script(
+    publishes: boolean,
+    options: { keys: string[]; arguments: string[] },
+    run: (options: { keys: string[]; arguments: string[] }) => Promise<unknown>,
+  ): Promise<unknown> {
+    const tag = tagOf(options.keys[0] ?? '');
+    const known = this.#known(tag);
+    const args = { keys: options.keys, arguments: [...options.arguments, ...known] };
+    const deadline = Date.now() + this.#options.commandTimeout;
+    let reply: unknown;
+    for (let retries = 0; ; retries++) {
+      try {
+        reply = await this.#bounded(run(args));
+        break;
+      } catch (err) {
+        // The slot's master changed under the command (its connection was cut because the
+        // node is no longer a master, or the node went away before answering): the command
+        // goes to the slot's master now, as long as the command's time allows.
+        if (this.#closed || !isTopologyError(err) || Date.now() >= deadline) throw err;
+        const wait = Math.min(50 * 2 ** retries, 500, Math.max(0, deadline - Date.now()));
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    }
+    if (publishes && tag !== null && Array.isArray(reply)) {
+      const [offset, epoch] = reply as unknown[];
+      if (typeof epoch === 'string' && typeof offset === 'number') {
+        this.#issued.delete(tag);
+        if (this.#issued.size >= MAX_ISSUED) {
+          const oldest = this.#issued.keys().next().value;
+          if (oldest !== undefined) this.#issued.delete(oldest);
+        }
+        this.#issued.set(tag, { epoch, offset });
+      }
+    }
+    return reply;
+  }
+
+  /** What this link knows a room reached: `<epoch>, <offset>` of its last publish and of its last received message. */
+  #known(tag: string | null): string[] {
+    const known: string[] = [];
+    for (const p of [
+      tag === null ? undefined : this.#issued.get(tag),
+      tag === null ? undefined : this.#received(tag),
+    ]) {
+      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
+    }
+    return known;
+  }
+
+  /** After a room channel was subscribed again: the room's offset goes past what this link received (cluster-scripts.ts). */
+  async #claim(channel: string): Promise<void> {
+    if (this.#closed || !this.#wanted.has(channel)) return;
+    const keys = this.#options.historyKeys?.(channel) ?? null;
+    if (keys === null) return;
+    const known = this.#known(tagOf(keys.meta));
+    if (known[0] === '' && known[2] === '') return; // nothing known of the room
+    try {
+      await this.#bounded(
+        this.cluster.eval(CLAIM_SCRIPT, { keys: [keys.meta, keys.stream], arguments: known }),
+      );
+    } catch {
+      // Best effort: the next message this link publishes in the room carries the same.
+    }
+  }
+
+  /** The position of the last kept message this link's subscription received in a room. */
+  #received(tag: string): { epoch: string; offset: number } | undefined {
+    const channel = this.#roomChannels.get(tag);
+    return channel === undefined ? undefined : this.#sequence.position(channel);
   }
 
   /** SCAN over every master, one batch of keys at a time. */
   async *scanIterator(options: { MATCH: string; COUNT: number }): AsyncGenerator<string[]> {
     for (const master of [...this.cluster.masters]) {
-      const client = await this.cluster.nodeClient(master);
-      for await (const batch of client.scanIterator(options)) yield batch as string[];
+      const client = await this.#bounded(this.cluster.nodeClient(master));
+      const batches = client.scanIterator(options)[Symbol.asyncIterator]();
+      for (;;) {
+        // Each batch within the command timeout, like every other command of this link.
+        const next = await this.#bounded(batches.next());
+        if (next.done === true) break;
+        yield next.value as string[];
+      }
     }
   }
 
@@ -302,7 +471,12 @@ export class ClusterConnection {
     for (const channel of this.#wanted.keys()) {
       if (!this.#pending.has(channel) && !this.#held(channel)) {
         this.resubscribed += 1;
-        void this.#subscribe(channel);
+        void this.#subscribe(channel).then(async () => {
+          await this.#claim(channel);
+          // Messages kept while the channel was not subscribed reach it now, not with the
+          // room's next message.
+          if (this.#wanted.has(channel) && !this.#closed) this.#sequence.catchUp(channel);
+        });
       }
     }
   }

@@ -27,6 +27,42 @@ describe('RoomSequence', () => {
     expect(got).toEqual(['m1', 'm2', 'm3']);
   });
 
+  it('tells the position it reached, the messages waiting for a fill included', async () => {
+    let release: (texts: string[]) => void = () => undefined;
+    const { sequence, receive } = setUp(() => new Promise<string[] | null>((r) => (release = r)));
+    expect(sequence.position('ch')).toBeUndefined();
+    receive(kept('e', 1));
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 1 });
+    receive(kept('e', 4)); // 2 and 3 are read from history meanwhile
+    receive(kept('e', 5));
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 5 });
+    release(['m2', 'm3']);
+    await settle();
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 5 });
+    sequence.forget('ch');
+    expect(sequence.position('ch')).toBeUndefined();
+  });
+
+  it('catches up with what was kept after its last message, without a later message', async () => {
+    const asked: Array<{ offset: number; before: number }> = [];
+    const { got, sequence, receive } = setUp((_channel, since, before) => {
+      asked.push({ offset: since.offset, before });
+      return Promise.resolve(['m3', 'm4']);
+    });
+    receive(kept('e', 1));
+    receive(kept('e', 2));
+    sequence.catchUp('ch');
+    receive(kept('e', 4)); // arrives while the catch-up reads: waits, then is a repeat
+    await settle();
+    receive(kept('e', 5));
+    expect(got).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    expect(asked).toEqual([{ offset: 2, before: Number.MAX_SAFE_INTEGER }]);
+    expect(sequence.filled).toBe(2);
+    expect(sequence.unfilled).toBe(0);
+    sequence.catchUp('other'); // a channel without messages: nothing to read
+    expect(asked).toHaveLength(1);
+  });
+
   it('passes a message without a position (not kept) untouched', () => {
     const { got, receive } = setUp();
     receive(encodeBroadcast('origin', [], 'plain'));

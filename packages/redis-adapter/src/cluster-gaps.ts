@@ -32,8 +32,17 @@ const FILLED_ORIGIN = '~history';
 interface RoomState {
   epoch: string;
   offset: number;
+  /** The listener of the room's last message (a catch-up hands its messages to it). */
+  listener: Listener;
   /** Messages waiting while the missing ones are read. */
   waiting: Array<{ raw: string; listener: Listener }> | null;
+}
+
+/** The offset of a raw kept message (`#<epoch>:<offset>` first line), 0 when unreadable. */
+function offsetOf(raw: string): number {
+  const newline = raw.indexOf('\n');
+  const offset = Number(raw.slice(raw.lastIndexOf(':', newline) + 1, newline));
+  return Number.isSafeInteger(offset) ? offset : 0;
 }
 
 export class RoomSequence {
@@ -52,6 +61,15 @@ export class RoomSequence {
 
   forget(channel: string): void {
     this.#rooms.delete(channel);
+  }
+
+  /** The position of the last kept message of the channel handed on (or being filled up to). */
+  position(channel: string): { epoch: string; offset: number } | undefined {
+    const room = this.#rooms.get(channel);
+    if (room === undefined) return undefined;
+    const waiting = room.waiting?.at(-1)?.raw;
+    const offset = waiting === undefined ? room.offset : Math.max(room.offset, offsetOf(waiting));
+    return { epoch: room.epoch, offset };
   }
 
   /** A message from a sharded channel: handed to `listener` in order, without its position line. */
@@ -75,11 +93,12 @@ export class RoomSequence {
       return;
     }
     if (room === undefined || room.epoch !== epoch) {
-      this.#remember(channel, { epoch, offset, waiting: null });
+      this.#remember(channel, { epoch, offset, listener, waiting: null });
       listener(message, channel);
       return;
     }
     if (offset <= room.offset) return; // handed on already
+    room.listener = listener;
     if (offset === room.offset + 1) {
       room.offset = offset;
       listener(message, channel);
@@ -89,20 +108,45 @@ export class RoomSequence {
     void this.#fill(channel, room, offset, listener);
   }
 
-  async #fill(channel: string, room: RoomState, before: number, listener: Listener): Promise<void> {
+  /**
+   * Reads what the channel may have missed since its last message, with no later message to
+   * show the hole: after the channel was subscribed again (a failover, a migration), the
+   * messages kept meanwhile are handed on at once instead of with the room's next message.
+   */
+  catchUp(channel: string): void {
+    const room = this.#rooms.get(channel);
+    if (room === undefined || room.waiting !== null) return;
+    room.waiting = [];
+    void this.#fill(channel, room, null, room.listener);
+  }
+
+  /** Fills the hole before offset `before` (null: everything kept after the room's offset). */
+  async #fill(
+    channel: string,
+    room: RoomState,
+    before: number | null,
+    listener: Listener,
+  ): Promise<void> {
     let texts: string[] | null = null;
     try {
-      texts = await this.#missed(channel, { epoch: room.epoch, offset: room.offset }, before);
+      texts = await this.#missed(
+        channel,
+        { epoch: room.epoch, offset: room.offset },
+        before ?? Number.MAX_SAFE_INTEGER,
+      );
     } catch (err) {
       this.#onError(err instanceof Error ? err : new Error(String(err)));
     }
-    if (texts === null || texts.length !== before - room.offset - 1) this.unfilled += 1;
+    if (before !== null && (texts === null || texts.length !== before - room.offset - 1)) {
+      this.unfilled += 1;
+    }
     for (const text of texts ?? []) {
       this.filled += 1;
       listener(encodeBroadcast(FILLED_ORIGIN, [], text), channel);
     }
     // The hole is behind: what waited goes on in order (a later hole starts another fill).
-    room.offset = before - 1;
+    // A catch-up read the messages right after the room's offset, one offset each.
+    room.offset = before === null ? room.offset + (texts?.length ?? 0) : before - 1;
     const waiting = room.waiting ?? [];
     room.waiting = null;
     for (const w of waiting) this.receive(w.raw, channel, w.listener);

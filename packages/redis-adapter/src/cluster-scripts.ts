@@ -6,40 +6,48 @@
  *
  * - a room's messages go out with SPUBLISH (sharded pub/sub) on the room's channel, which
  *   shares the hash slot of the room's two keys (cluster-channels.ts);
- * - the room remembers which node wrote it last (field `w` of its hash, `CLUSTER MYID`).
- *   When another node answers for the room now, the keys either came over whole (a slot
- *   migration: the previous writer is still a healthy master) or a replica took over after
- *   a failover (the previous writer failed or is a replica now). After a failover the last
- *   writes before it may never have reached the replica, so the positions clients hold may
- *   name messages that are gone and would be numbered again: the room is dropped, the next
- *   message starts a new epoch, and a client that recovers is told `epoch_changed`.
+ * - the room's offsets never go back after a failover. A replica that took over may lack the
+ *   last writes of its master (a forced failover after the master died: replication is
+ *   asynchronous), so its stream may end before offsets that were already handed out,
+ *   published and delivered. Every call carries, as its last four arguments, what the
+ *   calling instance knows the room reached: `<epoch> <offset>` of the last message it
+ *   published and of the last one its subscription received ('' when none). When the
+ *   room's epoch is one of them and its offset is behind, the offsets in between were lost:
+ *   the range is recorded (field `l` of the hash, `<from>-<to> ` each) and the next message
+ *   comes after it, in the same epoch. A client that recovers from before the range is told
+ *   `too_far_behind` (its missed messages are not all kept) and one at or past its end
+ *   recovers, so only the messages in flight during the failover are reported missing. A
+ *   manual failover (the replica caught up first) loses nothing and changes nothing; the
+ *   epoch changes only when the room's stream itself is gone (the publish script's rule).
  */
 import { createHash } from 'node:crypto';
 import { PUBLISH_SCRIPT, PUBLISH_SHA, READ_SCRIPT, READ_SHA } from './history-scripts';
 
-/** Runs before a script: drops a room whose last writer is gone (a failover). KEYS[1] is the room's hash. */
+/** How many trailing arguments carry what the caller knows (two `<epoch>, <offset>` pairs). */
+export const KNOWN_ARGS = 4;
+
+/** Runs before a script: moves the room's offset past what was handed out and lost. KEYS[1] is the room's hash. */
 const BEFORE = `
-local __me = redis.call('CLUSTER', 'MYID')
-local __writer = redis.call('HGET', KEYS[1], 'w')
-if __writer and __writer ~= __me then
-  local __healthy = false
-  for __line in string.gmatch(redis.call('CLUSTER', 'NODES'), '[^\\n]+') do
-    local __id, __flags = string.match(__line, '^(%S+) %S+ (%S+)')
-    if __id == __writer then
-      __healthy = string.find(__flags, 'master', 1, true) ~= nil
-        and string.find(__flags, 'fail', 1, true) == nil
+local __epoch = redis.call('HGET', KEYS[1], 'e')
+if __epoch and #ARGV >= ${KNOWN_ARGS} then
+  local __last = tonumber(redis.call('HGET', KEYS[1], 'o') or '0')
+  local __known = __last
+  for __i = #ARGV - ${KNOWN_ARGS - 1}, #ARGV - 1, 2 do
+    if ARGV[__i] == __epoch then
+      local __o = tonumber(ARGV[__i + 1]) or 0
+      if __o > __known then __known = __o end
     end
   end
-  if not __healthy then redis.call('DEL', KEYS[1], KEYS[2]) end
+  if __known > __last then
+    local __lost = redis.call('HGET', KEYS[1], 'l') or ''
+    redis.call('HSET', KEYS[1], 'o', __known, 'l', __lost .. (__last + 1) .. '-' .. __known .. ' ')
+  end
 end
-local __reply = (function()
+return (function()
 `;
 
-/** Runs after it: marks this node as the room's writer (only when the room exists). */
 const AFTER = `
 end)()
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'w', __me) end
-return __reply
 `;
 
 /**
@@ -50,6 +58,15 @@ return __reply
 const PUBLISH_CALL = "redis.call('PUBLISH', ARGV[5], ARGV[6] .. text)";
 const SPUBLISH_CALL =
   "redis.call('SPUBLISH', ARGV[5], '#' .. epoch .. ':' .. offset .. '\\n' .. ARGV[6] .. text)";
+
+/**
+ * Only the correction of a room's offset (KEYS: the room's hash and stream; ARGV: what the
+ * caller knows, as for the other scripts). An instance subscribed to a room runs it when it
+ * subscribes the room again after a topology change, so that the room's offset goes past
+ * the messages it received even when the next message comes from an instance that knows
+ * fewer of them.
+ */
+export const CLAIM_SCRIPT = BEFORE + 'return 0' + AFTER;
 
 /** A script of history-scripts.ts made ready for a Redis Cluster. */
 export function clusterScript(script: string): string {

@@ -48,6 +48,12 @@ export interface HistoryLink {
   readonly readTimeout: number;
   /** The publishing connection, or null before attach / after close. */
   client(): RedisClient | null;
+  /**
+   * Whether a script may be sent now (absent: when the connection is ready). On a Redis
+   * Cluster it is also while one master fails over and the others answer: the script then
+   * waits for the slot's new master, within the command timeout.
+   */
+  writable?(): boolean;
   /** Whether a message published on that channel now will come back to this instance. */
   echoes(channel: string): boolean;
   /** Writes to this instance's clients of the target; how many. */
@@ -134,7 +140,7 @@ export class RedisHistoryStore implements HistoryStore {
     const channel = this.#link.channels.room(namespace, room);
     const keys = this.#link.channels.history(namespace, room);
     const client = this.#link.client();
-    if (!client?.isReady) return this.#publishLocally(keys.meta, target, template, null);
+    if (!this.#writable(client)) return this.#publishLocally(keys.meta, target, template, null);
     const echoes = this.#link.echoes(channel);
     const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', {
       self: echoes,
@@ -182,7 +188,7 @@ export class RedisHistoryStore implements HistoryStore {
       return this.#failedRead('epoch_changed');
     }
     const client = this.#link.client();
-    if (!client?.isReady) return this.#failedRead('epoch_changed', 'Redis is unreachable');
+    if (!this.#writable(client)) return this.#failedRead('epoch_changed', 'Redis is unreachable');
     const limit = Math.max(0, Math.floor(query.limit));
     if (limit === 0 && since === undefined) {
       return { position: null, messages: [], complete: false };
@@ -221,6 +227,11 @@ export class RedisHistoryStore implements HistoryStore {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  #writable(client: RedisClient | null): client is RedisClient {
+    if (client === null) return false;
+    return this.#link.writable?.() ?? client.isReady;
   }
 
   #validSince(since: StreamPosition): boolean {

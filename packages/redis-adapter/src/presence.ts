@@ -65,6 +65,9 @@ export interface RedisPresenceStats {
   readonly failedWrites: number;
 }
 
+/** The least time between two reads of other instances' hashes, ms. */
+const MIN_SYNC_INTERVAL = 100;
+
 interface RemoteEntry extends StoredEntry {
   readonly json: string;
 }
@@ -91,6 +94,8 @@ export class RedisPresence implements PresenceReplicator {
   #wantAll = false;
   readonly #wantNodes = new Set<string>();
   #running = false;
+  /** When the last read of hashes started (Date.now()). */
+  #lastSync = 0;
   #counters = {
     commands: 0,
     syncs: 0,
@@ -179,8 +184,9 @@ export class RedisPresence implements PresenceReplicator {
     clearInterval(this.#timer);
     this.#timer = undefined;
     const pub = this.#h.pub();
-    if (pub === null || this.#sink === null) return;
-    this.#sink = null;
+    const sink = this.#sink;
+    this.#sink = null; // also while the link is down: nothing runs for a closed replicator
+    if (pub === null || sink === null) return;
     const bye = encodePresence({ t: 'b', o: this.#h.nodeId, s: this.#seq });
     await Promise.all([pub.del(this.#key), pub.publish(this.#channel, bye)]).catch(() => undefined);
   }
@@ -267,7 +273,14 @@ export class RedisPresence implements PresenceReplicator {
     const pub = this.#h.pub();
     if (pub === null || !this.#up || this.#sink === null) return; // frozen while the link is down
     this.#counters.commands += 2;
-    pub.pExpire(this.#key, this.#timeout).catch(this.#lost);
+    pub
+      .pExpire(this.#key, this.#timeout)
+      .then((set) => {
+        // The hash is gone although this instance is alive: Redis lost it (restarted
+        // without its data, a failover that lost the last writes). Written anew.
+        if (Number(set) === 0 && this.#sink !== null) this.#request(true);
+      })
+      .catch(this.#lost);
     const beat = encodePresence({ t: 'h', o: this.#h.nodeId, s: this.#seq });
     pub.publish(this.#channel, beat).catch(this.#lost);
     const silent = Date.now() - this.#timeout / 2;
@@ -306,6 +319,13 @@ export class RedisPresence implements PresenceReplicator {
           return;
         }
         while (this.#wantAll || this.#wantNodes.size > 0) {
+          // Reads follow each other at most every MIN_SYNC_INTERVAL ms: an instance whose
+          // hash is missing (Redis lost it) keeps sending messages that ask for a read of
+          // it until it writes its hash again, and reading it again at once would spin.
+          const wait = this.#lastSync + MIN_SYNC_INTERVAL - Date.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait).unref?.());
+          if (this.#sink === null) return;
+          this.#lastSync = Date.now();
           const all = this.#wantAll;
           const nodes = [...this.#wantNodes];
           this.#wantAll = false;
@@ -326,6 +346,8 @@ export class RedisPresence implements PresenceReplicator {
           else this.#apply(message);
         }
         if (!this.#wantAll && this.#wantNodes.size === 0) return;
+        // Once round again: never without letting the rest of the process run first.
+        await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;

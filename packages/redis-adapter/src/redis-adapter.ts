@@ -118,6 +118,8 @@ export class RedisAdapter implements Adapter {
   #pub: RedisClient | null = null;
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
+  /** The Redis Cluster link (both #pub and #sub) in cluster mode. */
+  #clusterLink: ClusterConnection | null = null;
   readonly #requests: ClusterRequests;
   readonly #membership: ChannelMembership;
   readonly #link: LinkState;
@@ -188,6 +190,7 @@ export class RedisAdapter implements Adapter {
         channels: this.#channels,
         readTimeout: this.#options.requestTimeout,
         client: () => this.#pub,
+        writable: () => this.#clusterLink?.writable ?? this.#pub?.isReady === true,
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
@@ -483,7 +486,12 @@ export class RedisAdapter implements Adapter {
    * cluster link (cluster-connection.ts) that offers the same commands over a Redis Cluster.
    */
   #connections(): [RedisClient, RedisClient] {
-    const onError = (err: Error): void => this.#link.failed(err, this.#isUp());
+    const onError = (err: Error): void => {
+      this.#link.failed(err, this.#isUp());
+      // Presence too learns of an outage from the errors (a cluster node's connection says
+      // it through them), so that its return rewrites this instance's entries.
+      this.presence.linkChanged(this.#isUp());
+    };
     const cluster = this.#options.cluster;
     if (cluster !== null) {
       const link = new ClusterConnection(
@@ -494,9 +502,15 @@ export class RedisAdapter implements Adapter {
           maxReconnectDelay: this.#options.maxReconnectDelay,
           name: `pkg-${this.nodeId}`,
           missed: (channel, since, before) => this.#missed(channel, since, before),
+          historyKeys: (channel) => {
+            const target = this.#subscriptions?.targetOf(channel);
+            if (!this.history || target?.room == null || target.namespace === null) return null;
+            return this.#channels.history(target.namespace, target.room);
+          },
         },
         onError,
       );
+      this.#clusterLink = link;
       // The link implements the commands this package sends (see cluster-connection.ts).
       const client = link as unknown as RedisClient;
       return [client, client];

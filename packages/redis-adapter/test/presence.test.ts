@@ -126,6 +126,40 @@ suite('presence across instances', () => {
     // A join costs two Redis commands (HSET, PUBLISH), a leave three (HDEL, HSET, PUBLISH).
     expect(b.adapter.presence.stats().remoteEntries).toBe(1);
   });
+
+  it('writes an instance’s hash again when Redis lost it while connected, without a storm of reads', async () => {
+    const prefix = `ptest-${randomBytes(4).toString('hex')}`;
+    const a = await startNode(SHARED_URL, prefix);
+    const b = await startNode(SHARED_URL, prefix);
+    const onA = await member(a.url);
+    const onB = await member(b.url);
+    onA.ws.send(JSON.stringify({ event: 'join_room', data: { room: 'chat:lost' } }));
+    onB.ws.send(JSON.stringify({ event: 'join_room', data: { room: 'chat:lost' } }));
+    await sameView([a, b], 'chat:lost', [onA.id, onB.id]);
+    // Both hashes go, as with a Redis that restarted without its data under connected clients.
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: SHARED_URL });
+    await admin.connect();
+    try {
+      const keys = await admin.keys(`${prefix}:presence:node:*`);
+      expect(keys).toHaveLength(2);
+      await admin.del(keys);
+      const syncsBefore = a.adapter.presence.stats().syncs + b.adapter.presence.stats().syncs;
+      // Each instance finds its hash gone at its next heartbeat and writes it again.
+      await waitFor(
+        async () => (await admin.keys(`${prefix}:presence:node:*`)).length === 2,
+        'both hashes written again',
+      );
+      await new Promise((r) => setTimeout(r, NODE_TIMEOUT));
+      await sameView([a, b], 'chat:lost', [onA.id, onB.id]);
+      // Reads of the hashes are spaced (100 ms at least), not repeated at once.
+      const syncs =
+        a.adapter.presence.stats().syncs + b.adapter.presence.stats().syncs - syncsBefore;
+      expect(syncs).toBeLessThan(60);
+    } finally {
+      admin.destroy();
+    }
+  });
 });
 
 /** Instances in child processes with presence on `chat:*`. */

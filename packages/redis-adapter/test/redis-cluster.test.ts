@@ -2,7 +2,9 @@
 // here): two servers in this process with the adapter in cluster mode, `ws` clients on
 // each. Delivery across instances, history and recovery on any instance, presence, the
 // subscribe connections at 10,000 rooms (counted with CLIENT LIST on every node), a slot
-// migration and a failover during traffic.
+// migration during traffic, a manual failover during traffic (nothing lost, one epoch), a
+// forced failover that loses writes (exactly those reported as a gap, one epoch), and the
+// whole cluster down and back (degraded, local service, resumption, close() bounded).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
@@ -289,24 +291,33 @@ suite('RedisAdapter on a Redis Cluster', () => {
     await waitFor(() => offsets(onB, 'hm').length === 201, 'a message after the migration');
   }, 60_000);
 
-  it('after a failover during traffic, keeps the room and reports the possible gap to a client that recovers', async () => {
+  /** The room's hash (epoch `e`, last offset `o`, lost ranges `l`) on the master of its slot. */
+  async function roomHash(p: string, room: string): Promise<Record<string, string>> {
+    const master = await cluster.masterOf(roomSlot(room));
+    const reply = await cluster.command(master.port, ['HGETALL', `${p}:hist:{%2F:${room}}:m`]);
+    if (!Array.isArray(reply)) return { ...(reply as Record<string, string>) };
+    const out: Record<string, string> = {};
+    for (let k = 0; k < reply.length; k += 2) out[String(reply[k])] = String(reply[k + 1]);
+    return out;
+  }
+
+  it('after a manual failover during traffic, goes on in the same epoch with nothing missing', async () => {
     const p = prefix();
     const a = await startServer(p);
     const b = await startServer(p);
     const onB = await client(b.url);
     await onB.join('hf');
     await b.adapter.synced();
-    for (let n = 1; n <= 5; n++) await a.server.broadcast('msg', { n }, '/', 'hf');
-    await waitFor(() => offsets(onB, 'hf').length === 5, 'five messages at B');
-    const before = onB.events('msg').at(-1)!.pos!;
     const master = await cluster.masterOf(roomSlot('hf'));
     const replica = await cluster.replicaOf(master);
     await traffic(
       a.server,
       'hf',
-      100,
+      150,
       async () => {
-        await cluster.killNode(master.port);
+        await new Promise((r) => setTimeout(r, 200));
+        // The replica catches up with its master, then takes over: nothing is lost.
+        await cluster.command(replica.port, ['CLUSTER', 'FAILOVER']);
         await waitFor(
           async () =>
             (await cluster.masterOf(roomSlot('hf')).catch(() => null))?.port === replica.port,
@@ -314,35 +325,307 @@ suite('RedisAdapter on a Redis Cluster', () => {
         );
         await cluster.waitHealthy();
       },
-      20,
+      10,
     );
-    await waitFor(
-      () => a.adapter.getState() === 'connected' && b.adapter.getState() === 'connected',
-      'both adapters connected again',
+    await waitFor(() => offsets(onB, 'hf').length >= 150, 'every message at B', 20_000).catch(
+      () => undefined,
     );
-    // The room is still there: live traffic reaches B again, in order, in one new epoch.
-    await a.server.broadcast('msg', { n: 'after' }, '/', 'hf');
-    await waitFor(
-      () => onB.events('msg').some((m) => m.data['n'] === 'after'),
-      'a message after the failover',
-    );
-    const after = onB.events('msg').at(-1)!.pos!;
-    expect(after.epoch).not.toBe(before.epoch);
-    // A client holding a position from before the failover is told about the gap.
+    expect(offsets(onB, 'hf')).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+    const epochs = new Set(onB.events('msg').map((m) => m.pos!.epoch));
+    expect(epochs.size).toBe(1);
+    const [epoch] = [...epochs] as [string];
+    // No lost range was recorded, and a client recovers from before the failover in full.
+    expect(await roomHash(p, 'hf')).toMatchObject({ e: epoch, o: '150' });
+    expect((await roomHash(p, 'hf'))['l']).toBeUndefined();
     const back = await client(b.url);
-    await back.join('hf', { epoch: before.epoch, offset: before.offset });
-    expect(back.events('$recovered')[0]!.data).toMatchObject({
-      recovered: false,
-      reason: 'epoch_changed',
-    });
-    // One holding a position from after it recovers.
-    await a.server.broadcast('msg', { n: 'later' }, '/', 'hf');
-    const later = await client(a.url);
-    await later.join('hf', { epoch: after.epoch, offset: after.offset });
-    expect(later.events('msg').map((m) => m.data['n'])).toEqual(['later']);
-    expect(later.events('$recovered')[0]!.data).toMatchObject({ recovered: true });
+    await back.join('hf', { epoch, offset: 20 });
+    expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 130 });
+    expect(back.events('msg').map((m) => m.pos!.offset)).toEqual(
+      Array.from({ length: 130 }, (_, i) => i + 21),
+    );
+    // The old master is a replica of the new one now.
+    expect((await cluster.replicaOf(await cluster.masterOf(roomSlot('hf')))).port).toBe(
+      master.port,
+    );
+  }, 60_000);
+
+  it('after a forced failover that lost writes, reports exactly the lost messages as a gap, in the same epoch', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onB = await client(b.url);
+    await onB.join('hg');
+    await b.adapter.synced();
+    const send = async (from: number, to: number): Promise<void> => {
+      for (let n = from; n <= to; n++) await a.server.broadcast('msg', { n }, '/', 'hg');
+      await waitFor(() => offsets(onB, 'hg').length === to, `message ${to} at B`);
+    };
+    await send(1, 5);
+    const master = await cluster.masterOf(roomSlot('hg'));
+    const replica = await cluster.replicaOf(master);
+    /** The room's last offset as the replica holds it. */
+    const onReplica = async (): Promise<unknown> => {
+      const admin = await cluster.admin(replica.port);
+      try {
+        await admin.sendCommand(['READONLY']);
+        return await admin.sendCommand(['HGET', `${p}:hist:{%2F:hg}:m`, 'o']);
+      } finally {
+        admin.destroy();
+      }
+    };
+    await waitFor(async () => (await onReplica()) === '5', 'the replica to hold message 5');
+    // The replica stops hearing its master: messages 6 to 10 are kept, published and
+    // delivered by the master alone, then the master dies with them.
+    cluster.pauseNode(replica.port, true);
+    await cluster.command(master.port, ['CLIENT', 'KILL', 'TYPE', 'replica']);
+    await send(6, 10);
+    await cluster.killNode(master.port);
+    cluster.pauseNode(replica.port, false);
+    // What the replica holds: up to 5.
+    expect(await onReplica()).toBe('5');
+    // Messages 11 to 20 are sent while the replica takes over (forced: its master is dead).
+    const during = (async () => {
+      for (let n = 11; n <= 20; n++) {
+        await a.server.broadcast('msg', { n }, '/', 'hg');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    await cluster.command(replica.port, ['CLUSTER', 'FAILOVER', 'TAKEOVER']);
+    await waitFor(
+      async () => (await cluster.masterOf(roomSlot('hg')).catch(() => null))?.port === replica.port,
+      'the replica to take over',
+    );
+    await cluster.waitHealthy();
+    await during;
+    await waitFor(() => offsets(onB, 'hg').length === 20, 'messages 11 to 20 at B');
+    // Traffic goes on: the messages after the lost ones come after them, in the same epoch.
+    await send(21, 25);
+    expect(offsets(onB, 'hg')).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    expect(a.adapter.stats()).toMatchObject({ historyWriteFailures: 0 });
+    const epochs = new Set(onB.events('msg').map((m) => m.pos!.epoch));
+    expect(epochs.size).toBe(1);
+    const [epoch] = [...epochs] as [string];
+    expect(await roomHash(p, 'hg')).toMatchObject({ e: epoch, o: '25', l: '6-10 ' });
+    // The room's history shows the gap: 1 to 5, then 11 to 25.
+    const kept = await b.server.history('hg');
+    expect(kept.messages.map((m) => m.pos?.offset)).toEqual([
+      1,
+      2,
+      3,
+      4,
+      5,
+      ...Array.from({ length: 15 }, (_, i) => i + 11),
+    ]);
+    // A client that recovers from before the lost range is told it missed kept messages,
+    // not that the room started over; one that had them all recovers the rest.
+    for (const since of [2, 5, 7]) {
+      const c = await client(b.url);
+      await c.join('hg', { epoch, offset: since });
+      expect(c.events('$recovered')[0]!.data).toMatchObject({
+        recovered: false,
+        reason: 'too_far_behind',
+        replayed: 0,
+      });
+    }
+    const after = await client(a.url);
+    await after.join('hg', { epoch, offset: 10 });
+    expect(after.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 15 });
+    expect(after.events('msg').map((m) => m.pos!.offset)).toEqual(
+      Array.from({ length: 15 }, (_, i) => i + 11),
+    );
     // The killed node comes back as a replica.
     await cluster.startNode(master.port);
     await cluster.waitHealthy();
   }, 60_000);
+
+  it('after a forced failover, an instance subscribed to the room moves its offset past the lost messages it received', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const c = await startServer(p); // publishes only after the failover: it knows nothing of before
+    const onB = await client(b.url);
+    await onB.join('hk');
+    await b.adapter.synced();
+    const send = async (server: Server, from: number, to: number): Promise<void> => {
+      for (let n = from; n <= to; n++) await server.broadcast('msg', { n }, '/', 'hk');
+      await waitFor(() => offsets(onB, 'hk').length === to, `message ${to} at B`);
+    };
+    await send(a.server, 1, 5);
+    const master = await cluster.masterOf(roomSlot('hk'));
+    const replica = await cluster.replicaOf(master);
+    const onReplica = async (): Promise<unknown> => {
+      const admin = await cluster.admin(replica.port);
+      try {
+        await admin.sendCommand(['READONLY']);
+        return await admin.sendCommand(['HGET', `${p}:hist:{%2F:hk}:m`, 'o']);
+      } finally {
+        admin.destroy();
+      }
+    };
+    await waitFor(async () => (await onReplica()) === '5', 'the replica to hold message 5');
+    cluster.pauseNode(replica.port, true);
+    await cluster.command(master.port, ['CLIENT', 'KILL', 'TYPE', 'replica']);
+    await send(a.server, 6, 10);
+    await cluster.killNode(master.port);
+    cluster.pauseNode(replica.port, false);
+    await cluster.command(replica.port, ['CLUSTER', 'FAILOVER', 'TAKEOVER']);
+    await waitFor(
+      async () => (await cluster.masterOf(roomSlot('hk')).catch(() => null))?.port === replica.port,
+      'the replica to take over',
+    );
+    await cluster.waitHealthy();
+    // B subscribes the room again on its new master and moves the room past 10.
+    await waitFor(async () => (await roomHash(p, 'hk'))['o'] === '10', 'the room to be at 10');
+    expect((await roomHash(p, 'hk'))['l']).toBe('6-10 ');
+    // C's messages come after the lost ones: B delivers them, none taken for one it had.
+    await send(c.server, 11, 13);
+    expect(offsets(onB, 'hk')).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    expect(new Set(onB.events('msg').map((m) => m.pos!.epoch)).size).toBe(1);
+    await cluster.startNode(master.port);
+    await cluster.waitHealthy();
+  }, 60_000);
+
+  /** Resolves with what `work` gave, or rejects once `ms` passed. */
+  async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        work,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it('closes within a bounded time while the whole cluster is down', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const onA = await client(a.url);
+    await onA.join('hc');
+    await onA.join('chat:c');
+    await a.adapter.synced();
+    await a.server.broadcast('msg', { n: 1 }, '/', 'hc');
+    const ports = cluster.alive;
+    try {
+      await Promise.all(ports.map((port) => cluster.killNode(port)));
+      await waitFor(() => a.adapter.getState() === 'degraded', 'the adapter to see the outage');
+      // Traffic while it is down: local clients are still served, nothing throws.
+      for (let n = 2; n <= 5; n++) await a.server.broadcast('msg', { n }, '/', 'hc');
+      await waitFor(() => offsets(onA, 'hc').length === 5, 'local delivery during the outage');
+      await new Promise((r) => setTimeout(r, 1500)); // reconnection attempts and topology refreshes run
+      await within(5000, 'adapter.close() with the cluster down', a.adapter.close());
+      expect(a.adapter.getState()).toBe('closed');
+    } finally {
+      await Promise.all(ports.map((port) => cluster.startNode(port)));
+      await cluster.waitHealthy(30_000);
+    }
+  }, 60_000);
+
+  it('Redis Cluster down and back: says degraded, keeps serving locally, resumes delivery, history and presence, then closes', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const onA = await client(a.url);
+    const onB = await client(b.url);
+    await onB.join('hd');
+    await onA.join('chat:d');
+    await onB.join('chat:d');
+    await Promise.all([a.adapter.synced(), b.adapter.synced()]);
+    const members = async (server: Server): Promise<string[]> =>
+      Object.values(await server.presence('chat:d'))
+        .flatMap((e) => e.metas.map((m) => m.clientId))
+        .sort();
+    const both = [onA.id, onB.id].sort();
+    await waitFor(
+      async () => JSON.stringify(await members(a.server)) === JSON.stringify(both),
+      'both members listed before the outage',
+    );
+    const errors: unknown[] = [];
+    const onUnhandled = (err: unknown): void => void errors.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    const ports = cluster.alive;
+    try {
+      // Traffic from A to the room of B while every node of the cluster goes down.
+      await traffic(
+        a.server,
+        'hd',
+        60,
+        async () => {
+          await new Promise((r) => setTimeout(r, 50));
+          await Promise.all(ports.map((port) => cluster.killNode(port)));
+          await waitFor(
+            () => a.adapter.getState() === 'degraded' && b.adapter.getState() === 'degraded',
+            'both adapters to say degraded',
+          );
+        },
+        10,
+      );
+      const beforeOutage = onB.events('msg').at(-1)!.pos!;
+      // Down: local clients are still served.
+      const local = await client(a.url);
+      await local.join('hd');
+      a.server.broadcast('msg', { n: 'local' }, '/', 'hd');
+      await waitFor(
+        () => local.events('msg').some((m) => m.data['n'] === 'local'),
+        'local delivery during the outage',
+      );
+      await new Promise((r) => setTimeout(r, 1500)); // reconnection attempts run meanwhile
+
+      // Back: the same nodes start again (their data is gone: the test's nodes keep none).
+      await Promise.all(ports.map((port) => cluster.startNode(port)));
+      await cluster.waitHealthy(30_000);
+      await waitFor(
+        () => a.adapter.getState() === 'connected' && b.adapter.getState() === 'connected',
+        'both adapters connected again',
+        20_000,
+      );
+      // Delivery across instances resumes, on the room channel subscribed again.
+      const seen = onB.events('msg').length;
+      await waitFor(
+        async () => {
+          await a.server.broadcast('msg', { n: 'back' }, '/', 'hd');
+          await new Promise((r) => setTimeout(r, 100));
+          return onB.events('msg').length > seen;
+        },
+        'a message from A at B after the cluster is back',
+        20_000,
+      );
+      // History: kept again, and a client recovers from a position taken after the return.
+      const after = onB.events('msg').at(-1)!.pos!;
+      for (let n = 1; n <= 3; n++) await a.server.broadcast('msg', { n: `later-${n}` }, '/', 'hd');
+      const back = await client(b.url);
+      await back.join('hd', { epoch: after.epoch, offset: after.offset });
+      expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
+      expect(back.events('msg').map((m) => m.data['n'])).toEqual(['later-1', 'later-2', 'later-3']);
+      // The kept messages of before went with the nodes' data: a position from then is of
+      // another epoch now.
+      const old = await client(a.url);
+      await old.join('hd', { epoch: beforeOutage.epoch, offset: beforeOutage.offset });
+      expect(old.events('$recovered')[0]!.data).toMatchObject({
+        recovered: false,
+        reason: 'epoch_changed',
+      });
+      // Presence: both members are listed again (their keys were lost with the data).
+      await waitFor(
+        async () =>
+          JSON.stringify(await members(a.server)) === JSON.stringify(both) &&
+          JSON.stringify(await members(b.server)) === JSON.stringify(both),
+        'both members listed again on both instances',
+        20_000,
+      );
+      // And close() finishes.
+      await within(5000, 'adapter.close() of A', a.adapter.close());
+      await within(5000, 'adapter.close() of B', b.adapter.close());
+      expect([a.adapter.getState(), b.adapter.getState()]).toEqual(['closed', 'closed']);
+      expect(errors).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await Promise.all(
+        ports.filter((port) => !cluster.alive.includes(port)).map((p) => cluster.startNode(p)),
+      );
+    }
+  }, 120_000);
 });
