@@ -9,7 +9,8 @@ import type { InboundMessage } from './protocol';
 interface Pending {
   readonly id: number;
   readonly event: string;
-  readonly text: string;
+  /** What to send: a JSON text, or a binary frame (a request whose data is bytes). */
+  readonly text: string | Uint8Array;
   sent: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
@@ -24,10 +25,10 @@ export class PendingRequests {
     return this.#pending.size;
   }
 
-  /** Registers a request; `encode` gets the id and returns the text to send. */
+  /** Registers a request; `encode` gets the id and returns the text (or frame) to send. */
   add(
     event: string,
-    encode: (id: number) => string,
+    encode: (id: number) => string | Uint8Array,
     timeout: number,
     max: number,
   ): { id: number; promise: Promise<unknown> } {
@@ -60,8 +61,8 @@ export class PendingRequests {
     return { id, promise };
   }
 
-  /** Marks a request as sent and returns its text. */
-  take(id: number): string | undefined {
+  /** Marks a request as sent and returns its text (or binary frame). */
+  take(id: number): string | Uint8Array | undefined {
     const p = this.#pending.get(id);
     if (!p) return undefined;
     p.sent = true;
