@@ -280,6 +280,11 @@ export class ProtocolSocket {
   #dispatch(message: InboundMessage): void {
     const { event } = message;
     if (event === ControlEvent.PONG || event === ControlEvent.WELCOME) return;
+    if (message.id !== undefined && message.pos !== undefined && isBytes(message.data)) {
+      // A binary part of a `$history` answer (an answer itself never carries `pos`).
+      this.requests.part(message.id, message.data);
+      return;
+    }
     if (message.id !== undefined) {
       const room = this.rooms.answer(message);
       // A refused rejoin (after a reconnect) answers no promise: report it as an `error`.

@@ -65,6 +65,31 @@ async function tinyServer(): Promise<TinyServer> {
     ws.on('message', (raw: Buffer, isBinary: boolean) => {
       if (!isBinary) {
         const text = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+        if (text['event'] === '$history' && text['id'] !== undefined) {
+          // Two kept binary messages: their bytes first (parts with the id and a pos), then
+          // the JSON answer that lists them by their index among the parts.
+          const id = text['id'] as number;
+          const pos = (offset: number) => ({ room: 'doc:1', namespace: '/', epoch: 'e', offset });
+          ws.send(
+            encodeBinaryFrame({ event: 'doc.update', id, pos: pos(2), data: Uint8Array.of(2) }),
+          );
+          ws.send(
+            encodeBinaryFrame({ event: 'doc.update', id, pos: pos(3), data: Uint8Array.of(3, 3) }),
+          );
+          ws.send(
+            encodeAnswer('$history', id, {
+              messages: [
+                { event: 'note', data: { text: 'json' }, pos: pos(1) },
+                { event: 'doc.update', pos: pos(2), binary: 0 },
+                { event: 'doc.update', pos: pos(3), binary: 1 },
+                { event: 'doc.update', pos: pos(4), binary: 2 }, // its part never came
+              ],
+              position: { offset: 4, epoch: 'e' },
+              complete: true,
+            }),
+          );
+          return;
+        }
         if (text['event'] === '$hello') {
           ws.send(
             encodeEnvelope('$welcome', { v: 1, clientId: 'c1', heartbeat: null, resumed: false }),
@@ -202,6 +227,23 @@ describe('binary messages of @pkg/client', () => {
     expect(got[0]!.info).toEqual({ position: pos });
     expect(got[1]!.data.length).toBe(0);
     expect(got[2]!.data).toEqual({ json: true });
+  });
+
+  it('history() puts the binary parts that came before the answer into its entries', async () => {
+    const server = await tinyServer();
+    const c = client<ClientEvents, ServerEvents>(server.url);
+    const live: unknown[] = [];
+    c.on('doc.update', (data) => void live.push(data));
+    await c.connect();
+    const answer = await c.history('doc:1');
+    expect(answer.messages.map((m) => [m.event, m.pos.offset])).toEqual([
+      ['note', 1],
+      ['doc.update', 2],
+      ['doc.update', 3],
+    ]);
+    expect(answer.messages[1]!.data).toBeInstanceOf(Uint8Array);
+    expect([...(answer.messages[2]!.data as Uint8Array)]).toEqual([3, 3]);
+    expect(live).toEqual([]); // the parts are the answer's, not live messages
   });
 
   it('answers a binary server request with bytes as one binary $ack', async () => {
