@@ -15,6 +15,9 @@ import type { ClientTable, HandlerConnection } from './client-table';
 const SEND_AS_TEXT = { binary: false } as const;
 /** Send options of a binary frame (protocol version 1). */
 const SEND_AS_BINARY = { binary: true } as const;
+/** The first fragment of a binary message sent in two (its header), and the last one. */
+const FIRST_BINARY_FRAGMENT = { binary: true, fin: false } as const;
+const LAST_BINARY_FRAGMENT = { binary: true, fin: true } as const;
 
 /** Frames larger than this are never held back: coalescing gains nothing on them. */
 const CORK_MAX_FRAME = 16 * 1024;
@@ -120,6 +123,28 @@ export class Outbound {
       // on every send); a Buffer needs them to be sent as text.
       if (typeof payload === 'string') conn.client.socket.send(payload);
       else conn.client.socket.send(payload, binary ? SEND_AS_BINARY : SEND_AS_TEXT);
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket send failed', {
+        clientId: conn.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  /**
+   * Writes one binary message in two fragments: `head` (`fin` false), then `tail`. The
+   * receiver gets one message, `head` + `tail`; the bytes of `tail` are written as they are,
+   * so a payload shared by many receivers is never copied for one of them. Both sends run
+   * in one synchronous step, so no other message can come between them.
+   */
+  deliverFragments(conn: HandlerConnection, head: Buffer, tail: Buffer): boolean {
+    if (!conn.usable || this.overLimit(conn)) return false;
+    try {
+      const socket = conn.client.socket;
+      socket.send(head, FIRST_BINARY_FRAGMENT);
+      socket.send(tail, LAST_BINARY_FRAGMENT);
       return true;
     } catch (err) {
       this.#log.debug('WebSocket send failed', {

@@ -282,21 +282,30 @@ export class WebSocketHandler {
   }
 
   /**
-   * Sends one binary frame (built with `@pkg/wire`'s `encodeBinaryFrame`, or its header and
-   * payload as two parts, joined here into one Buffer) to one client. False when the client
-   * is unknown, closing, over its send limit, or does not take binary frames (then nothing
-   * is sent and the skip is counted in {@link skippedBinary}). Throws a TypeError
-   * (`PKG_ERR_WS_INVALID_DATA`) when the bytes do not start like a binary frame.
+   * Sends one binary frame to one client: a frame built by `@pkg/wire`'s
+   * `encodeBinaryFrame`, or `[header, payload]` (a header of `encodeBinaryHeader`, with a
+   * per-receiver `seq` or `rid` appended, and the payload bytes it was built for). The pair
+   * goes out as one WebSocket message in two fragments, so the payload is never copied: a
+   * broadcast that numbers every receiver shares one payload (two more bytes on the wire).
+   * False when the client is unknown, closing, over its send limit, or does not take binary
+   * frames (then nothing is sent and the skip is counted in {@link skippedBinary}). Throws a
+   * TypeError (`PKG_ERR_WS_INVALID_DATA`) when the bytes do not start like a binary frame.
    */
-  sendBinary(clientId: string, frame: Uint8Array | readonly Uint8Array[]): boolean {
-    const bytes = binaryBytes(frame, 'sendBinary');
+  sendBinary(
+    clientId: string,
+    frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  ): boolean {
+    const parts = binaryParts(frame, 'sendBinary');
     const conn = this.#table.get(clientId);
     if (conn === undefined) return false;
     if (!this.#inbound.takesBinary(conn.client)) {
       this.#skippedBinary += 1;
       return false;
     }
-    return this.#owner.outbound.deliver(conn, bytes, true);
+    const outbound = this.#owner.outbound;
+    return parts.length === 1
+      ? outbound.deliver(conn, parts[0], true)
+      : outbound.deliverFragments(conn, parts[0], parts[1]);
   }
 
   /**
@@ -304,8 +313,13 @@ export class WebSocketHandler {
    * {@link sendToMany} does for text. Clients that do not take binary frames are skipped
    * and counted in {@link skippedBinary}. Returns how many clients it was handed to.
    */
-  sendBinaryToMany(clientIds: Iterable<string>, frame: Uint8Array | readonly Uint8Array[]): number {
-    const bytes = binaryBytes(frame, 'sendBinaryToMany');
+  sendBinaryToMany(
+    clientIds: Iterable<string>,
+    frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  ): number {
+    const parts = binaryParts(frame, 'sendBinaryToMany');
+    // One Buffer for every receiver: the pair is joined once, not once per client.
+    const bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts);
     return this.#owner.outbound.toManyBytes(clientIds, bytes, true, (conn) => {
       if (this.#inbound.takesBinary(conn.client)) return false;
       this.#skippedBinary += 1;
@@ -404,22 +418,37 @@ export class WebSocketHandler {
   }
 }
 
-/** The bytes of a binary frame as one Buffer (parts joined once, a Uint8Array wrapped). */
-function binaryBytes(frame: Uint8Array | readonly Uint8Array[], method: string): Buffer {
-  let bytes: Buffer | undefined;
-  if (frame instanceof Uint8Array) {
-    bytes = Buffer.isBuffer(frame)
-      ? frame
-      : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
-  } else if (Array.isArray(frame) && frame.every((part) => part instanceof Uint8Array)) {
-    bytes = Buffer.concat(frame as readonly Uint8Array[]);
+/** A Uint8Array as a Buffer over the same memory (no copy). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The bytes of a binary frame: the frame, or its header and payload, as Buffers over the
+ * same memory. Throws a TypeError when they do not start like a binary frame.
+ */
+function binaryParts(
+  frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  method: string,
+): [Buffer] | [Buffer, Buffer] {
+  let parts: [Buffer] | [Buffer, Buffer] | undefined;
+  if (frame instanceof Uint8Array) parts = [asBuffer(frame)];
+  else if (
+    Array.isArray(frame) &&
+    frame.length === 2 &&
+    frame[0] instanceof Uint8Array &&
+    frame[1] instanceof Uint8Array
+  ) {
+    parts = [asBuffer(frame[0]), asBuffer(frame[1])];
   }
-  if (bytes === undefined || !isBinaryFrame(bytes)) {
+  if (parts === undefined || !isBinaryFrame(parts[0])) {
     throw createWsError(
       TypeError,
       'PKG_ERR_WS_INVALID_DATA',
       `${method} expects a binary frame of @pkg/wire (encodeBinaryFrame, or [header, payload]), got ${describe(frame)}.`,
     );
   }
-  return bytes;
+  return parts;
 }

@@ -8,6 +8,7 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import { WebSocket } from 'ws';
 import {
   SUBPROTOCOL,
+  appendBinarySeq,
   decodeBinaryFrame,
   encodeBinaryFrame,
   encodeBinaryHeader,
@@ -264,7 +265,12 @@ describe('outbound binary frames', () => {
     const { ts, client } = await v1Server();
     expect(() => ts.handler.sendBinary(client.id, Uint8Array.of(0x7b))).toThrow(TypeError);
     expect(() => ts.handler.sendBinary(client.id, 'text' as never)).toThrow(TypeError);
-    expect(() => ts.handler.sendBinaryToMany([client.id], [Uint8Array.of(1)])).toThrow(TypeError);
+    expect(() => ts.handler.sendBinary(client.id, [Uint8Array.of(0xf5)] as never)).toThrow(
+      TypeError,
+    );
+    expect(() =>
+      ts.handler.sendBinaryToMany([client.id], [Uint8Array.of(1), Uint8Array.of(2)]),
+    ).toThrow(TypeError);
   });
 
   it('echoes 64 KiB through a listener: equal bytes back, as one frame each way', async () => {
@@ -347,6 +353,20 @@ describe('bytes on the wire', () => {
       const back = await nextBinary(ws);
       expect(Buffer.from(back.data).equals(Buffer.from(payload))).toBe(true);
       const downCost = relay.down() - down0;
+      // The same with the header built once and the seq appended per receiver: two
+      // fragments of one message (two more bytes), the payload bytes shared, not copied.
+      const down1 = relay.down();
+      const shared = encodeBinaryHeader(
+        { event: 'doc.update', pos: { room: 'doc:1', namespace: '/', epoch: 'k3', offset: 78 } },
+        payload.length,
+      );
+      ts.handler.sendBinary(client.id, [appendBinarySeq(shared, 1_000_001), payload]);
+      const again = await nextBinary(ws);
+      expect(again.seq).toBe(1_000_001);
+      expect(Buffer.from(again.data).equals(Buffer.from(payload))).toBe(true);
+      const fragmentsCost = relay.down() - down1;
+      expect(fragmentsCost).toBe(downCost + 2);
+      expect(fragmentsCost).toBeLessThanOrEqual(64 * 1024 + 64);
       expect(upCost).toBeGreaterThanOrEqual(64 * 1024);
       expect(upCost).toBeLessThanOrEqual(64 * 1024 + 64);
       expect(downCost).toBeGreaterThanOrEqual(64 * 1024);
