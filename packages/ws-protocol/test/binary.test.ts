@@ -273,6 +273,45 @@ describe('outbound binary frames', () => {
     ).toThrow(TypeError);
   });
 
+  it('sends [header, payload] intact with permessage-deflate too, between text messages', async () => {
+    const ts = await startServer({
+      controlEvents: true,
+      binaryFrames: true,
+      perMessageDeflate: { threshold: 0 },
+    });
+    const clients = collector<WsClient>();
+    ts.handler.onConnect(clients.push);
+    const ws = new WebSocket(ts.url, [SUBPROTOCOL], { perMessageDeflate: true });
+    opened.push(ws);
+    await once(ws, 'open');
+    const client = await clients.next();
+    const got: Array<string | BinaryFrame> = [];
+    ws.on('message', (raw: Buffer, isBinary: boolean) => {
+      if (!isBinary) got.push(raw.toString('utf8'));
+      else {
+        const read = decodeBinaryFrame(raw);
+        got.push(read.ok ? read.frame : read.message);
+      }
+    });
+    const payload = bytes(100_000);
+    const header = encodeBinaryHeader({ event: 'z' }, payload.length);
+    ts.handler.send(client.id, 'before', {});
+    ts.handler.sendBinary(client.id, [appendBinarySeq(header, 1), payload]);
+    ts.handler.send(client.id, 'after', {});
+    ts.handler.sendBinary(client.id, [appendBinarySeq(header, 2), payload]);
+    while (got.length < 4) await new Promise((r) => setTimeout(r, 5));
+    expect(got[0]).toBe('{"event":"before","data":{}}');
+    expect(got[2]).toBe('{"event":"after","data":{}}');
+    for (const [i, seq] of [
+      [1, 1],
+      [3, 2],
+    ] as const) {
+      const frame = got[i] as BinaryFrame;
+      expect(frame.seq).toBe(seq);
+      expect(Buffer.from(frame.data).equals(Buffer.from(payload))).toBe(true);
+    }
+  });
+
   it('echoes 64 KiB through a listener: equal bytes back, as one frame each way', async () => {
     const { ts, ws } = await v1Server({ maxPayload: 1 << 20 });
     ts.handler.onMessage(
