@@ -40,6 +40,8 @@ describe('createHelloAuth ($hello.auth)', () => {
     data,
     ip: '127.0.0.1',
     resume: undefined,
+    refresh: false,
+    identity: undefined,
   });
 
   it('stores the user of a known token and accepts it with the user id as identity', () => {

@@ -134,12 +134,19 @@ export class Client<
   // ------------------------------------------------------------- sending
 
   /**
-   * Sends an event. While disconnected it is buffered (up to `maxBuffered`, sent in order
-   * after reconnecting) or, with `whenDisconnected: 'reject'`, throws PKG_ERR_CLIENT_NOT_CONNECTED.
+   * Sends an event. `data` that is a `Uint8Array` (a Node.js Buffer is one) travels as one
+   * binary frame, bytes unchanged (protocol version 1; on a version 0 connection it throws
+   * PKG_ERR_CLIENT_REMOTE with `remoteCode` `unsupported`). While disconnected it is
+   * buffered (up to `maxBuffered`, sent in order after reconnecting; a buffered binary
+   * message is dropped if the server turns out to speak version 0) or, with
+   * `whenDisconnected: 'reject'`, throws PKG_ERR_CLIENT_NOT_CONNECTED.
    */
   emit<E extends EventName<Emit>>(event: E, data: EventData<Emit, E>): void {
     const text = encodeMessage(event, data, undefined, traceMeta(this.#options.traceContext));
     const connection = this.#manager.connection;
+    if (typeof text !== 'string' && this.connected && this.#socket.protocol === 0) {
+      throw unsupported(event, true);
+    }
     if (connection?.isOpen && this.connected) {
       connection.send(text);
       return;
@@ -162,7 +169,8 @@ export class Client<
   }
 
   /**
-   * Sends an event with a request id and resolves with the server's answer; rejects with
+   * Sends an event with a request id and resolves with the server's answer (a `Uint8Array`
+   * when the server answers with a binary frame; `data` that is bytes is sent as one); rejects with
    * PKG_ERR_CLIENT_REMOTE when the server answers with an `error`, PKG_ERR_CLIENT_ACK_TIMEOUT
    * after the timeout, PKG_ERR_CLIENT_DISCONNECTED when the connection is lost first.
    */
@@ -244,7 +252,11 @@ export class Client<
   }
 
   /** Sends a request with an id (now, or once connected) and resolves with its answer. */
-  #request(event: string, encode: (id: number) => string, timeout?: number): Promise<unknown> {
+  #request(
+    event: string,
+    encode: (id: number) => string | Uint8Array,
+    timeout?: number,
+  ): Promise<unknown> {
     const call = event === ControlEvent.HISTORY ? 'history()' : `emitWithAck("${event}")`;
     const ms = timeout ?? this.#options.ackTimeout;
     if (typeof ms !== 'number' || !(ms > 0) || ms > 2_147_483_647) {

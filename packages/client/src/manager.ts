@@ -164,6 +164,9 @@ export class Manager {
       message: (text) => {
         if (generation === this.#generation) this.#socket.message(text);
       },
+      binary: (bytes) => {
+        if (generation === this.#generation) this.#socket.binaryMessage(bytes);
+      },
       close: (code, reason, refusal) => {
         if (generation === this.#generation && connection.noSubprotocol && this.#offerV1) {
           // `ws` refuses a handshake in which the server selected none of the offered

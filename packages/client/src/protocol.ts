@@ -5,6 +5,8 @@
  * text message into what the protocol socket dispatches.
  */
 import {
+  decodeBinaryFrame,
+  encodeBinaryFrame,
   isValidEventName,
   isValidRequestId,
   isValidSeq,
@@ -34,16 +36,51 @@ export function traceMeta(source: (() => unknown) | undefined): EnvelopeMeta | u
 }
 
 /**
- * Serialises `{event, data}` (plus `id` for a request, `meta` for a trace context). Throws a
- * TypeError for a bad event name, data that is not an object or array, or data JSON cannot
- * represent.
+ * Encodes one binary message (protocol version 1, "Binary frames"): `data` travels as the
+ * frame's payload, unchanged, with `id` for a request or `rid` for the `$ack` of a server
+ * request. Throws a TypeError for a bad event name or a member a frame cannot carry.
+ */
+export function encodeBinary(
+  event: string,
+  data: Uint8Array,
+  members: { id?: RequestId; rid?: string } = {},
+): Uint8Array {
+  if (event !== '$ack' && !isValidEventName(event)) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `Event name ${JSON.stringify(event) ?? String(event)} is not valid: use letters, digits, ".", "_" or "-" (for example "chat.message").`,
+    );
+  }
+  try {
+    return encodeBinaryFrame({ event, data, ...members });
+  } catch (cause) {
+    throw createClientError(
+      TypeError,
+      'PKG_ERR_CLIENT_INVALID_ARGUMENT',
+      `The bytes of "${event}" cannot be sent as a binary frame (${cause instanceof Error ? cause.message : String(cause)}).`,
+    );
+  }
+}
+
+/** True for bytes that travel as a binary frame: a Uint8Array (a Node.js Buffer is one). */
+export function isBytes(data: unknown): data is Uint8Array {
+  return data instanceof Uint8Array;
+}
+
+/**
+ * Serialises `{event, data}` (plus `id` for a request, `meta` for a trace context), or, for
+ * `data` that is a Uint8Array, builds one binary frame (a trace context is not carried in
+ * a binary frame). Throws a TypeError for a bad event name, data that is not an object,
+ * an array or bytes, or data JSON cannot represent.
  */
 export function encodeMessage(
   event: string,
   data: unknown,
   id?: RequestId,
   meta?: EnvelopeMeta,
-): string {
+): string | Uint8Array {
+  if (isBytes(data)) return encodeBinary(event, data, id === undefined ? {} : { id });
   if (!isValidEventName(event)) {
     throw createClientError(
       TypeError,
@@ -55,7 +92,7 @@ export function encodeMessage(
     throw createClientError(
       TypeError,
       'PKG_ERR_CLIENT_INVALID_ARGUMENT',
-      `The data of "${event}" must be an object or an array (for example { text: "hi" }).`,
+      `The data of "${event}" must be an object, an array or a Uint8Array (for example { text: "hi" }).`,
     );
   }
   try {
@@ -103,5 +140,22 @@ export function decodeInbound(text: string): InboundMessage | null {
   if (isValidSeq(seq)) message.seq = seq;
   const position = pos === undefined ? undefined : readRoomPosition(pos);
   if (position) message.pos = position;
+  return message;
+}
+
+/**
+ * Decodes one binary message with @pkg/wire's decoder; null when it is not a binary frame
+ * this client reads (it is dropped, as a text that is not an envelope is). `data` is the
+ * frame's payload, a view of the received bytes.
+ */
+export function decodeInboundBinary(bytes: Uint8Array): InboundMessage | null {
+  const read = decodeBinaryFrame(bytes);
+  if (!read.ok) return null;
+  const { event, data, id, rid, seq, pos } = read.frame;
+  const message: InboundMessage = { event, data };
+  if (id !== undefined) message.id = id;
+  if (rid !== undefined) message.rid = rid;
+  if (seq !== undefined) message.seq = seq;
+  if (pos !== undefined) message.pos = pos;
   return message;
 }

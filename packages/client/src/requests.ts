@@ -9,8 +9,11 @@ import type { InboundMessage } from './protocol';
 interface Pending {
   readonly id: number;
   readonly event: string;
-  readonly text: string;
+  /** What to send: a JSON text, or a binary frame (a request whose data is bytes). */
+  readonly text: string | Uint8Array;
   sent: boolean;
+  /** The binary parts of a `$history` answer that came before it (docs/protocol.md). */
+  parts: Uint8Array[] | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   readonly timer: ReturnType<typeof setTimeout>;
@@ -24,10 +27,10 @@ export class PendingRequests {
     return this.#pending.size;
   }
 
-  /** Registers a request; `encode` gets the id and returns the text to send. */
+  /** Registers a request; `encode` gets the id and returns the text (or frame) to send. */
   add(
     event: string,
-    encode: (id: number) => string,
+    encode: (id: number) => string | Uint8Array,
     timeout: number,
     max: number,
   ): { id: number; promise: Promise<unknown> } {
@@ -56,12 +59,21 @@ export class PendingRequests {
         ),
       );
     }, timeout);
-    this.#pending.set(id, { id, event, text, sent: false, resolve, reject, timer });
+    this.#pending.set(id, {
+      id,
+      event,
+      text,
+      sent: false,
+      parts: undefined,
+      resolve,
+      reject,
+      timer,
+    });
     return { id, promise };
   }
 
-  /** Marks a request as sent and returns its text. */
-  take(id: number): string | undefined {
+  /** Marks a request as sent and returns its text (or binary frame). */
+  take(id: number): string | Uint8Array | undefined {
     const p = this.#pending.get(id);
     if (!p) return undefined;
     p.sent = true;
@@ -86,12 +98,26 @@ export class PendingRequests {
   }
 
   /**
+   * A binary part of a pending `$history` answer: a binary frame with the request's `id`
+   * and a `pos`, sent before the answer. False (dropped) when no such request is pending.
+   */
+  part(id: unknown, data: Uint8Array): boolean {
+    const p = typeof id === 'number' ? this.#pending.get(id) : undefined;
+    if (p === undefined || p.event !== '$history') return false;
+    (p.parts ??= []).push(data);
+    return true;
+  }
+
+  /**
    * An answer from the server (a message with `id`): its data resolves the request; an
    * `error` event rejects it with PKG_ERR_CLIENT_REMOTE carrying the server's code.
    */
   answer(message: InboundMessage): void {
     if (message.event !== 'error') {
-      this.settle(message.id, { data: message.data });
+      const parts =
+        typeof message.id === 'number' ? this.#pending.get(message.id)?.parts : undefined;
+      const data = parts === undefined ? message.data : withParts(message.data, parts);
+      this.settle(message.id, { data });
       return;
     }
     const remote = readErrorData(message.data);
@@ -119,4 +145,24 @@ export class PendingRequests {
       p.reject(make(p.event));
     }
   }
+}
+
+/**
+ * A `$history` answer with its binary parts put in: an entry `{event, pos, binary: k}`
+ * gets the payload of part `k` as its `data`; an entry whose part did not come is left out.
+ */
+function withParts(data: unknown, parts: readonly Uint8Array[]): unknown {
+  if (typeof data !== 'object' || data === null) return data;
+  const messages = (data as Record<string, unknown>)['messages'];
+  if (!Array.isArray(messages)) return data;
+  const filled: unknown[] = [];
+  for (const entry of messages as unknown[]) {
+    const k = (entry as Record<string, unknown> | null)?.['binary'];
+    if (k === undefined) filled.push(entry);
+    else if (typeof k === 'number' && parts[k] !== undefined) {
+      const { binary: _binary, ...rest } = entry as Record<string, unknown>;
+      filled.push({ ...rest, data: parts[k] });
+    }
+  }
+  return { ...(data as Record<string, unknown>), messages: filled };
 }

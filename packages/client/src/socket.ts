@@ -23,7 +23,13 @@ import type { ConnectInfo, LifecycleEventName, LifecycleEvents, ServerErrorData 
 import { Heartbeat } from './heartbeat';
 import { LIFECYCLE_EVENTS, type Listeners } from './listeners';
 import type { ResolvedClientOptions } from './options';
-import { decodeInbound, type InboundMessage } from './protocol';
+import {
+  decodeInbound,
+  decodeInboundBinary,
+  encodeBinary,
+  isBytes,
+  type InboundMessage,
+} from './protocol';
 import { RoomPositions } from './positions';
 import { PresenceRegistry } from './presence';
 import { PendingRequests } from './requests';
@@ -56,9 +62,10 @@ export interface CloseFacts {
   closeError: ClientError | undefined;
 }
 
-export function unsupported(event: string): ClientError {
-  const message =
-    event === ControlEvent.HISTORY
+export function unsupported(event: string, binary = false): ClientError {
+  const message = binary
+    ? `emit("${event}", bytes): the server speaks protocol version 0, which has no binary messages.`
+    : event === ControlEvent.HISTORY
       ? 'history(): the server speaks protocol version 0, which keeps no room history.'
       : `emitWithAck("${event}"): the server speaks protocol version 0, which has no answers to requests; use emit.`;
   return new ClientError('PKG_ERR_CLIENT_REMOTE', message, { event, remoteCode: 'unsupported' });
@@ -71,8 +78,8 @@ export class ProtocolSocket {
   readonly presence = new PresenceRegistry();
   /** Refreshes the credentials of the connection before they expire (refresh.ts). */
   readonly refresh: CredentialRefresh;
-  /** Messages emitted while disconnected (text to send), oldest first. */
-  buffer: string[] = [];
+  /** Messages emitted while disconnected (text or binary frames to send), oldest first. */
+  buffer: Array<string | Uint8Array> = [];
   protocol: 0 | 1 | undefined;
   clientId: string | undefined;
   readonly #options: ResolvedClientOptions;
@@ -124,8 +131,10 @@ export class ProtocolSocket {
     return this.#lastSeq;
   }
 
-  send(text: string): void {
-    this.#host.connection?.send(text);
+  /** Sends a text message, or a binary frame (protocol version 1 only: dropped on 0). */
+  send(message: string | Uint8Array): void {
+    if (typeof message !== 'string' && this.protocol !== 1) return;
+    this.#host.connection?.send(message);
   }
 
   sendControl(event: string, fields: Record<string, unknown>): void {
@@ -182,7 +191,15 @@ export class ProtocolSocket {
 
   /** One text message from the server. */
   message(text: string): void {
-    const message = decodeInbound(text);
+    this.#receive(decodeInbound(text));
+  }
+
+  /** One binary message from the server: a binary frame of protocol version 1. */
+  binaryMessage(bytes: Uint8Array): void {
+    this.#receive(decodeInboundBinary(bytes));
+  }
+
+  #receive(message: InboundMessage | null): void {
     if (!message) return;
     this.#heartbeat.alive();
     if (this.#early !== null) this.#beforeWelcome(message);
@@ -297,6 +314,11 @@ export class ProtocolSocket {
   #dispatch(message: InboundMessage): void {
     const { event } = message;
     if (event === ControlEvent.PONG || event === ControlEvent.WELCOME) return;
+    if (message.id !== undefined && message.pos !== undefined && isBytes(message.data)) {
+      // A binary part of a `$history` answer (an answer itself never carries `pos`).
+      this.requests.part(message.id, message.data);
+      return;
+    }
     if (message.id !== undefined) {
       const room = this.rooms.answer(message);
       // A refused rejoin (after a reconnect) answers no promise: report it as an `error`.
@@ -375,7 +397,11 @@ export class ProtocolSocket {
     const connection = this.#host.connection;
     const listener = this.#listeners.first(event);
     const reply = (name: string, payload: unknown): void => {
-      if (connection === this.#host.connection) this.sendControl(name, { rid, data: payload });
+      if (connection !== this.#host.connection) return;
+      // An answer in bytes goes back as one binary frame: `$ack` with the `rid`.
+      if (name === ControlEvent.ACK && isBytes(payload)) {
+        this.send(encodeBinary(name, payload, { rid: String(rid) }));
+      } else this.sendControl(name, { rid, data: payload });
     };
     if (!listener || LIFECYCLE_EVENTS.has(event)) {
       reply(ControlEvent.NACK, {

@@ -8,7 +8,8 @@ import { ClientError } from './errors';
 /** What the client uses of a WebSocket instance (methods only, so DOM and ws both fit). */
 export interface WebSocketLike {
   readonly readyState: number;
-  send(data: string): void;
+  /** A string goes out as a text frame, bytes as one binary frame. */
+  send(data: string | Uint8Array): void;
   close(code?: number, reason?: string): void;
 }
 
@@ -25,6 +26,8 @@ export const OPEN = 1;
 const WS_NO_SUBPROTOCOL = 'Server sent no subprotocol';
 
 interface ListenableSocket extends WebSocketLike {
+  /** `'arraybuffer'` makes binary messages arrive as ArrayBuffers (browsers default to Blob). */
+  binaryType?: unknown;
   /** The selected subprotocol ('' for none); every known implementation has it. */
   readonly protocol?: unknown;
   addEventListener(type: string, listener: (event: never) => void): void;
@@ -71,6 +74,8 @@ export interface UpgradeRefusal {
 export interface SocketCallbacks {
   open(): void;
   message(text: string): void;
+  /** One binary message (protocol version 1: a binary frame), as the bytes received. */
+  binary(bytes: Uint8Array): void;
   close(code: number, reason: string, refusal: UpgradeRefusal | undefined): void;
 }
 
@@ -94,11 +99,21 @@ export class Connection {
       protocols.length > 0 ? new Ctor(url, [...protocols]) : new Ctor(url)
     ) as ListenableSocket;
     this.#socket = socket;
+    try {
+      // Binary frames arrive as ArrayBuffers, read at once (a Blob would need a promise).
+      socket.binaryType = 'arraybuffer';
+    } catch {
+      // An implementation without binaryType: its binary messages are read as they come.
+    }
     socket.addEventListener('open', () => {
       if (!this.#closed) callbacks.open();
     });
     socket.addEventListener('message', (event: { data: unknown }) => {
-      if (!this.#closed && typeof event.data === 'string') callbacks.message(event.data);
+      if (this.#closed) return;
+      const { data } = event;
+      if (typeof data === 'string') callbacks.message(data);
+      else if (data instanceof ArrayBuffer) callbacks.binary(new Uint8Array(data));
+      else if (data instanceof Uint8Array) callbacks.binary(data);
     });
     socket.addEventListener('close', (event: { code: number; reason: string }) =>
       this.#finish(event.code, event.reason),
@@ -129,9 +144,10 @@ export class Connection {
     return !this.#closed && this.#socket.readyState === OPEN;
   }
 
-  send(text: string): boolean {
+  /** Sends a text frame (a string) or one binary frame (bytes). */
+  send(data: string | Uint8Array): boolean {
     if (!this.isOpen) return false;
-    this.#socket.send(text);
+    this.#socket.send(data);
     return true;
   }
 

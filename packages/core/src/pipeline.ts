@@ -134,6 +134,8 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     handshakeTimeout: config.getHandshakeTimeout(),
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
+    // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames").
+    binaryFrames: true,
     prototypeKeys: config.getJsonPrototypeKeys(),
     keepRequest: config.getWebSocketKeepRequest(),
     logger,
@@ -390,7 +392,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   // Protocol version 1 (protocol/) stands between the handler and the routes: it decides
   // when OnConnect runs and when a client is gone for good (session recovery).
   wsHandler.onConnect(protocol.connected);
-  wsHandler.onMessage(protocol.onMessage);
+  wsHandler.onMessage(protocol.onMessage, { binary: true });
   wsHandler.onDisconnect(protocol.disconnected);
 
   return {

@@ -9,6 +9,7 @@
 // Longer than 400 lines on purpose: one file per document keeps the rules in its order.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
+import { encodeBinaryFrame } from '@pkg/wire';
 import WebSocket from 'ws';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { WsContext } from '@pkg/decorators';
@@ -1367,6 +1368,7 @@ describe('§ Authentication', () => {
         auth: 'good',
         data: expect.objectContaining({ from: 'handshake' }),
         ip: expect.stringMatching(/127\.0\.0\.1$/),
+        refresh: false,
       },
     ]);
     expect(app.connects()).toEqual([welcome['clientId']]);
@@ -2100,6 +2102,64 @@ describe('clarified rules', () => {
 });
 
 // ====================================================== every listed code has a test
+
+describe('§ Credentials that expire', () => {
+  /** Accepts `<identity>:<ttl ms>` until then; `bad` is refused. */
+  const expiring: AuthHandler = (ctx) => {
+    if (ctx.auth === undefined || ctx.auth === 'bad') return false;
+    const [identity, ttl] = ctx.auth.split(':');
+    return { identity: identity!, ttl: Number(ttl) };
+  };
+
+  it('$welcome.expiresAt, $refresh answered with the next expiry; without one: token_expired, then 4419', async () => {
+    const { url } = await setup({ auth_refresh_grace: 100 }, (s) => s.addAuthHandler(expiring));
+    const { client, welcome } = await hello(url, { v: 1, auth: 'ann:300' });
+    const expiresAt = welcome['expiresAt'] as number;
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    request(client, '$refresh', { auth: 'ann:400' }, 'r1');
+    const answer = await next(client, '$refresh');
+    expect(answer.id).toBe('r1');
+    const next1 = answer.data['expiresAt'] as number;
+    expect(next1).toBeGreaterThan(expiresAt);
+    await expectError(client, 'token_expired', { data: { expiresAt: next1 } });
+    const closed = await expectClose(client, 4419);
+    expect(closed.reason).toBe('credentials expired');
+    expect(Date.now()).toBeGreaterThanOrEqual(next1 + 100);
+  });
+
+  it('server.revoke(identity): revoked, then 4403', async () => {
+    const { url, server } = await setup({}, (s) => s.addAuthHandler(expiring));
+    const { client } = await hello(url, { v: 1, auth: 'ann:60000' });
+    expect(await server.revoke('ann')).toBe(1);
+    await expectError(client, 'revoked');
+    await expectClose(client, 4403);
+  });
+});
+
+describe('§ Binary frames', () => {
+  /** A binary frame of `@pkg/wire`'s layout, or one with a byte changed. */
+  function frame(patch?: (bytes: Uint8Array) => void): Buffer {
+    const bytes = encodeBinaryFrame({ event: 'echo', data: new Uint8Array([1, 2, 3]), id: 7 });
+    patch?.(bytes);
+    return Buffer.from(bytes);
+  }
+
+  it('a frame that is not one is invalid_binary_frame (with its id when read); another format version is unsupported_binary_version', async () => {
+    const { url } = await setup({ ws_max_protocol_errors: 0, ws_error_reply_interval: 0 });
+    const { client } = await ready(url);
+    client.ws.send(frame((b) => (b[0] = 0x7b)));
+    await expectError(client, 'invalid_binary_frame');
+    client.ws.send(frame((b) => (b[1] = 2)));
+    await expectError(client, 'unsupported_binary_version');
+  });
+
+  it('a version 0 connection gets binary_not_supported for any binary frame', async () => {
+    const { url } = await setup();
+    const { client } = await connectV0(url);
+    client.ws.send(frame());
+    await expectError(client, 'binary_not_supported');
+  });
+});
 
 describe("§ Errors and close codes: the document's tables", () => {
   it('reads the code tables of a document (and ignores tables in code blocks)', () => {

@@ -10,6 +10,7 @@ describe('WireErrorCode', () => {
       'forbidden',
       'handler_timeout',
       'internal_error',
+      'invalid_binary_frame',
       'invalid_data',
       'invalid_envelope',
       'invalid_event',
@@ -25,6 +26,7 @@ describe('WireErrorCode', () => {
       'too_many_rooms',
       'unauthorized',
       'unknown_event',
+      'unsupported_binary_version',
       'validation_failed',
     ]);
   });

@@ -18,6 +18,10 @@ export const WireErrorCode = {
   INVALID_ID: 'invalid_id',
   /** A binary frame arrived; the protocol is carried in text frames. */
   BINARY_NOT_SUPPORTED: 'binary_not_supported',
+  /** A binary frame that is not a well-formed binary frame of docs/protocol.md. */
+  INVALID_BINARY_FRAME: 'invalid_binary_frame',
+  /** A binary frame of a format version this server does not read. */
+  UNSUPPORTED_BINARY_VERSION: 'unsupported_binary_version',
   /** No handler for `event` (`event` in the data). */
   UNKNOWN_EVENT: 'unknown_event',
   /** A `RateLimit` on the event was exceeded (`event`, `retryAfter` in the data). */
@@ -113,7 +117,21 @@ export const wireErrors: Readonly<Record<WireErrorCodeValue, WireErrorInfo>> = {
   },
   binary_not_supported: {
     version: 0,
-    when: 'a binary frame arrived (`ws_binary_messages: "error"`, the default)',
+    when: 'a binary frame arrived on a connection that does not take them: a version 0 connection, or a server without binary messages (`ws_binary_messages: "error"`, the default)',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  invalid_binary_frame: {
+    version: 1,
+    when: 'a binary frame that is not one of "Binary frames": shorter than its 8-byte header, not starting with `0xF5`, a reserved flag set, a length past its end or bytes after its payload, a malformed `pos` or `seq`',
+    fields: '',
+    throttled: true,
+    protocolError: true,
+  },
+  unsupported_binary_version: {
+    version: 1,
+    when: 'a binary frame whose format version (its second byte) is not 1',
     fields: '',
     throttled: true,
     protocolError: true,

@@ -66,6 +66,26 @@ export {
   positionTemplate,
   readPositionMember,
 } from './codec';
+export {
+  BINARY_CONTROL_EVENTS,
+  BINARY_LIMITS,
+  BINARY_MAGIC,
+  BINARY_VERSION,
+  BinaryFlag,
+  appendBinaryRid,
+  appendBinarySeq,
+  decodeBinaryFrame,
+  encodeBinaryFrame,
+  encodeBinaryHeader,
+  isBinaryFrame,
+} from './binary';
+export type {
+  BinaryDecodeResult,
+  BinaryFrame,
+  BinaryFrameErrorCode,
+  BinaryFrameFault,
+  BinaryFrameHead,
+} from './binary';
 export { WireErrorCode, encodeError, readErrorData, wireErrors } from './error-codes';
 export type { ErrorData, ErrorEnvelope, WireErrorCodeValue, WireErrorInfo } from './error-codes';
 export {

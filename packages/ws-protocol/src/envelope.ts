@@ -9,6 +9,7 @@ import secureJson from 'secure-json-parse';
 import {
   CLIENT_CONTROL_EVENTS,
   MAX_ID_LENGTH as MAX_REQUEST_ID_LENGTH,
+  decodeBinaryFrame,
   encodeAnswer,
   encodeEnvelope,
   encodeError,
@@ -31,6 +32,48 @@ export type { EventData, RequestId };
 export interface Envelope extends Omit<WireEnvelope, 'seq' | 'data'> {
   /** For `$ack` any JSON value (the answer), else an object or an array. */
   data: EventData;
+}
+
+/**
+ * A decoded inbound binary message (protocol version 1, "Binary frames"): an application
+ * event whose `data` is the frame's payload, with `id` for a request; or `$ack` with the
+ * `rid` it answers. `data` is a view of the bytes `ws` received (no copy).
+ */
+export interface BinaryEnvelope extends Omit<Envelope, 'data' | 'meta'> {
+  data: Uint8Array;
+}
+
+/** A binary frame refused: the wire code, the message, and the request id it answers. */
+export interface BinaryRefusal {
+  readonly code: string;
+  readonly message: string;
+  readonly id: RequestId | undefined;
+}
+
+/**
+ * Decodes an inbound binary frame with `@pkg/wire`'s one decoder. `$ack` is taken only
+ * with `controlEvents` (else `invalid_event`, as in a text message); the members only a
+ * server sends (`seq`, `pos`), and `rid` on an application event, are ignored, as in text.
+ */
+export function decodeBinaryMessage(
+  bytes: Uint8Array,
+  controlEvents = false,
+): BinaryEnvelope | BinaryRefusal {
+  const read = decodeBinaryFrame(bytes);
+  if (!read.ok) return { code: read.code, message: read.message, id: read.id };
+  const { event, data, id, rid } = read.frame;
+  if (event === '$ack') {
+    if (!controlEvents) {
+      return {
+        code: WsEventErrorCode.INVALID_EVENT,
+        message:
+          'The "event" member must be a non-empty name of letters, digits, ".", "_" or "-" (for example "chat.message").',
+        id: undefined,
+      };
+    }
+    return { event, data, rid: rid! };
+  }
+  return id === undefined ? { event, data } : { event, data, id };
 }
 
 /** The wire codes a decode error can carry (a subset of {@link WsEventErrorCode}). */

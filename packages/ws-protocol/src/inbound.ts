@@ -10,8 +10,8 @@ import type { LoggerInterface } from '@pkg/logger';
 import { errorPolicy } from './error-policy';
 import { WsCloseCode } from './close-codes';
 import type { WsClient } from './connection';
-import { decodeMessage, MessageDecodeError, prepareError } from './envelope';
-import type { Envelope, RequestId } from './envelope';
+import { decodeBinaryMessage, decodeMessage, MessageDecodeError, prepareError } from './envelope';
+import type { BinaryEnvelope, Envelope, RequestId } from './envelope';
 import { WsEventErrorCode } from './errors';
 import type { WsErrorCode } from './errors';
 import { refuseCheaply } from './inbound-budget';
@@ -21,6 +21,18 @@ import type { Outbound } from './outbound';
 
 /** Called with every valid envelope a client sends. */
 export type WsMessageListener = (client: WsClient, envelope: Envelope) => void;
+
+/**
+ * Called with every valid envelope a client sends, text or binary (a binary one has a
+ * `Uint8Array` as `data`): a listener registered with `onMessage(fn, { binary: true })`.
+ */
+export type WsInboundListener = (client: WsClient, envelope: Envelope | BinaryEnvelope) => void;
+
+/** One registered message listener, and whether it takes binary envelopes. */
+export interface MessageListenerEntry {
+  readonly fn: WsInboundListener;
+  readonly binary: boolean;
+}
 
 const NOT_AN_OBJECT =
   'The message is not a JSON object: send {"event": "name", "data": {}} as a text message.';
@@ -46,7 +58,7 @@ export interface InboundParts {
   readonly log: LoggerInterface;
   readonly table: ClientTable;
   readonly outbound: Outbound;
-  readonly listeners: readonly WsMessageListener[];
+  readonly listeners: readonly MessageListenerEntry[];
   /** True once the handler stopped accepting (messages are answered `shutting_down`). */
   readonly closing: () => boolean;
 }
@@ -56,6 +68,21 @@ export class Inbound {
 
   constructor(parts: InboundParts) {
     this.#p = parts;
+  }
+
+  /**
+   * True when `client` takes binary frames (the `binaryFrames` option). A predicate that
+   * throws counts as false, and is logged.
+   */
+  takesBinary(client: WsClient): boolean {
+    const takes = this.#p.options.binaryFrames;
+    if (takes === undefined) return false;
+    try {
+      return takes(client) === true;
+    } catch (err) {
+      this.#p.log.exception(err, { clientId: client.id, code: 'PKG_ERR_WS_INVALID_OPTION' });
+      return false;
+    }
   }
 
   /** Decodes a text payload into the envelope (throws a MessageDecodeError). */
@@ -110,8 +137,12 @@ export class Inbound {
    * that the refusal answers it. Decoding costs a parse, but a client pays for over-budget
    * messages with protocol errors and is closed with 1008 after `maxProtocolErrors` of them.
    */
-  #requestIdOf(raw: RawData | string, isBinary: boolean): RequestId | undefined {
-    if (isBinary) return undefined;
+  #requestIdOf(client: WsClient, raw: RawData | string, isBinary: boolean): RequestId | undefined {
+    if (isBinary) {
+      if (typeof raw === 'string' || !this.takesBinary(client)) return undefined;
+      const read = decodeBinaryMessage(toBuffer(raw) as Buffer, this.#p.options.controlEvents);
+      return read.id;
+    }
     try {
       return this.decode(raw).id;
     } catch (err) {
@@ -129,7 +160,7 @@ export class Inbound {
         WsEventErrorCode.SHUTTING_DOWN,
         'The server is shutting down: the message was not handled.',
         {},
-        this.#requestIdOf(raw, isBinary),
+        this.#requestIdOf(conn.client, raw, isBinary),
       );
       return false;
     }
@@ -144,7 +175,7 @@ export class Inbound {
         WsEventErrorCode.TOO_MANY_MESSAGES,
         `Too many messages: at most ${options.maxMessagesPerSecond} messages and ${options.maxBytesPerSecond} bytes per second. Slow down.`,
         {},
-        this.#requestIdOf(raw, isBinary),
+        this.#requestIdOf(conn.client, raw, isBinary),
       );
       return false;
     }
@@ -167,6 +198,9 @@ export class Inbound {
       const own = conn ?? table.get(client.id);
       if (own !== undefined) this.fail(own, code, message, {}, id);
     };
+    if (isBinary && this.takesBinary(client)) {
+      return this.#processBinary(client, raw, refuse);
+    }
     if (isBinary) {
       if (options.binaryMessages === 'close') {
         log.notice('WebSocket client sent a binary message; closing with 1003', {
@@ -216,13 +250,39 @@ export class Inbound {
       refuse(code, message, known ? err.id : undefined);
       return false;
     }
-    for (const fn of this.#p.listeners) {
+    this.#deliver(client, envelope, false);
+    return true;
+  }
+
+  /** A binary frame of a connection that takes them: decoded with @pkg/wire's decoder. */
+  #processBinary(
+    client: WsClient,
+    raw: RawData | string,
+    refuse: (code: string, message: string, id?: RequestId) => void,
+  ): boolean {
+    const bytes = typeof raw === 'string' ? Buffer.from(raw) : (toBuffer(raw) as Buffer);
+    const read = decodeBinaryMessage(bytes, this.#p.options.controlEvents);
+    if (!('event' in read)) {
+      this.#p.log.debug('WebSocket binary message refused', {
+        clientId: client.id,
+        code: 'PKG_ERR_WS_INVALID_MESSAGE',
+        reason: read.code,
+      });
+      refuse(read.code, read.message, read.id);
+      return false;
+    }
+    this.#deliver(client, read, true);
+    return true;
+  }
+
+  #deliver(client: WsClient, envelope: Envelope | BinaryEnvelope, binary: boolean): void {
+    for (const { fn, binary: takesBinary } of this.#p.listeners) {
+      if (binary && !takesBinary) continue;
       try {
         fn(client, envelope);
       } catch (err) {
-        log.exception(err, { clientId: client.id, event: envelope.event });
+        this.#p.log.exception(err, { clientId: client.id, event: envelope.event });
       }
     }
-    return true;
   }
 }

@@ -5,6 +5,7 @@ export { WebSocketHandler } from './websocket-handler';
 export type {
   WsConnectListener,
   WsDisconnectListener,
+  WsInboundListener,
   WsMessageListener,
 } from './websocket-handler';
 export { wsHandlerDefaults } from './options';
@@ -12,7 +13,13 @@ export type { WebSocketHandlerOptions } from './options';
 export type { WsClient } from './connection';
 export type { HandshakeContext, HandshakeHook, HandshakeRefusal } from './handshake';
 export { prepareMessage, prepareAnswer, isValidRequestId, MessageDecodeError } from './envelope';
-export type { Envelope, EventData, MessageDecodeErrorCode, RequestId } from './envelope';
+export type {
+  BinaryEnvelope,
+  Envelope,
+  EventData,
+  MessageDecodeErrorCode,
+  RequestId,
+} from './envelope';
 export { PROTOCOL_V1_SUBPROTOCOL } from './subprotocol';
 export { createClientIdGenerator } from './client-id';
 export { guardLogger } from './guard-logger';

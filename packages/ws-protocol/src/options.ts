@@ -1,6 +1,8 @@
 /** The options of WebSocketHandler: one full defaults object, merged and checked once. */
 import type { IncomingMessage } from 'node:http';
 import type { LoggerInterface } from '@pkg/logger';
+import { SUBPROTOCOL } from '@pkg/wire';
+import type { WsClient } from './connection';
 import type { PrototypeKeysPolicy } from './envelope';
 import { describe } from './describe';
 import { createWsError } from './errors';
@@ -22,8 +24,25 @@ export interface WebSocketHandlerOptions {
   maxBufferedAmount?: number;
   /** Compression: `false` (default), `true` (threshold 1024 bytes) or `{ threshold }`. */
   perMessageDeflate?: boolean | { threshold?: number };
-  /** What a binary message gets: an `error` event (`'error'`, default) or close 1003 (`'close'`). */
+  /**
+   * What a binary message gets when the connection does not take binary frames (see
+   * `binaryFrames`): an `error` event `binary_not_supported` (`'error'`, default) or close
+   * 1003 (`'close'`).
+   */
   binaryMessages?: 'error' | 'close';
+  /**
+   * Which connections take the binary frames of protocol version 1 (docs/protocol.md,
+   * "Binary frames"): `false` (the default) none; `true` those that negotiated the
+   * subprotocol `pkg.v1` (which `controlEvents: true` selects); or a function that says it
+   * per client (a server that knows which connections said `$hello`). On such a connection a
+   * binary message is decoded with `@pkg/wire`'s `decodeBinaryFrame` and handed to the
+   * listeners registered with `onMessage(fn, { binary: true })` as an envelope whose `data`
+   * is a `Uint8Array`; a malformed one is refused through the one error door
+   * (`invalid_binary_frame`, ...). Only such a connection is sent binary frames
+   * (`sendBinary`, `sendBinaryToMany`); the others are skipped and counted
+   * (`skippedBinary`). Every other connection keeps `binaryMessages`.
+   */
+  binaryFrames?: boolean | ((client: WsClient) => boolean);
   /**
    * What a message whose JSON has a `__proto__` or `constructor.prototype` key gets:
    * `'error'` (the default) answers an `error` event with code `invalid_json` (the
@@ -77,6 +96,8 @@ export interface ResolvedWebSocketHandlerOptions {
   maxBufferedAmount: number;
   perMessageDeflate: false | { threshold: number };
   binaryMessages: 'error' | 'close';
+  /** Whether a client takes binary frames; undefined when none does. */
+  binaryFrames: ((client: WsClient) => boolean) | undefined;
   prototypeKeys: PrototypeKeysPolicy;
   keepRequest: boolean;
   closeTimeout: number;
@@ -104,6 +125,7 @@ export const wsHandlerDefaults = Object.freeze({
   perMessageDeflate: false,
   deflateThreshold: 1024,
   binaryMessages: 'error',
+  binaryFrames: false,
   prototypeKeys: 'error',
   keepRequest: true,
   closeTimeout: 5_000,
@@ -115,6 +137,9 @@ export const wsHandlerDefaults = Object.freeze({
   errorReplyInterval: 1_000,
   maxMessagesPerTurn: 32,
 } as const);
+
+/** `binaryFrames: true`: the connections that negotiated the subprotocol of version 1. */
+const negotiatedV1 = (client: WsClient): boolean => client.socket.protocol === SUBPROTOCOL;
 
 /** setTimeout's largest delay; anything above fires at once. */
 const MAX_TIMER = 2 ** 31 - 1;
@@ -128,6 +153,7 @@ const KNOWN_KEYS = new Set<string>([
   'maxBufferedAmount',
   'perMessageDeflate',
   'binaryMessages',
+  'binaryFrames',
   'prototypeKeys',
   'keepRequest',
   'closeTimeout',
@@ -246,6 +272,11 @@ export function resolveWsHandlerOptions(
     throw invalid('binaryMessages', "'error' or 'close'", binaryMessages);
   }
 
+  const binaryFrames = o.binaryFrames ?? d.binaryFrames;
+  if (typeof binaryFrames !== 'boolean' && typeof binaryFrames !== 'function') {
+    throw invalid('binaryFrames', 'a boolean or a function (client) => boolean', binaryFrames);
+  }
+
   const prototypeKeys = o.prototypeKeys ?? d.prototypeKeys;
   if (prototypeKeys !== 'error' && prototypeKeys !== 'remove') {
     throw invalid('prototypeKeys', "'error' or 'remove'", prototypeKeys);
@@ -298,6 +329,12 @@ export function resolveWsHandlerOptions(
     maxBufferedAmount,
     perMessageDeflate,
     binaryMessages,
+    binaryFrames:
+      binaryFrames === true
+        ? negotiatedV1
+        : typeof binaryFrames === 'function'
+          ? (binaryFrames as (client: WsClient) => boolean)
+          : undefined,
     prototypeKeys,
     keepRequest,
     closeTimeout: integer('closeTimeout', o.closeTimeout, d.closeTimeout, 1, MAX_TIMER),

@@ -13,6 +13,11 @@ import type { ClientTable, HandlerConnection } from './client-table';
 
 /** Send options of every outbound message: a text frame, also when given a Buffer. */
 const SEND_AS_TEXT = { binary: false } as const;
+/** Send options of a binary frame (protocol version 1). */
+const SEND_AS_BINARY = { binary: true } as const;
+/** The first fragment of a binary message sent in two (its header), and the last one. */
+const FIRST_BINARY_FRAGMENT = { binary: true, fin: false } as const;
+const LAST_BINARY_FRAGMENT = { binary: true, fin: true } as const;
 
 /** Frames larger than this are never held back: coalescing gains nothing on them. */
 const CORK_MAX_FRAME = 16 * 1024;
@@ -59,7 +64,19 @@ export class Outbound {
    * limit still applies to every frame (corked bytes count in `bufferedAmount`).
    */
   toMany(clientIds: Iterable<string>, text: string): number {
-    const payload = Buffer.from(text, 'utf8');
+    return this.toManyBytes(clientIds, Buffer.from(text, 'utf8'), false);
+  }
+
+  /**
+   * {@link toMany} for bytes already made: one text (`binary` false) or binary frame, the
+   * same Buffer for every client. `skip` leaves a client out (it is not counted).
+   */
+  toManyBytes(
+    clientIds: Iterable<string>,
+    payload: Buffer,
+    binary: boolean,
+    skip?: (conn: HandlerConnection) => boolean,
+  ): number {
     if (!this.#batchOpen) {
       this.#batchOpen = true;
       nextTick(this.#endBatch);
@@ -68,7 +85,7 @@ export class Outbound {
     let count = 0;
     for (const id of clientIds) {
       const conn = this.#table.get(id);
-      if (conn === undefined) continue;
+      if (conn === undefined || (skip !== undefined && skip(conn))) continue;
       if (conn.sendBatch !== batch) {
         conn.sendBatch = batch;
       } else if (!conn.corked) {
@@ -81,7 +98,7 @@ export class Outbound {
         conn.uncork();
         conn.cork();
       }
-      if (this.deliver(conn, payload)) count += 1;
+      if (this.deliver(conn, payload, binary)) count += 1;
     }
     return count;
   }
@@ -95,14 +112,39 @@ export class Outbound {
     for (const conn of corked) conn.uncork();
   };
 
-  /** Writes one text frame; false when the client is not usable or over its send limit. */
-  deliver(conn: HandlerConnection, payload: string | Buffer): boolean {
+  /**
+   * Writes one text frame (or, with `binary`, one binary frame of the bytes given); false
+   * when the client is not usable or over its send limit.
+   */
+  deliver(conn: HandlerConnection, payload: string | Buffer, binary = false): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
     try {
       // A string goes out as a text frame without options (`ws` copies an options object
       // on every send); a Buffer needs them to be sent as text.
       if (typeof payload === 'string') conn.client.socket.send(payload);
-      else conn.client.socket.send(payload, SEND_AS_TEXT);
+      else conn.client.socket.send(payload, binary ? SEND_AS_BINARY : SEND_AS_TEXT);
+      return true;
+    } catch (err) {
+      this.#log.debug('WebSocket send failed', {
+        clientId: conn.client.id,
+        error: errorMessage(err),
+      });
+      return false;
+    }
+  }
+
+  /**
+   * Writes one binary message in two fragments: `head` (`fin` false), then `tail`. The
+   * receiver gets one message, `head` + `tail`; the bytes of `tail` are written as they are,
+   * so a payload shared by many receivers is never copied for one of them. Both sends run
+   * in one synchronous step, so no other message can come between them.
+   */
+  deliverFragments(conn: HandlerConnection, head: Buffer, tail: Buffer): boolean {
+    if (!conn.usable || this.overLimit(conn)) return false;
+    try {
+      const socket = conn.client.socket;
+      socket.send(head, FIRST_BINARY_FRAGMENT);
+      socket.send(tail, LAST_BINARY_FRAGMENT);
       return true;
     } catch (err) {
       this.#log.debug('WebSocket send failed', {

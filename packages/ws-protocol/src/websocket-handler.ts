@@ -18,6 +18,8 @@ import type { ConnectionOwner, WsConnectListener, WsDisconnectListener } from '.
 import { assertCloseFrame, WsCloseCode } from './close-codes';
 import { heartbeatExpired } from './connection-events';
 import type { WsClient } from './connection';
+import { Buffer } from 'node:buffer';
+import { isBinaryFrame } from '@pkg/wire';
 import { prepareMessage } from './envelope';
 import type { Envelope, EventData, RequestId } from './envelope';
 import { describe } from './describe';
@@ -33,10 +35,10 @@ import { ClientTable } from './client-table';
 import { createWsServer, performHandshake } from './handshake-flow';
 import type { HandshakeParts } from './handshake-flow';
 import { Inbound } from './inbound';
-import type { WsMessageListener } from './inbound';
+import type { MessageListenerEntry, WsInboundListener, WsMessageListener } from './inbound';
 import { Outbound } from './outbound';
 
-export type { WsMessageListener } from './inbound';
+export type { WsInboundListener, WsMessageListener } from './inbound';
 export type { WsConnectListener, WsDisconnectListener } from './accept';
 
 function assertFunction(value: unknown, method: string): void {
@@ -56,10 +58,11 @@ export class WebSocketHandler {
   #originAllowed: OriginPredicate;
   readonly #hooks: HandshakeHook[] = [];
   readonly #connectListeners: WsConnectListener[] = [];
-  readonly #messageListeners: WsMessageListener[] = [];
+  readonly #messageListeners: MessageListenerEntry[] = [];
   readonly #disconnectListeners: WsDisconnectListener[] = [];
   readonly #table = new ClientTable();
   #closing = false;
+  #skippedBinary = 0;
   readonly #owner: ConnectionOwner;
   readonly #inbound: Inbound;
   readonly #handshake: HandshakeParts;
@@ -146,10 +149,19 @@ export class WebSocketHandler {
     return this;
   }
 
-  /** Called with every valid envelope a client sends. */
-  onMessage(fn: WsMessageListener): this {
+  /**
+   * Called with every valid envelope a client sends. With `{ binary: true }` the listener
+   * also gets the binary messages of the connections that take them (the `binaryFrames`
+   * option): envelopes whose `data` is a `Uint8Array`, in order with the text ones. A
+   * listener without it never sees one.
+   */
+  onMessage(fn: WsMessageListener): this;
+  onMessage(fn: WsInboundListener, options: { binary: true }): this;
+  onMessage(fn: WsMessageListener | WsInboundListener, options?: { binary?: boolean }): this {
     assertFunction(fn, 'onMessage');
-    this.#messageListeners.push(fn);
+    // Binary envelopes reach only a listener registered with `binary: true`.
+    const binary = options?.binary === true;
+    this.#messageListeners.push({ fn: fn as WsInboundListener, binary });
     return this;
   }
 
@@ -252,6 +264,70 @@ export class WebSocketHandler {
   }
 
   /**
+   * True when the client takes binary frames (the `binaryFrames` option): a version 1
+   * connection, as the option says. False for an unknown client.
+   */
+  takesBinary(clientId: string): boolean {
+    const conn = this.#table.get(clientId);
+    return conn !== undefined && this.#inbound.takesBinary(conn.client);
+  }
+
+  /**
+   * How many binary frames were not sent because their client does not take them (a
+   * version 0 connection): {@link sendBinary} and {@link sendBinaryToMany} skip such a
+   * client and count it here, for metrics.
+   */
+  get skippedBinary(): number {
+    return this.#skippedBinary;
+  }
+
+  /**
+   * Sends one binary frame to one client: a frame built by `@pkg/wire`'s
+   * `encodeBinaryFrame`, or `[header, payload]` (a header of `encodeBinaryHeader`, with a
+   * per-receiver `seq` or `rid` appended, and the payload bytes it was built for). The pair
+   * goes out as one WebSocket message in two fragments, so the payload is never copied: a
+   * broadcast that numbers every receiver shares one payload (two more bytes on the wire).
+   * False when the client is unknown, closing, over its send limit, or does not take binary
+   * frames (then nothing is sent and the skip is counted in {@link skippedBinary}). Throws a
+   * TypeError (`PKG_ERR_WS_INVALID_DATA`) when the bytes do not start like a binary frame.
+   */
+  sendBinary(
+    clientId: string,
+    frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  ): boolean {
+    const parts = binaryParts(frame, 'sendBinary');
+    const conn = this.#table.get(clientId);
+    if (conn === undefined) return false;
+    if (!this.#inbound.takesBinary(conn.client)) {
+      this.#skippedBinary += 1;
+      return false;
+    }
+    const outbound = this.#owner.outbound;
+    return parts.length === 1
+      ? outbound.deliver(conn, parts[0], true)
+      : outbound.deliverFragments(conn, parts[0], parts[1]);
+  }
+
+  /**
+   * Sends one binary frame to many clients: the same bytes for every one, as
+   * {@link sendToMany} does for text. Clients that do not take binary frames are skipped
+   * and counted in {@link skippedBinary}. Returns how many clients it was handed to.
+   */
+  sendBinaryToMany(
+    clientIds: Iterable<string>,
+    frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  ): number {
+    const parts = binaryParts(frame, 'sendBinaryToMany');
+    // One Buffer for every receiver: the pair is joined once, not once per client.
+    const bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    return this.#owner.outbound.toManyBytes(clientIds, bytes, true, (conn) => {
+      if (this.#inbound.takesBinary(conn.client)) return false;
+      this.#skippedBinary += 1;
+      return true;
+    });
+  }
+
+  /**
    * Sends one already serialised envelope to many clients; it is converted to bytes once.
    * Returns how many clients it was handed to.
    */
@@ -340,4 +416,39 @@ export class WebSocketHandler {
     for (const conn of conns) conn.close(code, reason, timeoutMs, this.#log);
     await Promise.all(conns.map((c) => c.closed));
   }
+}
+
+/** A Uint8Array as a Buffer over the same memory (no copy). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes)
+    ? bytes
+    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The bytes of a binary frame: the frame, or its header and payload, as Buffers over the
+ * same memory. Throws a TypeError when they do not start like a binary frame.
+ */
+function binaryParts(
+  frame: Uint8Array | readonly [header: Uint8Array, payload: Uint8Array],
+  method: string,
+): [Buffer] | [Buffer, Buffer] {
+  let parts: [Buffer] | [Buffer, Buffer] | undefined;
+  if (frame instanceof Uint8Array) parts = [asBuffer(frame)];
+  else if (
+    Array.isArray(frame) &&
+    frame.length === 2 &&
+    frame[0] instanceof Uint8Array &&
+    frame[1] instanceof Uint8Array
+  ) {
+    parts = [asBuffer(frame[0]), asBuffer(frame[1])];
+  }
+  if (parts === undefined || !isBinaryFrame(parts[0])) {
+    throw createWsError(
+      TypeError,
+      'PKG_ERR_WS_INVALID_DATA',
+      `${method} expects a binary frame of @pkg/wire (encodeBinaryFrame, or [header, payload]), got ${describe(frame)}.`,
+    );
+  }
+  return parts;
 }

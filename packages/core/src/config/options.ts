@@ -77,7 +77,7 @@ export interface ServerConfigOptions {
   per_message_deflate?: boolean | { threshold?: number };
   /** Time a started WebSocket close handshake may take before the socket is destroyed. Default 5000. */
   ws_close_timeout?: number;
-  /** What a binary WebSocket message gets: an `error` event (`'error'`) or close 1003 (`'close'`). Default `'error'`. */
+  /** What a binary WebSocket message gets on a connection that does not take binary frames (version 0; docs/protocol.md, "Binary frames"): an `error` event (`'error'`) or close 1003 (`'close'`). Default `'error'`. */
   ws_binary_messages?: 'error' | 'close';
   /**
    * JSON from the network (HTTP bodies, WebSocket messages) holding a `__proto__` or

@@ -5,7 +5,13 @@
  * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import { WireErrorCode, type EventData, type RequestId, type RoomPosition } from '@pkg/wire';
+import {
+  WireErrorCode,
+  encodeBinaryHeader,
+  type EventData,
+  type RequestId,
+  type RoomPosition,
+} from '@pkg/wire';
 import {
   prepareAnswer,
   prepareMessage,
@@ -105,6 +111,7 @@ export class Outbound {
   answerTo(conn: Connection, event: string, id: RequestId, result: unknown): number {
     if (!conn.settle(id)) return 0;
     const clientId = conn.id;
+    if (result instanceof Uint8Array) return this.#answerBytes(conn, event, id, result);
     let text: string;
     try {
       text = prepareAnswer(event, id, result);
@@ -115,6 +122,30 @@ export class Outbound {
       return 0;
     }
     return this.#o.ws.sendRaw(clientId, text) ? text.length : 0;
+  }
+
+  /** A handler's bytes answer its request in one binary frame (docs/protocol.md, "Binary frames"). */
+  #answerBytes(conn: Connection, event: string, id: RequestId, bytes: Uint8Array): number {
+    const { ws, logger } = this.#o;
+    if (!ws.takesBinary(conn.id)) {
+      logger.warning('A handler answered with bytes a client that does not take binary frames', {
+        code: 'PKG_ERR_CORE_HANDLER_FAILED',
+        clientId: conn.id,
+        event,
+      });
+      const message = `The result of "${event}" is binary, and this connection takes text only (protocol version 0).`;
+      ws.refuse(conn.id, WireErrorCode.INTERNAL_ERROR, message, {}, id);
+      return 0;
+    }
+    let header: Uint8Array;
+    try {
+      header = encodeBinaryHeader({ event, id }, bytes.length);
+    } catch (err) {
+      logger.exception(err, { code: 'PKG_ERR_CORE_HANDLER_FAILED', clientId: conn.id, event });
+      ws.refuse(conn.id, WireErrorCode.INTERNAL_ERROR, `The result of "${event}" cannot be sent as a binary frame.`, {}, id); // prettier-ignore
+      return 0;
+    }
+    return ws.sendBinary(conn.id, [header, bytes]) ? header.length + bytes.length : 0;
   }
 
   /**

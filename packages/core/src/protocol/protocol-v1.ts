@@ -21,6 +21,7 @@ import {
 } from '@pkg/wire';
 import {
   PROTOCOL_V1_SUBPROTOCOL,
+  type BinaryEnvelope,
   type Envelope,
   type WebSocketHandler,
   type WsClient,
@@ -357,7 +358,9 @@ export class ProtocolV1 {
   // ------------------------------------------------------------------ inbound
 
   /** The `message` listener: what a message does depends on its connection's state only. */
-  readonly onMessage = (client: WsClient, envelope: Envelope): void => {
+  readonly onMessage = (client: WsClient, message: Envelope | BinaryEnvelope): void => {
+    // A binary message (`data` a Uint8Array) takes the same path: its handler gets the bytes.
+    const envelope = message as Envelope;
     this.#o.messages.observability.holder.metrics?.messageIn(envelope.event);
     const conn = this.#conns.get(client.id);
     if (conn === undefined) return;

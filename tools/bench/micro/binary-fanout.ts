@@ -1,0 +1,192 @@
+// Times the fan-out of one 64 KiB binary payload to many clients, the ways a server can send
+// it, to back the choice of docs/protocol.md's binary frame (the per-receiver `seq` at the
+// end of the header, the frame sent as one Buffer). Run `pnpm build` first, then:
+//
+//   node tools/bench/dist/binary-fanout.js [clients=200] [rounds=20]
+//
+// The clients run in a child process (so the figures are the server's own CPU), all on
+// loopback. Each round sends the payload once to every client; a round ends when every
+// client has received it. Ways:
+//
+// - `ws, shared Buffer`: raw `ws`, the same bytes to everyone (no header: the floor);
+// - `shared frame`: `sendBinaryToMany` of one frame built once (no per-receiver member);
+// - `seq per receiver, joined`: `appendBinarySeq` on a header built once, joined with the
+//   payload into one Buffer per receiver (the payload copied once for each);
+// - `seq per receiver`: the same header and `sendBinary` of `[header, payload]`, which
+//   sends the pair as two fragments of one message (the payload shared, never copied);
+// - `ws, two fragments`: raw `ws`, the header as a first fragment (`fin: false`) and the
+//   shared payload as the second: no copy, one more frame on the wire.
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import {
+  SUBPROTOCOL,
+  appendBinarySeq,
+  encodeBinaryFrame,
+  encodeBinaryHeader,
+} from '../../../packages/wire/src/index';
+import { WebSocketHandler } from '../../../packages/ws-protocol/src/index';
+
+const PAYLOAD = 64 * 1024;
+
+async function clients(url: string, count: number): Promise<void> {
+  let bytes = 0;
+  let want = 0;
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const ws = new WebSocket(url, [SUBPROTOCOL], { maxPayload: 1 << 20 });
+    ws.on('message', (data: Buffer) => {
+      bytes += data.length;
+      if (want > 0 && bytes >= want) {
+        want = 0;
+        process.send!('round');
+      }
+    });
+    await once(ws, 'open');
+    sockets.push(ws);
+  }
+  process.on('message', (message: { expect: number } | 'exit') => {
+    if (message === 'exit') {
+      for (const ws of sockets) ws.terminate();
+      process.exit(0);
+    }
+    bytes = 0;
+    want = message.expect;
+    process.send!('armed');
+  });
+  process.send!('ready');
+}
+
+interface Way {
+  name: string;
+  /** Bytes one client receives per round (payload plus what the way adds). */
+  perClient: number;
+  send(round: number): void;
+}
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 200);
+  const rounds = Number(process.argv[3] ?? 20);
+  const payload = Buffer.alloc(PAYLOAD, 0xa5);
+  const handler = new WebSocketHandler({
+    controlEvents: true,
+    binaryFrames: true,
+    heartbeatInterval: 0,
+    maxBufferedAmount: Infinity,
+  });
+  const raw = new WebSocketServer({ noServer: true, handleProtocols: () => SUBPROTOCOL });
+  let useRaw = false;
+  const server = createServer();
+  server.on('upgrade', (req, socket, head) => {
+    if (useRaw) raw.handleUpgrade(req, socket, head, (ws) => raw.emit('connection', ws));
+    else void handler.performHandshake(req, socket, head);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+
+  const run = async (
+    label: string,
+    raw_: boolean,
+    ways: (ids: string[]) => Way[],
+  ): Promise<void> => {
+    useRaw = raw_;
+    const child = fork(process.argv[1]!, ['--clients', url, String(count)], {
+      stdio: 'inherit',
+    });
+    const [ready] = (await once(child, 'message')) as [string];
+    if (ready !== 'ready') throw new Error('the clients did not start');
+    const ids = raw_ ? [] : [...handler.getClients()].map((c) => c.id);
+    for (const way of ways(ids)) {
+      const times: number[] = [];
+      const cpus: number[] = [];
+      for (let r = 0; r <= rounds; r += 1) {
+        const armed = once(child, 'message');
+        child.send({ expect: count * way.perClient });
+        await armed;
+        const done = once(child, 'message');
+        const start = process.hrtime.bigint();
+        const cpu = process.cpuUsage();
+        way.send(r + 1);
+        await done;
+        const used = process.cpuUsage(cpu);
+        if (r === 0) continue; // warm-up
+        times.push(Number(process.hrtime.bigint() - start) / 1e6);
+        cpus.push((used.user + used.system) / 1000);
+      }
+      times.sort((a, b) => a - b);
+      cpus.sort((a, b) => a - b);
+      const median = (xs: number[]): string => xs[Math.floor(xs.length / 2)]!.toFixed(1);
+      console.log(
+        `| ${label}: ${way.name} | ${way.perClient - PAYLOAD} | ${median(times)} | ${median(cpus)} |`,
+      );
+    }
+    child.send('exit');
+    await once(child, 'exit');
+  };
+
+  console.log(`${count} clients, ${PAYLOAD} B payload, median of ${rounds} rounds\n`);
+  console.log(
+    '| way | bytes over the payload (frame header) | ms per round | server CPU ms per round |',
+  );
+  console.log('| --- | ---: | ---: | ---: |');
+  const header = encodeBinaryHeader({ event: 'doc.update' }, PAYLOAD);
+  const frame = Buffer.from(encodeBinaryFrame({ event: 'doc.update', data: payload }));
+  const wsHeader = PAYLOAD + 1 > 65535 ? 10 : 4;
+  await run('raw ws', true, () => [
+    {
+      name: 'shared Buffer',
+      perClient: PAYLOAD,
+      send: () => {
+        for (const ws of raw.clients) ws.send(payload, { binary: true });
+      },
+    },
+    {
+      name: 'two fragments',
+      perClient: PAYLOAD + header.length + 8,
+      send: (round) => {
+        for (const ws of raw.clients) {
+          ws.send(appendBinarySeq(header, round), { binary: true, fin: false });
+          ws.send(payload, { binary: true, fin: true });
+        }
+      },
+    },
+  ]);
+  await run('WebSocketHandler', false, (ids) => [
+    {
+      name: 'shared frame (sendBinaryToMany)',
+      perClient: frame.length,
+      send: () => void handler.sendBinaryToMany(ids, frame),
+    },
+    {
+      name: 'seq per receiver, joined (sendBinary of Buffer.concat)',
+      perClient: PAYLOAD + header.length + 8,
+      send: (round) => {
+        let seq = round * count;
+        for (const id of ids) {
+          handler.sendBinary(id, Buffer.concat([appendBinarySeq(header, (seq += 1)), payload]));
+        }
+      },
+    },
+    {
+      name: 'seq per receiver (sendBinary of [header, payload])',
+      perClient: PAYLOAD + header.length + 8,
+      send: (round) => {
+        let seq = round * count;
+        for (const id of ids)
+          handler.sendBinary(id, [appendBinarySeq(header, (seq += 1)), payload]);
+      },
+    },
+  ]);
+  console.log(`\n(WebSocket frame header per message: ${wsHeader} bytes, not counted above.)`);
+  await handler.closeAll(1001, 'done', 100);
+  server.close();
+}
+
+if (process.argv[2] === '--clients') {
+  void clients(process.argv[3]!, Number(process.argv[4]));
+} else {
+  void main();
+}
