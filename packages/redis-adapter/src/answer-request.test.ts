@@ -17,6 +17,10 @@ function local(here: string[]): { ops: LocalOperations; log: string[] } {
     },
     joinRoom: (id, room, ns) => void log.push(`join ${id} ${room} ${ns}`),
     leaveRoom: (id, room, ns) => void log.push(`leave ${id} ${room} ${ns}`),
+    revoke: (identity, room, ns) => {
+      log.push(`revoke ${identity} ${room} ${ns}`);
+      return identity === 'ann' ? 2 : 0;
+    },
   };
   return { ops, log };
 }
@@ -30,6 +34,13 @@ describe('answerRequest', () => {
     expect(answerRequest({ kind: 'ids', target: { namespace: '/', room: null } }, ops)).toEqual({
       ids: ['a', 'b'],
     });
+  });
+
+  it('answers a revocation with how many local connections it reached', () => {
+    const { ops, log } = local([]);
+    expect(answerRequest({ kind: 'revoke', identity: 'ann', room: 'r', namespace: '/' }, ops)).toEqual({ count: 2 }); // prettier-ignore
+    expect(answerRequest({ kind: 'revoke', identity: 'bob', room: null, namespace: null }, ops)).toEqual({ count: 0 }); // prettier-ignore
+    expect(log).toEqual(['revoke ann r /', 'revoke bob null null']);
   });
 
   it('acts only on clients that are here, and says whether it found them', () => {

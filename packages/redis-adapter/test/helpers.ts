@@ -462,3 +462,68 @@ export async function startHistoryServer(options: {
   await adapter.ready();
   return server;
 }
+
+/** A message a version 1 client receives. */
+export interface V1Message {
+  event: string;
+  data: Record<string, unknown>;
+  id?: unknown;
+}
+
+/**
+ * A version 1 `ws` client that queues what it receives: `$hello` (with `auth` when given)
+ * is said and `$welcome` awaited by `open`.
+ */
+export class V1Client {
+  readonly received: V1Message[] = [];
+  readonly closed: Promise<number>;
+  #waiters: Array<{ match: (m: V1Message) => boolean; resolve: (m: V1Message) => void }> = [];
+  #queue: V1Message[] = [];
+
+  private constructor(readonly ws: WebSocket) {
+    this.closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+    ws.on('message', (raw) => {
+      const m = JSON.parse(String(raw)) as V1Message;
+      this.received.push(m);
+      const i = this.#waiters.findIndex((w) => w.match(m));
+      if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(m);
+      else this.#queue.push(m);
+    });
+  }
+
+  static async open(url: string, auth?: string): Promise<V1Client> {
+    const ws = new WebSocket(url, ['pkg.v1']);
+    const client = new V1Client(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    client.request('$hello', auth === undefined ? { v: 1 } : { v: 1, auth });
+    const first = await client.next();
+    if (first.event !== '$welcome') {
+      throw new Error(`expected $welcome first, got ${JSON.stringify(first)}`);
+    }
+    return client;
+  }
+
+  request(event: string, data: unknown, id?: unknown): void {
+    this.ws.send(JSON.stringify(id === undefined ? { event, data } : { event, data, id }));
+  }
+
+  /** The next message matching (default: any). */
+  next(match: (m: V1Message) => boolean = () => true): Promise<V1Message> {
+    const i = this.#queue.findIndex(match);
+    if (i >= 0) return Promise.resolve(this.#queue.splice(i, 1)[0]!);
+    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+
+  /** What arrived and was not taken by `next` yet. */
+  pending(): V1Message[] {
+    return [...this.#queue];
+  }
+
+  /** The answer to request `id` (a result or an `error`). */
+  answer(id: unknown): Promise<V1Message> {
+    return this.next((m) => m.id === id);
+  }
+}

@@ -5,59 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import WebSocket from 'ws';
 import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
 import { RedisAdapter } from '../src/index';
-import { RedisUnderTest, redisServerAvailableSync } from './helpers';
+import { RedisUnderTest, V1Client as Client, redisServerAvailableSync } from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter revoke test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
-
-interface Message {
-  event: string;
-  data: Record<string, unknown>;
-  id?: unknown;
-}
-
-/** A version 1 client authenticated as `identity`, queueing what it receives. */
-class Client {
-  readonly closed: Promise<number>;
-  #waiters: Array<{ match: (m: Message) => boolean; resolve: (m: Message) => void }> = [];
-  #queue: Message[] = [];
-
-  private constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)));
-    ws.on('message', (raw) => {
-      const m = JSON.parse(String(raw)) as Message;
-      const i = this.#waiters.findIndex((w) => w.match(m));
-      if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(m);
-      else this.#queue.push(m);
-    });
-  }
-
-  static async open(url: string, identity: string): Promise<Client> {
-    const ws = new WebSocket(url, ['pkg.v1']);
-    const client = new Client(ws);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    client.send('$hello', { v: 1, auth: identity });
-    expect((await client.next()).event).toBe('$welcome');
-    return client;
-  }
-
-  send(event: string, data: unknown, id?: unknown): void {
-    this.ws.send(JSON.stringify(id === undefined ? { event, data } : { event, data, id }));
-  }
-
-  next(match: (m: Message) => boolean = () => true): Promise<Message> {
-    const i = this.#queue.findIndex(match);
-    if (i >= 0) return Promise.resolve(this.#queue.splice(i, 1)[0]!);
-    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
-  }
-
-  pending(): Message[] {
-    return [...this.#queue];
-  }
-}
 
 describeRedis('server.revoke across instances', () => {
   const env = new RedisUnderTest();
@@ -92,7 +43,7 @@ describeRedis('server.revoke across instances', () => {
   async function member(url: string, identity: string, room: string): Promise<Client> {
     const client = await Client.open(url, identity);
     clients.push(client);
-    client.send('join_room', { room }, 'j');
+    client.request('join_room', { room }, 'j');
     await client.next((m) => m.id === 'j');
     return client;
   }

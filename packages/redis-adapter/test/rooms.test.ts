@@ -16,63 +16,16 @@ import {
   type ServerConfigOptions,
 } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
-import { RedisUnderTest, waitFor, redisServerAvailableSync } from './helpers';
+import {
+  RedisUnderTest,
+  V1Client,
+  waitFor,
+  redisServerAvailableSync,
+  type V1Message,
+} from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter rooms test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
-
-interface Message {
-  event: string;
-  data: Record<string, unknown>;
-  id?: unknown;
-}
-
-/** A version 1 `ws` client that queues what it receives. */
-class Client {
-  readonly received: Message[] = [];
-  readonly closed: Promise<number>;
-  #waiters: Array<{ match: (m: Message) => boolean; resolve: (m: Message) => void }> = [];
-  #queue: Message[] = [];
-
-  private constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)));
-    ws.on('message', (raw) => {
-      const m = JSON.parse(String(raw)) as Message;
-      this.received.push(m);
-      const i = this.#waiters.findIndex((w) => w.match(m));
-      if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(m);
-      else this.#queue.push(m);
-    });
-  }
-
-  static async open(url: string): Promise<Client> {
-    const ws = new WebSocket(url, ['pkg.v1']);
-    const client = new Client(ws);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    client.request('$hello', { v: 1 });
-    expect((await client.next()).event).toBe('$welcome');
-    return client;
-  }
-
-  request(event: string, data: unknown, id?: unknown): void {
-    this.ws.send(JSON.stringify(id === undefined ? { event, data } : { event, data, id }));
-  }
-
-  /** The next message matching (default: any). */
-  next(match: (m: Message) => boolean = () => true): Promise<Message> {
-    const i = this.#queue.findIndex(match);
-    if (i >= 0) return Promise.resolve(this.#queue.splice(i, 1)[0]!);
-    return new Promise((resolve) => this.#waiters.push({ match, resolve }));
-  }
-
-  /** The answer to request `id` (a result or an `error`). */
-  answer(id: unknown): Promise<Message> {
-    return this.next((m) => m.id === id);
-  }
-}
 
 class AppController extends SocketController {
   readonly disconnects: string[] = [];
@@ -97,7 +50,7 @@ class AppController extends SocketController {
 describeRedis('RedisAdapter rooms', () => {
   const env = new RedisUnderTest();
   const servers: Server[] = [];
-  const clients: Client[] = [];
+  const clients: V1Client[] = [];
   let prefixes = 0;
 
   beforeAll(() => env.start());
@@ -139,8 +92,8 @@ describeRedis('RedisAdapter rooms', () => {
     return { server, adapter, app, url: `ws://127.0.0.1:${server.getPort()}/` };
   }
 
-  async function connect(url: string): Promise<{ client: Client; id: string }> {
-    const client = await Client.open(url);
+  async function connect(url: string): Promise<{ client: V1Client; id: string }> {
+    const client = await V1Client.open(url);
     clients.push(client);
     client.request('whoami', {}, 'who');
     const id = (await client.answer('who')).data as unknown as string;
