@@ -1262,3 +1262,242 @@ describe('$hello and $welcome over a fake transport', () => {
     expect(r.ws.welcome('a')).toMatchObject({ resumed: false });
   });
 });
+
+// ------------------------------------------------------------------ credentials, model-based
+
+/** A client of the credentials model: open, closing (server closed it), away or closed. */
+interface CredClient {
+  state: 'open' | 'closing' | 'away' | 'closed';
+  identity: string;
+  /** Model clock. */
+  expiresAt: number;
+  /** The close code the server sent, if it closed it. */
+  closed?: number;
+  token: string;
+}
+
+interface CredModel {
+  clients: Map<string, CredClient>;
+  now: number;
+  next: number;
+  rid: number;
+}
+
+type CredCmd = fc.Command<CredModel, Rig>;
+
+const GRACE = 500;
+
+/** Tokens `<identity>:<ttl ms>`; `bad` is refused. */
+const credentials = (ctx: { auth: string | undefined }): AuthResult => {
+  if (ctx.auth === undefined || ctx.auth === 'bad') return false;
+  const [identity, ttl] = ctx.auth.split(':');
+  return { identity: identity!, ttl: Number(ttl) };
+};
+
+function credCheck(m: CredModel, r: Rig): void {
+  const open = [...m.clients].filter(([, c]) => c.state === 'open').map(([id]) => id);
+  expect([...r.p.openClientIds()].sort()).toEqual(open.sort());
+  for (const [id, c] of m.clients) {
+    const codes = r.ws.closes.filter((x) => x.to === id).map((x) => x.code);
+    expect({ id, codes }).toEqual({ id, codes: c.closed === undefined ? [] : [c.closed] });
+  }
+}
+
+const pick = (
+  m: CredModel,
+  i: number,
+  state: CredClient['state'],
+): [string, CredClient] | undefined => {
+  const found = [...m.clients].filter(([, c]) => c.state === state);
+  return found.length === 0 ? undefined : found[i % found.length];
+};
+
+class CredConnect implements CredCmd {
+  constructor(
+    readonly identity: string,
+    readonly ttl: number,
+  ) {}
+  check = (m: Readonly<CredModel>): boolean => m.clients.size < 6;
+  run(m: CredModel, r: Rig): void {
+    const id = `k${m.next}`;
+    m.next += 1;
+    r.send(r.connect(id), env('$hello', { v: 1, auth: `${this.identity}:${this.ttl}` }));
+    expect(r.ws.welcome(id)).toMatchObject({ expiresAt: T0 + m.now + this.ttl });
+    const token = r.ws.welcome(id)!['session'] as string;
+    m.clients.set(id, {
+      state: 'open',
+      identity: this.identity,
+      expiresAt: m.now + this.ttl,
+      token,
+    });
+    credCheck(m, r);
+  }
+  toString = (): string => `connect(${this.identity}:${this.ttl})`;
+}
+
+class CredRefresh implements CredCmd {
+  constructor(
+    readonly i: number,
+    readonly kind: 'same' | 'other' | 'bad',
+    readonly ttl: number,
+  ) {}
+  check = (): boolean => true;
+  run(m: CredModel, r: Rig): void {
+    const found = pick(m, this.i, 'open');
+    if (found === undefined) return;
+    const [id, c] = found;
+    m.rid += 1;
+    const rid = m.rid;
+    const auth = this.kind === 'bad' ? 'bad' : `${this.kind === 'same' ? c.identity : `not-${c.identity}`}:${this.ttl}`; // prettier-ignore
+    r.send(r.ws.clients.get(id)!, env('$refresh', { auth }, rid));
+    const answers = r.ws.sent
+      .filter((s) => s.to === id)
+      .map(
+        (s) => JSON.parse(s.text) as { event: string; id?: number; data: Record<string, unknown> },
+      )
+      .filter((e) => e.id === rid);
+    expect(answers).toHaveLength(1);
+    if (this.kind === 'same') {
+      expect(answers[0]).toMatchObject({
+        event: '$refresh',
+        data: { expiresAt: T0 + m.now + this.ttl },
+      });
+      c.expiresAt = m.now + this.ttl;
+    } else {
+      expect(answers[0]!.event).toBe('error');
+      expect(answers[0]!.data['code']).toBe(this.kind === 'bad' ? 'unauthorized' : 'forbidden');
+    }
+    credCheck(m, r);
+  }
+  toString = (): string => `refresh(${this.i}, ${this.kind}, ${this.ttl})`;
+}
+
+class CredWait implements CredCmd {
+  constructor(readonly ms: number) {}
+  check = (): boolean => true;
+  run(m: CredModel, r: Rig): void {
+    jest.advanceTimersByTime(this.ms);
+    m.now += this.ms;
+    for (const c of m.clients.values()) {
+      if (c.state === 'open' && c.expiresAt + GRACE <= m.now) {
+        c.state = 'closing';
+        c.closed = 4419;
+      }
+    }
+    credCheck(m, r);
+  }
+  toString = (): string => `wait(${this.ms})`;
+}
+
+class CredRevoke implements CredCmd {
+  constructor(readonly identity: string) {}
+  check = (): boolean => true;
+  run(m: CredModel, r: Rig): void {
+    let expected = 0;
+    for (const c of m.clients.values()) {
+      if (c.identity !== this.identity) continue;
+      if (c.state === 'open') {
+        c.state = 'closing';
+        c.closed = 4403;
+        expected += 1;
+      } else if (c.state === 'away') {
+        c.state = 'closed';
+        expected += 1;
+      }
+    }
+    expect(r.p.revokeLocal(this.identity, null, null)).toBe(expected);
+    credCheck(m, r);
+  }
+  toString = (): string => `revoke(${this.identity})`;
+}
+
+class CredDrop implements CredCmd {
+  constructor(readonly i: number) {}
+  check = (): boolean => true;
+  run(m: CredModel, r: Rig): void {
+    const found = [...m.clients].filter(([, c]) => c.state === 'open' || c.state === 'closing');
+    if (found.length === 0) return;
+    const [id, c] = found[this.i % found.length]!;
+    r.p.disconnected(r.ws.clients.get(id)!, 1006);
+    // A dropped open connection waits away; one the server closed is gone for good.
+    c.state = c.state === 'open' ? 'away' : 'closed';
+    credCheck(m, r);
+  }
+  toString = (): string => `drop(${this.i})`;
+}
+
+/** A resume of an away session, with a `$refresh` sent right behind its `$hello`. */
+class CredResume implements CredCmd {
+  constructor(
+    readonly i: number,
+    readonly ttl: number,
+  ) {}
+  check = (): boolean => true;
+  run(m: CredModel, r: Rig): void {
+    const found = pick(m, this.i, 'away');
+    if (found === undefined) return;
+    const [id, c] = found;
+    const fresh = `k${m.next}`;
+    m.next += 1;
+    const client = r.connect(fresh);
+    m.rid += 1;
+    r.send(client, env('$hello', { v: 1, auth: `${c.identity}:${this.ttl}`, resume: { session: c.token, seq: 0 } })); // prettier-ignore
+    const resumed = r.ws.welcome(id);
+    expect(resumed).toMatchObject({ resumed: true, expiresAt: T0 + m.now + this.ttl });
+    c.token = resumed!['session'] as string;
+    c.state = 'open';
+    c.expiresAt = m.now + this.ttl;
+    // The refresh right behind the resume reaches the resumed connection.
+    r.send(
+      r.ws.clients.get(id)!,
+      env('$refresh', { auth: `${c.identity}:${this.ttl * 2}` }, m.rid),
+    );
+    c.expiresAt = m.now + this.ttl * 2;
+    const answer = r.ws.sent
+      .filter((s) => s.to === id)
+      .map(
+        (s) => JSON.parse(s.text) as { event: string; id?: number; data: Record<string, unknown> },
+      )
+      .find((e) => e.id === m.rid);
+    expect(answer).toMatchObject({ event: '$refresh', data: { expiresAt: T0 + c.expiresAt } });
+    credCheck(m, r);
+  }
+  toString = (): string => `resume(${this.i}, ${this.ttl})`;
+}
+
+describe('credentials, model-based in process: refresh, expiry, revocation, resumes', () => {
+  it('random connects, refreshes (same identity, another, refused, after expiry), waits, revocations, drops and resumes agree with the model', () => {
+    const identity = fc.constantFrom('ann', 'bob');
+    const ttl = fc.constantFrom(300, 800, 2000);
+    const commands = [
+      fc.tuple(identity, ttl).map(([who, t]) => new CredConnect(who, t)),
+      fc
+        .tuple(
+          fc.nat(5),
+          fc.constantFrom('same', 'other', 'bad') as fc.Arbitrary<CredRefresh['kind']>,
+          ttl,
+        )
+        .map(([i, kind, t]) => new CredRefresh(i, kind, t)),
+      fc.constantFrom(100, 299, 400, 700).map((ms) => new CredWait(ms)),
+      identity.map((who) => new CredRevoke(who)),
+      fc.nat(5).map((i) => new CredDrop(i)),
+      fc.tuple(fc.nat(5), ttl).map(([i, t]) => new CredResume(i, t)),
+    ];
+    fc.assert(
+      fc.property(fc.commands(commands, { maxCommands: 40 }), (cmds) => {
+        jest.clearAllTimers();
+        const r = rig({ auth: credentials });
+        const m: CredModel = { clients: new Map(), now: 0, next: 0, rid: 0 };
+        fc.modelRun(() => ({ model: m, real: r }), cmds);
+        for (const [id, c] of m.clients) {
+          if (c.state === 'open' || c.state === 'closing')
+            r.p.disconnected(r.ws.clients.get(id)!, 1000);
+        }
+        jest.advanceTimersByTime(60_001);
+        expect(jest.getTimerCount()).toBe(0);
+        expect([...r.p.openClientIds()]).toEqual([]);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
