@@ -1,6 +1,14 @@
 import { Logger, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
 import { RedisAdapter, RedisRateLimitStore } from '@pkg/redis-adapter';
-import { USER_KEY, authenticateHandshake, createHelloAuth, type DemoUser } from './auth';
+import {
+  DEMO_TOKENS,
+  SessionTokens,
+  USER_KEY,
+  authenticateHandshake,
+  createHelloAuth,
+  type DemoUser,
+} from './auth';
+import { CredentialsController } from './controllers/credentials-controller';
 import { DEFAULT_CONFIG, type DemoConfig } from './config';
 import { createChatController } from './controllers/chat-controller';
 import { GreetingV1Controller } from './controllers/greeting-v1-controller';
@@ -102,8 +110,16 @@ export function createApp(
   server.addHandshakeMiddleware(authenticateHandshake);
   server.addHandshakeMiddleware(nameFromHandshake);
   // Protocol version 1 clients (the page) sign in with $hello.auth, not in the URL.
+  const sessions = new SessionTokens();
   server.addAuthHandler(
-    createHelloAuth((clientId, user) => server.setClientData(clientId, USER_KEY, user)),
+    createHelloAuth(
+      (clientId, user) => server.setClientData(clientId, USER_KEY, user),
+      DEMO_TOKENS,
+      sessions,
+    ),
+  );
+  server.registerController(
+    new CredentialsController(sessions, (user, room) => server.revoke(user, room)),
   );
   server.registerController(new PageController(options.pageScript));
   const limits = scaleLimits(settings.rateLimitScale);

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   Response,
   type AuthHandler,
@@ -114,6 +115,57 @@ export const authenticateHandshake: HandshakeHook = (ctx) => {
   return undefined;
 };
 
+/** How long a session token of `POST /api/token` holds (ms): the page refreshes it before then. */
+export const SESSION_TOKEN_TTL = 5 * 60_000;
+
+/**
+ * Short-lived session tokens: `POST /api/token` (with a demo token) issues
+ * `s.<user id>.<expiresAt ms>.<HMAC>`; `$hello.auth` and `$refresh` accept it until it
+ * expires, so a connection signed in with one must refresh before `expiresAt`. The secret
+ * comes from `DEMO_TOKEN_SECRET` (the same on every instance that shares the demo), else a
+ * random one per process.
+ */
+export class SessionTokens {
+  readonly #secret: Buffer;
+  readonly #ttl: number;
+  readonly #users: Readonly<Record<string, DemoUser>>;
+
+  constructor(
+    secret: string | undefined = process.env['DEMO_TOKEN_SECRET'],
+    ttl = SESSION_TOKEN_TTL,
+    tokens: Readonly<Record<string, DemoUser>> = DEMO_TOKENS,
+  ) {
+    this.#secret = secret === undefined || secret === '' ? randomBytes(32) : Buffer.from(secret);
+    this.#ttl = ttl;
+    this.#users = Object.fromEntries(Object.values(tokens).map((u) => [u.id, u]));
+  }
+
+  issue(user: DemoUser, now = Date.now()): { token: string; expiresAt: number } {
+    const expiresAt = now + this.#ttl;
+    const body = `s.${user.id}.${expiresAt}`;
+    return { token: `${body}.${this.#sign(body)}`, expiresAt };
+  }
+
+  /** The user and expiry of a valid, unexpired session token; undefined otherwise. */
+  verify(token: string, now = Date.now()): { user: DemoUser; expiresAt: number } | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 4 || parts[0] !== 's') return undefined;
+    const [, id, at, signature] = parts as [string, string, string, string];
+    const expected = Buffer.from(this.#sign(`s.${id}.${at}`));
+    const given = Buffer.from(signature);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const expiresAt = Number(at);
+    const user = Object.hasOwn(this.#users, id) ? this.#users[id] : undefined;
+    if (user === undefined || !Number.isSafeInteger(expiresAt) || expiresAt <= now)
+      return undefined;
+    return { user, expiresAt };
+  }
+
+  #sign(body: string): string {
+    return createHmac('sha256', this.#secret).update(body).digest('base64url');
+  }
+}
+
 /**
  * Auth handler of protocol version 1: reads the token a client sends in `$hello.auth` (the
  * client's `auth` option, which is how the chat page signs in, so the token never appears
@@ -128,11 +180,18 @@ export const authenticateHandshake: HandshakeHook = (ctx) => {
 export function createHelloAuth(
   setUser: (clientId: string, user: DemoUser) => void,
   tokens: Readonly<Record<string, DemoUser>> = DEMO_TOKENS,
+  sessions?: SessionTokens,
 ): AuthHandler {
   return ({ clientId, auth, data }) => {
     if (auth === undefined || auth === '') {
       const signedIn = data[USER_KEY] as DemoUser | undefined;
       return signedIn === undefined ? true : { identity: signedIn.id };
+    }
+    // A session token of POST /api/token: accepted until it expires (the page refreshes it).
+    const session = sessions?.verify(auth);
+    if (session !== undefined) {
+      setUser(clientId, session.user);
+      return { identity: session.user.id, expiresAt: session.expiresAt };
     }
     const user = Object.hasOwn(tokens, auth) ? tokens[auth] : undefined;
     if (user === undefined) return { status: 401, message: 'Invalid token.' };

@@ -142,6 +142,30 @@ describe('chat page in Chromium', () => {
     await snap(ada, 'demo-chat.png');
   }, 120_000);
 
+  it('signs in with a session token that expires, and says so when an admin revokes the room', async () => {
+    const bob = await openChat('Bob', 'revocable', 'bob-token');
+    // The page traded bob-token for a session token: the server knows when it expires.
+    const server = demo!.app.server;
+    const bobs = server
+      .getAllClients()
+      .map((id) => server.getCredentials(id))
+      .filter((c) => c?.identity === 'bob');
+    expect(bobs).toHaveLength(1);
+    expect(bobs[0]!.expiresAt).toBeGreaterThan(Date.now());
+    const res = await fetch(`${demo!.http}/api/admin/revoke`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'bob', room: 'revocable' }),
+    });
+    expect(await res.json()).toEqual({ user: 'bob', room: 'revocable', revoked: 1 });
+    await bob
+      .locator('#messages li.system', {
+        hasText: 'You are no longer in room revocable: an admin removed you.',
+      })
+      .waitFor();
+    expect(await bob.locator('#send').isDisabled()).toBe(true);
+  });
+
   it('explains a refused token and a refused room in words', async () => {
     const { page: refused, problems } = await openPage();
     await refused.fill('#name', 'Eve');
@@ -151,8 +175,14 @@ describe('chat page in Chromium', () => {
       .locator('#messages li.error', { hasText: 'the server refused the token' })
       .waitFor();
     expect(await refused.locator('#send').isDisabled()).toBe(true);
-    // The browser itself logs the failed handshake; nothing else may go wrong on the page.
-    expect(problems.filter((text) => !text.includes('WebSocket connection'))).toEqual([]);
+    // The browser itself logs the failed handshake and the refused token exchange (the page
+    // asks POST /api/token for a session token first: 401 for this token); nothing else may
+    // go wrong on the page.
+    const logged = (text: string): boolean =>
+      text.includes('WebSocket connection') ||
+      text === 'Failed to load resource: the server responded with a status of 401 (Unauthorized)';
+    expect(problems.filter((text) => !logged(text))).toEqual([]);
+    expect(problems.some((text) => text.includes('401'))).toBe(true);
 
     const anon = await openChat('Finn', 'lobby');
     await anon.fill('#room', 'private-team');

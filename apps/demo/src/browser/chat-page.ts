@@ -181,6 +181,15 @@ const STOPPED: Readonly<Record<StopCause, string>> = {
 function listen(c: ChatClient): void {
   let everConnected = false;
 
+  c.on('revoked', ({ room, reason }) => {
+    const why = reason === 'expired' ? 'your access to it expired' : 'an admin removed you';
+    add('system', `You are no longer in room ${room}: ${why}.`);
+    if (room === myRoom) {
+      myRoom = null;
+      sendButton.disabled = true;
+      setState('In no room');
+    }
+  });
   c.on('welcome', (data) => {
     myId = data.clientId;
     myUser = data.user;
@@ -323,10 +332,23 @@ function stop(): void {
   old?.disconnect();
 }
 
+/** A session token for the typed demo token (`POST /api/token`); the demo token if that fails. */
+async function sessionToken(token: string): Promise<string> {
+  const response = await fetch('/api/token', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (!response.ok) return token;
+  const body = (await response.json()) as { token?: unknown };
+  return typeof body.token === 'string' ? body.token : token;
+}
+
 function start(token: string, name: string): void {
   // The display name may travel in the URL; the token goes in $hello.auth only.
   const c: ChatClient = new Client<ClientEvents, ServerEvents>('/', {
-    ...(token ? { auth: token } : {}),
+    // A typed token is traded for a short-lived session token on every connection and
+    // before each expiry (the client sends it in $refresh); it never appears in a URL.
+    ...(token ? { auth: () => sessionToken(token) } : {}),
     ...(name ? { query: { name } } : {}),
   });
   client = c;
