@@ -4,7 +4,6 @@
 // channel lingers for unsubscribeGrace after its last member leaves, and new subscriptions
 // per client are bounded by maxSubscribesPerSecond.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import WebSocket from 'ws';
 import {
   NullLogger,
   OnDisconnect,
@@ -16,13 +15,7 @@ import {
   type ServerConfigOptions,
 } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
-import {
-  RedisUnderTest,
-  V1Client,
-  waitFor,
-  redisServerAvailableSync,
-  type V1Message,
-} from './helpers';
+import { RedisUnderTest, V1Client, waitFor, redisServerAvailableSync } from './helpers';
 
 const hasRedisServer = redisServerAvailableSync('@pkg/redis-adapter rooms test');
 const describeRedis = hasRedisServer ? describe : describe.skip;
