@@ -422,6 +422,67 @@ describe('Connection: what it owns', () => {
     expect(conn.connectPhase).toBeUndefined();
   });
 
+  it('credentials: identified with an expiry; one refresh at a time; a refused one keeps the expiry', () => {
+    const conn = connectionIn(S.OPEN);
+    expect(conn.expiresAt).toBeUndefined();
+    conn.identify('ann', T0 + 1000);
+    expect(conn.identity).toBe('ann');
+    expect(conn.expiresAt).toBe(T0 + 1000);
+    expect(conn.refreshing).toBe(false);
+    expect(conn.startRefresh()).toBe(true);
+    expect(conn.refreshing).toBe(true);
+    expect(conn.startRefresh()).toBe(false);
+    conn.endRefresh(false, T0 + 9999);
+    expect(conn.refreshing).toBe(false);
+    expect(conn.expiresAt).toBe(T0 + 1000);
+    expect(conn.startRefresh()).toBe(true);
+    conn.endRefresh(true, T0 + 5000);
+    expect(conn.expiresAt).toBe(T0 + 5000);
+    expect(conn.startRefresh()).toBe(true);
+    conn.endRefresh(true, undefined);
+    expect(conn.expiresAt).toBeUndefined();
+    conn.identify('bob');
+    expect(conn.expiresAt).toBeUndefined();
+  });
+
+  it('disarm() clears the armed deadline of an open connection', () => {
+    const conn = connectionIn(S.OPEN);
+    const fired = jest.fn();
+    conn.arm(100, fired);
+    expect(conn.timed).toBe(true);
+    conn.disarm();
+    expect(conn.timed).toBe(false);
+    jest.advanceTimersByTime(200);
+    expect(fired).not.toHaveBeenCalled();
+    conn.disarm();
+    expect(conn.timed).toBe(false);
+  });
+
+  it('room grants: each expires once at its time, a new grant replaces the old, ungrant and end() clear them', () => {
+    const conn = connectionIn(S.OPEN);
+    const expired: string[] = [];
+    expect(conn.grants).toBe(0);
+    conn.grant('a', 100, () => expired.push('a'));
+    conn.grant('b', 300, () => expired.push('b'));
+    expect(conn.grants).toBe(2);
+    conn.grant('a', 500, () => expired.push('a2'));
+    expect(conn.grants).toBe(2);
+    jest.advanceTimersByTime(300);
+    expect(expired).toEqual(['b']);
+    expect(conn.grants).toBe(1);
+    conn.ungrant('nope');
+    conn.ungrant('a');
+    expect(conn.grants).toBe(0);
+    jest.advanceTimersByTime(1000);
+    expect(expired).toEqual(['b']);
+    conn.grant('c', 100, () => expired.push('c'));
+    conn.end();
+    expect(conn.grants).toBe(0);
+    jest.advanceTimersByTime(1000);
+    expect(expired).toEqual(['b']);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it('end() releases everything: no deadline, nothing held, remembered, queued or marked', () => {
     const conn = connectionIn(S.AUTHENTICATING);
     conn.arm(1000, () => {

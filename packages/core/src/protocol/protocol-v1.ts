@@ -555,9 +555,10 @@ export class ProtocolV1 {
     let n = 0;
     for (const conn of [...this.#conns.values()]) {
       if (conn.identity !== identity || !conn.connected) continue;
+      // Only connections that have the client now: a closing one is on its way out already.
+      if (conn.state !== S.OPEN && conn.state !== S.AWAY) continue;
       if (room !== null) {
         const ns = namespace ?? DEFAULT_NAMESPACE;
-        if (conn.state !== S.OPEN && conn.state !== S.AWAY) continue;
         if (this.#o.isMember?.(conn.id, room, ns) !== true) continue;
         this.#messages.leaveRoom(conn.id, room, ns);
         this.#out.deliverHeld(conn.id, encodeEnvelope(ControlEvent.REVOKED, { room, namespace: ns, reason: 'revoked' })); // prettier-ignore
@@ -577,9 +578,7 @@ export class ProtocolV1 {
         clientId: conn.id,
         closeCode: CloseCode.FORBIDDEN,
       });
-      if (conn.state === S.OPEN) {
-        this.#out.failTo(conn, Code.REVOKED, 'Your access was revoked by the server.');
-      }
+      this.#out.failTo(conn, Code.REVOKED, 'Your access was revoked by the server.');
       conn.finalise();
       this.#close(conn, CloseCode.FORBIDDEN, 'revoked');
     }
