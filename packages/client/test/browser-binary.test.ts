@@ -2,16 +2,12 @@
 // WebSocket (binaryType set to 'arraybuffer' by the client), and a small `ws` server here
 // that speaks $hello / $welcome and @pkg/wire's binary frame (not @pkg/core).
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import { SUBPROTOCOL, decodeBinaryFrame, encodeBinaryFrame, encodeEnvelope } from '@pkg/wire';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, bundleClient, requireChromium } from './browser-kit';
 
 let browser: Browser | undefined;
 let wss: WebSocketServer;
@@ -19,22 +15,8 @@ let script: string;
 const received: Array<{ event: string; length: number }> = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium).`,
-    );
-  }
-  const bundle = await build({
-    entryPoints: [path.join(__dirname, '..', 'src', 'index.ts')],
-    bundle: true,
-    format: 'iife',
-    globalName: 'PkgClient',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    logLevel: 'silent',
-  });
-  script = bundle.outputFiles[0]!.text;
+  requireChromium();
+  script = await bundleClient();
   wss = new WebSocketServer({
     port: 0,
     host: '127.0.0.1',

@@ -2,15 +2,12 @@
 // own WebSocket), two pages in Chromium chatting in a room through the real server, a
 // server restart after which both are back in their room without user action, and the
 // browser's offline / online events.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { build } from 'esbuild';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { HttpRoute, Response, RoomsController, SocketController, SocketOn } from '@pkg/core';
 import { cleanup, startCoreServer, type CoreServer } from './helpers';
+import { CHROMIUM, bundleClient, requireChromium } from './browser-kit';
 
-const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -42,22 +39,8 @@ class PageController extends SocketController {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium).`,
-    );
-  }
-  const bundle = await build({
-    entryPoints: [path.join(__dirname, '..', 'src', 'index.ts')],
-    bundle: true,
-    format: 'iife',
-    globalName: 'PkgClient',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    logLevel: 'silent',
-  });
-  const script = bundle.outputFiles[0]!.text;
+  requireChromium();
+  const script = await bundleClient();
   page = `<!doctype html><meta charset="utf-8"><title>client</title>
 <script>${script.replace(/<\/script/gi, '<\\/script')}</script>
 <script>

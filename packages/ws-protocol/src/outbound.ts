@@ -118,11 +118,21 @@ export class Outbound {
    */
   deliver(conn: HandlerConnection, payload: string | Buffer, binary = false): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
-    try {
+    return this.#send(conn, (socket) => {
       // A string goes out as a text frame without options (`ws` copies an options object
       // on every send); a Buffer needs them to be sent as text.
-      if (typeof payload === 'string') conn.client.socket.send(payload);
-      else conn.client.socket.send(payload, binary ? SEND_AS_BINARY : SEND_AS_TEXT);
+      if (typeof payload === 'string') socket.send(payload);
+      else socket.send(payload, binary ? SEND_AS_BINARY : SEND_AS_TEXT);
+    });
+  }
+
+  /** Runs the writes of one message; false (logged at debug level) when `ws` throws. */
+  #send(
+    conn: HandlerConnection,
+    write: (socket: HandlerConnection['client']['socket']) => void,
+  ): boolean {
+    try {
+      write(conn.client.socket);
       return true;
     } catch (err) {
       this.#log.debug('WebSocket send failed', {
@@ -141,18 +151,10 @@ export class Outbound {
    */
   deliverFragments(conn: HandlerConnection, head: Buffer, tail: Buffer): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
-    try {
-      const socket = conn.client.socket;
+    return this.#send(conn, (socket) => {
       socket.send(head, FIRST_BINARY_FRAGMENT);
       socket.send(tail, LAST_BINARY_FRAGMENT);
-      return true;
-    } catch (err) {
-      this.#log.debug('WebSocket send failed', {
-        clientId: conn.client.id,
-        error: errorMessage(err),
-      });
-      return false;
-    }
+    });
   }
 
   /** True (and the client is being dropped) when its unsent bytes exceed the limit. */
