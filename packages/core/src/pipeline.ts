@@ -135,7 +135,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
     // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames").
-    binaryFrames: true,
+    binaryFrames: config.getWebSocketBinaryFrames(),
     prototypeKeys: config.getJsonPrototypeKeys(),
     keepRequest: config.getWebSocketKeepRequest(),
     logger,

@@ -266,7 +266,7 @@ describe('the closes that keep a session, and those that end it', () => {
     [
       1003,
       'a binary frame with ws_binary_messages "close"',
-      { ws_binary_messages: 'close' },
+      { ws_binary_messages: 'close', ws_binary_frames: false },
       (c) => c.ws.send(Buffer.from([1, 2, 3]), { binary: true }),
     ],
     [

@@ -141,6 +141,7 @@ export const CHECKS: { readonly [K in keyof ServerConfigOptions]-?: Check } = {
       : 'true, false, or { threshold: bytes }',
   ws_close_timeout: positiveInt('a positive number of milliseconds'),
   ws_binary_messages: (v) => (v === 'error' || v === 'close' ? null : '"error" or "close"'),
+  ws_binary_frames: (v) => (typeof v === 'boolean' ? null : 'true or false'),
   json_prototype_keys: (v) => (v === 'error' || v === 'remove' ? null : '"error" or "remove"'),
   ws_keep_request: (v) => (typeof v === 'boolean' ? null : 'true or false'),
   tls: (v) => (v === null || isPlainObject(v) ? null : 'an object with key and cert, or null'),

@@ -32,6 +32,7 @@ export const SERVER_CONFIG_DEFAULTS: ResolvedServerConfig = Object.freeze({
   per_message_deflate: wsHandlerDefaults.perMessageDeflate,
   ws_close_timeout: wsHandlerDefaults.closeTimeout,
   ws_binary_messages: wsHandlerDefaults.binaryMessages,
+  ws_binary_frames: true,
   json_prototype_keys: httpHandlerDefaults.prototypeKeys,
   // Not wsHandlerDefaults.keepRequest: the server reads the request only during the
   // handshake, so by default it does not hold it for the life of every connection.

@@ -79,6 +79,8 @@ export interface ServerConfigOptions {
   ws_close_timeout?: number;
   /** What a binary WebSocket message gets on a connection that does not take binary frames (version 0; docs/protocol.md, "Binary frames"): an `error` event (`'error'`) or close 1003 (`'close'`). Default `'error'`. */
   ws_binary_messages?: 'error' | 'close';
+  /** Protocol version 1 connections take binary frames (docs/protocol.md, "Binary frames"): a handler gets the bytes. `false`: every connection gets `ws_binary_messages`' answer for a binary frame. Default `true`. */
+  ws_binary_frames?: boolean;
   /**
    * JSON from the network (HTTP bodies, WebSocket messages) holding a `__proto__` or
    * `constructor.prototype` key: `'error'` refuses it (HTTP 400, WebSocket `invalid_json`),

@@ -218,6 +218,10 @@ export class ServerConfig {
   getWebSocketBinaryMessages(): 'error' | 'close' {
     return this.#values.ws_binary_messages;
   }
+  /** Protocol version 1 connections take binary frames (`ws_binary_frames`). */
+  getWebSocketBinaryFrames(): boolean {
+    return this.#values.ws_binary_frames;
+  }
   getJsonPrototypeKeys(): 'error' | 'remove' {
     return this.#values.json_prototype_keys;
   }
