@@ -6,7 +6,12 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { NullLogger, RoomsController, Server, ServerConfig } from '@pkg/core';
 import { cleanup, makeClient, next, Recorder } from './helpers';
 
-afterEach(cleanup);
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await cleanup();
+  for (const server of servers.splice(0)) await server.close();
+});
 
 /** Tokens `<identity>:<ttl ms>`; `bad` is refused. */
 async function start(grace: number): Promise<{ server: Server; url: string }> {
@@ -29,6 +34,7 @@ async function start(grace: number): Promise<{ server: Server; url: string }> {
     return { identity: identity!, ttl: Number(ttl) };
   });
   await server.run();
+  servers.push(server);
   return { server, url: `ws://127.0.0.1:${server.getPort()}` };
 }
 
