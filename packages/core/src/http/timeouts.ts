@@ -50,10 +50,10 @@ export function withHttpTimeout(ms: number, logger: LoggerInterface, next: Dispa
  * Bounds a client's OnConnect phase: resolves true when the handlers finished in time, false
  * when `ms` passed first (after calling `expired`, which closes the client). `ms` 0 = no limit.
  */
-export function connectDeadline(
+export function connectDeadline<C>(
   ms: number,
-  expired: (clientId: string) => void,
-): (clientId: string, phase: Promise<void>) => Promise<boolean> {
+  expired: (client: C) => void,
+): (client: C, phase: Promise<void>) => Promise<boolean> {
   return (clientId, phase) => {
     const done = phase.then(() => true);
     if (ms === 0) return done;

@@ -1562,3 +1562,32 @@ describe('credentials, model-based in process: refresh, expiry, revocation, resu
     );
   });
 });
+
+describe('$refresh early, on a connection that is not open', () => {
+  it('before $hello: the connection is served without credentials, refused, and the request answered once', () => {
+    const r = rig({ auth: credentials });
+    const a = r.connect('a');
+    r.send(a, env('$refresh', { auth: 'ann:1000' }, 1));
+    expect(r.ws.refusals).toEqual([
+      { to: 'a', code: 'unauthorized', id: undefined },
+      { to: 'a', code: 'unauthorized', id: 1 },
+    ]);
+    expect(r.ws.sent.some((s) => s.text.includes('"$refresh"'))).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(r.ws.closes).toEqual([{ to: 'a', code: 4401 }]);
+    expect(r.started).toEqual([]);
+  });
+
+  it('without auth handlers: answered with no expiry, the connection stays open', () => {
+    const r = rig({ helloWait: 0 });
+    const a = r.connect('a');
+    r.send(a, env('$refresh', { auth: 'x' }, 1));
+    const answer = r.ws.sent.find((s) => s.text.includes('"$refresh"'));
+    expect(JSON.parse(answer!.text)).toEqual({
+      event: '$refresh',
+      id: 1,
+      data: { expiresAt: null },
+    });
+    expect([...r.p.openClientIds()]).toEqual(['a']);
+  });
+});

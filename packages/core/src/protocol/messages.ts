@@ -8,6 +8,7 @@ import type { LoggerInterface } from '@pkg/logger';
 import { CloseCode } from '@pkg/wire';
 import type { Envelope, WebSocketHandler } from '@pkg/ws-protocol';
 import { CoreEventErrorCode } from '../errors';
+import { connectDeadline } from '../http/timeouts';
 import type { MetricsHolder, Observers } from '../observability/request-context';
 import type { TracingSlot } from '../observability/tracing-load';
 import { DEFAULT_NAMESPACE } from '../ws/namespace-manager';
@@ -51,6 +52,12 @@ export class Messages {
   readonly #o: MessagesOptions;
   readonly #out: Outbound;
   readonly #pending: PendingHandlers;
+  /**
+   * Bounds the `OnConnect` phase (`connect_timeout`): false when it ran out of time, and the
+   * client is then closed with 1011 and its session ends with it (a resume would skip the
+   * `OnConnect` that failed).
+   */
+  readonly #connectDeadline: (conn: Connection, phase: Promise<void>) => Promise<boolean>;
   /** Rooms and namespaces; set once the adapter bridge is built (see ProtocolV1.serveRooms). */
   #rooms: Membership | undefined = undefined;
 
@@ -58,6 +65,17 @@ export class Messages {
     this.#o = options;
     this.#pending = pending;
     this.#out = out;
+    const ms = options.connectTimeout;
+    this.#connectDeadline = connectDeadline<Connection>(ms, (conn) => {
+      options.logger.warning('OnConnect handlers did not finish in time; closing the client', {
+        code: 'PKG_ERR_CORE_CONNECT_TIMEOUT',
+        clientId: conn.id,
+        closeCode: CloseCode.INTERNAL_ERROR,
+        timeout: ms,
+      });
+      conn.finalise();
+      options.ws.disconnect(conn.id, CloseCode.INTERNAL_ERROR, 'OnConnect timeout');
+    });
   }
 
   set rooms(rooms: Membership) {
@@ -183,32 +201,5 @@ export class Messages {
         : phase.then(() => routes.dispatchSpecialEvent(clientId, 'disconnect'))
     ).finally(done);
     this.#pending.background(work);
-  }
-
-  /**
-   * Bounds the `OnConnect` phase (`connect_timeout`): resolves false when it ran out of
-   * time, and the client is then closed with 1011 and its session ends with it (a resume
-   * would skip the `OnConnect` that failed).
-   */
-  #connectDeadline(conn: Connection, phase: Promise<void>): Promise<boolean> {
-    const done = phase.then(() => true);
-    const ms = this.#o.connectTimeout;
-    if (ms === 0) return done;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => {
-        this.#o.logger.warning('OnConnect handlers did not finish in time; closing the client', {
-          code: 'PKG_ERR_CORE_CONNECT_TIMEOUT',
-          clientId: conn.id,
-          closeCode: CloseCode.INTERNAL_ERROR,
-          timeout: ms,
-        });
-        conn.finalise();
-        this.#o.ws.disconnect(conn.id, CloseCode.INTERNAL_ERROR, 'OnConnect timeout');
-        resolve(false);
-      }, ms);
-      timer.unref();
-    });
-    return Promise.race([done, late]).finally(() => clearTimeout(timer));
   }
 }

@@ -49,11 +49,6 @@ export class Outbound {
     this.#o = options;
   }
 
-  /** True when the client id belongs to an `open` connection of this process. */
-  isOpen(clientId: string): boolean {
-    return this.#o.conns.get(clientId)?.state === ConnectionState.OPEN;
-  }
-
   /**
    * Admits a request of an open connection: false (and answered `too_many_pending`) when it
    * already has `max_pending_requests` unanswered. A message without `id` is always admitted.

@@ -97,6 +97,6 @@ describe('SessionStore', () => {
     sessions.away(s);
     expect(await done).toBe(s);
     expect(sessions.refusalFor(s.token)).toBe('expired');
-    expect(sessions.ofClient('c1')).toBeUndefined();
+    expect(sessions.lookup(s.token)).toBeUndefined();
   });
 });

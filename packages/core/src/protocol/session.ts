@@ -74,7 +74,6 @@ export const withSeq = appendSeq;
 export class SessionStore {
   readonly #o: SessionStoreOptions;
   readonly #byToken = new Map<string, Session>();
-  readonly #byClient = new Map<string, Session>();
   /** Away sessions, oldest first. */
   readonly #away = new Set<Session>();
   readonly #awayByAddress = new Map<string, Set<Session>>();
@@ -114,12 +113,7 @@ export class SessionStore {
       replayed: undefined,
     };
     this.#byToken.set(session.token, session);
-    this.#byClient.set(clientId, session);
     return session;
-  }
-
-  ofClient(clientId: string): Session | undefined {
-    return this.#byClient.get(clientId);
   }
 
   /** The session of a token, whether or not a connection serves it. */
@@ -198,7 +192,6 @@ export class SessionStore {
     this.#leaveAway(session);
     if (this.#byToken.get(session.token) !== session) return;
     this.#byToken.delete(session.token);
-    if (this.#byClient.get(session.clientId) === session) this.#byClient.delete(session.clientId);
     this.#slots -= session.texts.length;
     this.#gone.set(session.token, why);
     if (this.#gone.size > MAX_GONE) this.#gone.delete(this.#gone.keys().next().value!);
