@@ -7,7 +7,7 @@
  * `head + JSON.stringify(epoch) + ',"offset":' + offset + tail`, so a store that assigns the
  * position elsewhere (a Redis script) can build the text without running JavaScript.
  */
-import type { RecoveryFailureReason, StreamPosition } from '@pkg/wire';
+import type { LostRange, RecoveryFailureReason, StreamPosition } from '@pkg/wire';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -88,12 +88,16 @@ export function keptExcept(except: KeptTarget['except']): KeptExcept {
  * and stores nothing: reading never makes a room, and a later read from that position
  * tells whether a message can have come since),
  * the messages oldest first, and whether they are everything asked for; when not, `reason`.
+ * With `messages_lost` the messages are every kept one asked for, and `lost` names the
+ * offsets among them that were handed out but are kept nowhere (a store that can lose its
+ * last writes in a failover), oldest first.
  */
 export interface HistoryRead {
   readonly position: StreamPosition | null;
   readonly messages: readonly KeptMessage[];
   readonly complete: boolean;
   readonly reason?: RecoveryFailureReason;
+  readonly lost?: readonly LostRange[];
 }
 
 /**
