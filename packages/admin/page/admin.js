@@ -12,6 +12,7 @@
     session: null,
     timer: 0,
     busy: false,
+    again: false,
     // Per view: the cursor stack of the pages before, and the current and next cursors.
     pages: {},
     trace: { id: '', since: 0, rows: [] },
@@ -370,21 +371,30 @@
 
   // ------------------------------------------------------------------ polling
 
+  // One refresh at a time; a refresh asked meanwhile (a new view, a new page) runs after it.
   async function refresh() {
-    if (state.busy) return;
+    if (state.busy) {
+      state.again = true;
+      return;
+    }
     state.busy = true;
+    const view = state.view;
     const started = performance.now();
     try {
       if (state.session === null) state.session = await call('GET', 'session');
-      await views[state.view]();
+      await views[view]();
       $('#login').hidden = true;
       const ms = Math.round(performance.now() - started);
       status('updated ' + new Date().toLocaleTimeString() + ' (' + ms + ' ms)');
-      document.body.dataset.loaded = state.view;
+      if (state.view === view) document.body.dataset.loaded = view;
     } catch (err) {
       status(err.message, true);
     } finally {
       state.busy = false;
+      if (state.again) {
+        state.again = false;
+        refresh();
+      }
     }
   }
 
