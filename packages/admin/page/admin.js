@@ -10,6 +10,7 @@
     view: 'nodes',
     token: sessionStorage.getItem('pkg-admin-token') || '',
     session: null,
+    sessionAsked: null,
     timer: 0,
     busy: false,
     again: false,
@@ -42,6 +43,10 @@
 
   function fill(tbody, rows) {
     tbody.replaceChildren(...rows);
+  }
+
+  function count(n) {
+    return typeof n === 'number' ? n.toLocaleString('en-US') : n;
   }
 
   function bytes(n) {
@@ -97,6 +102,21 @@
     return data;
   }
 
+  // What the server allows this operator (actions, page sizes): asked once, beside the
+  // first view's data rather than before it.
+  function session() {
+    if (state.sessionAsked === null) {
+      state.sessionAsked = call('GET', 'session').then(
+        (s) => (state.session = s),
+        (err) => {
+          state.sessionAsked = null;
+          throw err;
+        },
+      );
+    }
+    return state.sessionAsked;
+  }
+
   function pageState(view) {
     if (!state.pages[view]) state.pages[view] = { before: [], cursor: null, next: null };
     return state.pages[view];
@@ -133,12 +153,12 @@
           row([
             n.node,
             n.pid,
-            n.connections,
-            n.openClients,
-            n.sessions,
-            n.rooms,
-            n.historyRooms,
-            n.pendingHandlers,
+            count(n.connections),
+            count(n.openClients),
+            count(n.sessions),
+            count(n.rooms),
+            count(n.historyRooms),
+            count(n.pendingHandlers),
             Math.round(n.eventLoopUtilization * 100) + ' %',
             bytes(n.rssBytes),
             bytes(n.heapUsedBytes),
@@ -148,7 +168,7 @@
         ),
       );
       const total = data.rows.reduce((sum, n) => sum + n.connections, 0);
-      meta('nodes', data, total + ' connection(s) in all');
+      meta('nodes', data, count(total) + ' connection(s) in all');
     },
 
     async connections() {
@@ -161,7 +181,7 @@
         cursor: p.cursor,
       });
       const now = Date.now();
-      const actions = state.session ? state.session.actions : {};
+      const actions = (await session()).actions;
       fill(
         $('tbody', section('connections')),
         data.rows.map((c) => {
@@ -208,7 +228,7 @@
         }),
       );
       pager('connections', data.next);
-      meta('connections', data, data.total + ' match(es), page ' + (p.before.length + 1));
+      meta('connections', data, count(data.total) + ' match(es), page ' + (p.before.length + 1));
     },
 
     async rooms() {
@@ -260,26 +280,34 @@
     async refusals() {
       const data = await call('GET', 'refusals');
       const root = section('refusals');
+      const nodes = data.rows.map((n) => n.node);
+      const head = (table, first) => {
+        const tr = $('[data-' + table + '] thead tr', root);
+        tr.replaceChildren(...[first, ...(table === 'totals' ? ['all nodes'] : []), ...nodes].map((t) => el('th', t))); // prettier-ignore
+      };
+      head('totals', 'code');
+      head('limits', 'setting');
       const codes = Object.entries(data.total).sort((a, b) => b[1] - a[1]);
       fill(
         $('[data-totals] tbody', root),
-        codes.length === 0 ? [row(['none', 0])] : codes.map(([code, n]) => row([code, n])),
+        codes.length === 0
+          ? [row(['none', 0, ...nodes.map(() => 0)])]
+          : codes.map(([code, n]) =>
+              row([code, n, ...data.rows.map((r) => r.refusals[code] || 0)]),
+            ),
       );
-      fill(
-        $('[data-limits] tbody', root),
-        data.rows.map((n) =>
+      const settings = data.rows.length > 0 ? Object.keys(data.rows[0].limits) : [];
+      fill($('[data-limits] tbody', root), [
+        row(['connections now', ...data.rows.map((r) => count(r.connections))]),
+        ...settings.map((key) =>
           row([
-            n.node,
-            n.connections,
-            Object.entries(n.limits)
-              .map(([k, v]) => k + ' ' + (v === null ? '∞' : v))
-              .join(', '),
-            Object.entries(n.refusals)
-              .map(([k, v]) => k + ' ' + v)
-              .join(', ') || 'none',
+            key,
+            ...data.rows.map((r) =>
+              r.limits[key] === null || r.limits[key] === 0 ? 'no limit' : count(r.limits[key]),
+            ),
           ]),
         ),
-      );
+      ]);
       meta('refusals', data);
     },
 
@@ -294,7 +322,7 @@
         t.rows.push(e);
         t.since = e.seq;
       }
-      const limit = state.session ? state.session.trace.maxMessages : 200;
+      const limit = (await session()).trace.maxMessages;
       if (t.rows.length > limit) t.rows.splice(0, t.rows.length - limit);
       fill(
         $('tbody', section('trace')),
@@ -381,8 +409,7 @@
     const view = state.view;
     const started = performance.now();
     try {
-      if (state.session === null) state.session = await call('GET', 'session');
-      await views[view]();
+      await Promise.all([session(), views[view]()]);
       $('#login').hidden = true;
       const ms = Math.round(performance.now() - started);
       status('updated ' + new Date().toLocaleTimeString() + ' (' + ms + ' ms)');
@@ -477,6 +504,7 @@
     state.token = $('#token').value;
     sessionStorage.setItem('pkg-admin-token', state.token);
     state.session = null;
+    state.sessionAsked = null;
     refresh();
   });
   $('#interval').addEventListener('change', schedule);
