@@ -131,8 +131,10 @@ async function echoClients(port) {
   };
 }
 
-async function timeJson(base, name, query = '') {
+/** Times of SAMPLES × 2 requests one after another, and A's CPU µs per request. */
+async function timeJson(base, name, query, cpu) {
   const times = [];
+  const cpu0 = await cpu();
   for (let i = 0; i < SAMPLES * 2; i++) {
     const t0 = performance.now();
     const res = await fetch(`${base}/admin/api/${name}${query}`);
@@ -140,7 +142,7 @@ async function timeJson(base, name, query = '') {
     if (!res.ok) throw new Error(`${name}${query}: HTTP ${res.status}`);
     times.push(performance.now() - t0);
   }
-  return times;
+  return { times, cpuPer: ((await cpu()) - cpu0) / times.length };
 }
 
 async function loadedView(page, view) {
@@ -235,11 +237,35 @@ try {
     ['rooms', '?only=history'],
     ['refusals', ''],
   ]) {
-    api[`${name}${q}`] = await timeJson(base, name, q);
+    api[`${name}${q}`] = await timeJson(base, name, q, a.cpu);
   }
 
-  // ---------------------------------------------------------------- throughput, open vs closed
+  // ---------------------------------------------------------------- the page's own cost
+  // A's CPU per second without the echo load, the page closed and then open (polling the
+  // connections view sorted by traffic every second), in alternating windows: what the
+  // open page takes from A, as a share of one core.
   const polling = await context.newPage();
+  const idle = { closed: [], open: [] };
+  for (let w = 0; w < WINDOWS; w++) {
+    for (const state of w % 2 === 0 ? ['closed', 'open'] : ['open', 'closed']) {
+      if (state === 'open') {
+        await polling.goto(`${base}/admin#connections`);
+        await loadedView(polling, 'connections');
+        await polling.selectOption('#view-connections [data-sort]', 'traffic');
+        await polling.selectOption('#interval', '1000');
+      } else {
+        await polling.goto('about:blank');
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      const c0 = await a.cpu();
+      const t0 = performance.now();
+      await new Promise((r) => setTimeout(r, SECONDS * 1000));
+      idle[state].push(((await a.cpu()) - c0) / 1000 / ((performance.now() - t0) / 1000));
+    }
+  }
+  log(`A's CPU without load: page closed ${fmt(median(idle.closed), 1)} ms/s, open ${fmt(median(idle.open), 1)} ms/s`); // prettier-ignore
+
+  // ---------------------------------------------------------------- throughput, open vs closed
   const open = [];
   const closed = [];
   for (let w = 0; w < WINDOWS; w++) {
@@ -304,8 +330,8 @@ try {
   out.push(row('page load (until the nodes view has drawn)', loads));
   for (const view of VIEWS) out.push(row(`view: ${view}`, viewTimes[view]));
   for (const [name, xs] of Object.entries(extra)) out.push(row(`view: ${name}`, xs));
-  out.push('', '| JSON endpoint (from the bench process) | median ms | p95 ms | max ms |', '|---|---|---|---|'); // prettier-ignore
-  for (const [name, xs] of Object.entries(api)) out.push(row(`\`${name}\``, xs));
+  out.push('', '| JSON endpoint (from the bench process) | median ms | p95 ms | max ms | CPU of A per request, ms |', '|---|---|---|---|---|'); // prettier-ignore
+  for (const [name, { times, cpuPer }] of Object.entries(api)) out.push(`${row(`\`${name}\``, times)} ${fmt(cpuPer / 1000, 2)} |`); // prettier-ignore
   const rates = (xs) => xs.map((x) => x.rate);
   const cpus = (xs) => xs.map((x) => x.cpuPer);
   const rateRatio = median(rates(open)) / median(rates(closed));

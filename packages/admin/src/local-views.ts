@@ -169,21 +169,34 @@ export class LocalViews {
     });
   }
 
+  /** One pass over the rooms keeping the first `limit` after the cursor (by insertion). */
   rooms(q: Extract<AdminQuery, { view: 'rooms' }>): LocalRoomPage {
     const search = q.search.toLowerCase();
-    const found: Array<{ namespace: string; room: string; members: number }> = [];
+    const limit = Math.min(q.limit, this.#options.maxPageSize);
+    const best: Array<{ namespace: string; room: string; members: number }> = [];
     let total = 0;
+    let following = 0;
     for (const [namespace, byRoom] of this.#server.namespaceManager.rooms) {
       for (const [room, members] of byRoom) {
         if (search !== '' && !room.toLowerCase().includes(search)) continue;
         total += 1;
-        if (q.after !== null && compareRooms([namespace, room], q.after) <= 0) continue;
-        found.push({ namespace, room, members: members.size });
+        const key: RoomKey = [namespace, room];
+        if (q.after !== null && compareRooms(key, q.after) <= 0) continue;
+        following += 1;
+        const worst = best[best.length - 1];
+        if (best.length === limit && worst !== undefined && compareRooms(key, [worst.namespace, worst.room]) >= 0) continue; // prettier-ignore
+        let lo = 0;
+        let hi = best.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (compareRooms([best[mid]!.namespace, best[mid]!.room], key) < 0) lo = mid + 1;
+          else hi = mid;
+        }
+        best.splice(lo, 0, { namespace, room, members: members.size });
+        if (best.length > limit) best.pop();
       }
     }
-    found.sort((a, b) => compareRooms([a.namespace, a.room], [b.namespace, b.room]));
-    const limit = Math.min(q.limit, this.#options.maxPageSize);
-    return { rows: found.slice(0, limit), total, more: found.length > limit };
+    return { rows: best, total, more: following > limit };
   }
 
   refusals(): LocalRefusals {

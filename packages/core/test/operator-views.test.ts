@@ -74,6 +74,29 @@ describe('server.listConnections', () => {
     expect(seen).toEqual(server.listConnections().rows.map((r) => r.id));
   });
 
+  it('pages of any size list the same rows as one page of the whole table, for both sorts', async () => {
+    const { server, wsUrl } = await startServer();
+    const clients: TestClient[] = [];
+    for (let i = 0; i < 25; i += 1) clients.push(await TestClient.connect(wsUrl));
+    // Different traffic per client, so that the traffic sort has keys to order.
+    for (let i = 0; i < clients.length; i += 3) clients[i]!.send('noise', { n: 'x'.repeat(i * 100) }); // prettier-ignore
+    for (let i = 0; i < clients.length; i += 3) await clients[i]!.next('error');
+    for (const sort of ['age', 'traffic'] as const) {
+      const whole = server.listConnections({ sort, limit: 500 }).rows.map((r) => r.id);
+      expect(whole).toHaveLength(25);
+      for (const limit of [1, 3, 7, 25, 30]) {
+        const seen: string[] = [];
+        let page = server.listConnections({ sort, limit });
+        seen.push(...page.rows.map((r) => r.id));
+        while (page.next !== null) {
+          page = server.listConnections({ sort, limit, after: page.next });
+          seen.push(...page.rows.map((r) => r.id));
+        }
+        expect([sort, limit, seen]).toEqual([sort, limit, whole]);
+      }
+    }
+  });
+
   it('sorts by traffic: the client that sent the most bytes comes first', async () => {
     const { server, clients } = await threeClients();
     const bob = clients[1]!;

@@ -140,15 +140,20 @@ function roomsOf(namespaces: NamespaceManager, id: string): [ConnectionRoom[], n
   return [rooms, count];
 }
 
-/** One page of the connections of `table` that match the query; see the module comment. */
+/**
+ * One page of the connections of `table` that match the query; see the module comment. One
+ * pass that keeps only the best `limit` rows so far (sorted, by insertion), so a page of a
+ * large table costs a comparison per connection and no array of the whole table.
+ */
 export function listConnections(
   table: ConnectionTable,
   namespaces: NamespaceManager,
   query: ConnectionQuery = {},
 ): ConnectionPage {
   const { search, sort, after, limit } = checkConnectionQuery(query);
-  const found: { key: number; id: string; conn: Connection }[] = [];
+  const best: { key: number; id: string; conn: Connection }[] = [];
   let total = 0;
+  let following = 0;
   for (const conn of table.values()) {
     if (!matches(conn, conn.client.ip, search)) continue;
     total += 1;
@@ -157,13 +162,23 @@ export function listConnections(
       const bytes = socketBytes(conn.client);
       key = bytes.received + bytes.sent;
     }
-    const row = { key, id: conn.id, conn };
+    const row = { key, id: conn.id };
     if (after !== null && !sortsBefore(sort, after, row)) continue;
-    found.push(row);
+    following += 1;
+    const worst = best[best.length - 1];
+    if (best.length === limit && worst !== undefined && !sortsBefore(sort, row, worst)) continue;
+    // Binary search for its place among the kept rows.
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sortsBefore(sort, best[mid]!, row)) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, { key, id: conn.id, conn });
+    if (best.length > limit) best.pop();
   }
-  found.sort((a, b) => (sortsBefore(sort, a, b) ? -1 : 1));
-  const page = found.slice(0, limit);
-  const rows = page.map(({ key, conn }): ConnectionInfo => {
+  const rows = best.map(({ key, conn }): ConnectionInfo => {
     const bytes = socketBytes(conn.client);
     const [rooms, roomCount] = roomsOf(namespaces, conn.id);
     return {
@@ -180,7 +195,7 @@ export function listConnections(
       key,
     };
   });
-  const last = page[page.length - 1];
-  const next = found.length > limit && last !== undefined ? { key: last.key, id: last.id } : null;
+  const last = best[best.length - 1];
+  const next = following > limit && last !== undefined ? { key: last.key, id: last.id } : null;
   return { rows, total, next };
 }
