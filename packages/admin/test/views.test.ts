@@ -268,6 +268,56 @@ describe('live trace of one connection', () => {
     expect(entries.some((e) => e.bytes > 100)).toBe(true);
   });
 
+  it('turns itself off after its duration, and leaves the socket as it was', async () => {
+    const { base, server, clients } = await withClients(['ann'], { trace: { duration: 30 } }, {}, (s) => s.on('echo', () => 'ok')); // prettier-ignore
+    const { id } = server.listConnections().rows[0]!;
+    const socket = server.getWebSocketHandler().getClient(id)!.socket;
+    await call(`${base}/admin/api/trace`, { body: { id, op: 'start' } });
+    expect(Object.hasOwn(socket, 'send')).toBe(true);
+    for (;;) {
+      const read = await call(`${base}/admin/api/trace?id=${encodeURIComponent(id)}`);
+      if (read.body['active'] === false) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(Object.hasOwn(socket, 'send')).toBe(false);
+    expect(socket.listenerCount('message')).toBe(1);
+    clients[0]!.send('echo', {}, 'after');
+    await clients[0]!.next((m) => m.id === 'after');
+    const read = await call(`${base}/admin/api/trace?id=${encodeURIComponent(id)}`);
+    expect(read.body['entries']).toEqual([]);
+  });
+
+  it('keeps at most maxBytes of text, the newest', async () => {
+    const { base, server, clients } = await withClients(['ann'], { trace: { maxBytes: 1024 } }, {}, (s) => s.on('echo', () => 'ok')); // prettier-ignore
+    const { id } = server.listConnections().rows[0]!;
+    await call(`${base}/admin/api/trace`, { body: { id, op: 'start' } });
+    for (let i = 0; i < 4; i += 1) {
+      clients[0]!.send('echo', { text: 'z'.repeat(400) }, `b${i}`);
+      await clients[0]!.next((m) => m.id === `b${i}`);
+    }
+    const read = await call(`${base}/admin/api/trace?id=${encodeURIComponent(id)}`);
+    const entries = read.body['entries'] as Array<{ seq: number; text: string }>;
+    expect(entries.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(1024);
+    expect(entries.at(-1)!.seq).toBe(8);
+    expect(read.body['dropped']).toBe(8 - entries.length);
+  });
+
+  it('takes a start twice (a restart), and answers a second stop or disconnect with 404', async () => {
+    const { base, server, clients } = await withClients(['ann'], { actions: { disconnect: true } }); // prettier-ignore
+    const { id } = server.listConnections().rows[0]!;
+    const socket = server.getWebSocketHandler().getClient(id)!.socket;
+    for (let i = 0; i < 2; i += 1) {
+      const started = await call(`${base}/admin/api/trace`, { body: { id, op: 'start' } });
+      expect(started.status).toBe(200);
+    }
+    expect(socket.listenerCount('message')).toBe(2); // one tap, not two
+    expect((await call(`${base}/admin/api/trace`, { body: { id, op: 'stop' } })).status).toBe(200);
+    expect((await call(`${base}/admin/api/trace`, { body: { id, op: 'stop' } })).status).toBe(404);
+    expect((await call(`${base}/admin/api/disconnect`, { body: { id } })).status).toBe(200);
+    await clients[0]!.closed;
+    expect((await call(`${base}/admin/api/disconnect`, { body: { id } })).status).toBe(404);
+  });
+
   it('records the close, refuses more than maxTraced, and 404s an unknown id', async () => {
     const { base, server, clients } = await withClients(['ann', 'bob'], { trace: { maxTraced: 1 } }); // prettier-ignore
     const [ann, bob] = server.listConnections().rows;
