@@ -6,15 +6,18 @@
 //   - page load: a fresh page until its first view (nodes) has drawn its data;
 //   - each view: a click on its tab until it has drawn its data (and the JSON endpoints
 //     alone, from this process);
-//   - server throughput on A with the page open and polling the heaviest view (connections
-//     sorted by traffic, every second) against the page closed: a closed loop of `echo`
-//     requests over BENCH_ADMIN_ECHO connections, in alternating windows of BENCH_SECONDS.
+//   - what the open page costs A: A's CPU per second with the page closed, open as it opens
+//     (connections, oldest first, polled every 2 s) and open on its heaviest view
+//     (connections by traffic, every second), in rotating windows of BENCH_SECONDS;
+//   - server throughput on A with the page open against closed, in the same run: a closed
+//     loop of `echo` requests over BENCH_ADMIN_ECHO connections, in alternating windows.
 // Limits: a process here may hold at most `ulimit -n` descriptors (20,000 on this machine,
 // and the hard limit cannot be raised in its container), so an instance holds at most some
 // 19,900 connections; the clients are spread over client processes of at most 10,000 each.
 // With --screenshots it also writes a PNG of each view to packages/admin/docs/.
 //
 //   pnpm build && node tools/bench/admin.mjs [--screenshots]
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,7 +30,23 @@ import { median, percentile } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
-const PER_INSTANCE = Number(process.env.BENCH_ADMIN_PER_INSTANCE ?? 19_500);
+/**
+ * Raises `ulimit -n` for the servers to `want` when the hard limit allows it: the launcher
+ * (a shell that raises the limit, then runs Node) and the limit each server gets.
+ */
+function descriptorLimit(want) {
+  const ask = (n) => spawnSync('sh', ['-c', `ulimit -n ${n}`], { stdio: 'ignore' }).status === 0;
+  const current = Number(spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()); // prettier-ignore
+  if (ask(want)) {
+    return { limit: want, launcher: ['sh', '-c', `ulimit -n ${want} && exec "$0" "$@"`], text: `\`ulimit -n\` raised to ${want} for the servers` }; // prettier-ignore
+  }
+  return { limit: current, launcher: [], text: `\`ulimit -n\` is ${current} and cannot be raised here (hard limit)` }; // prettier-ignore
+}
+const nofile = descriptorLimit(65_536);
+// Each instance: its clients, the echo connections, Redis links, the listener and Node's own.
+const PER_INSTANCE = Number(
+  process.env.BENCH_ADMIN_PER_INSTANCE ?? Math.min(25_000, Math.floor((nofile.limit - 400) / 500) * 500), // prettier-ignore
+);
 const PER_PROCESS = 10_000;
 const ECHO = Number(process.env.BENCH_ADMIN_ECHO ?? 32);
 const INFLIGHT = 4;
@@ -145,16 +164,35 @@ async function timeJson(base, name, query, cpu) {
   return { times, cpuPer: ((await cpu()) - cpu0) / times.length };
 }
 
+/**
+ * The polling page's states: `closed` (about:blank); `default` (the connections view as it
+ * opens: oldest first, polled every 2 s); `heavy` (connections sorted by traffic, the view
+ * that reads every socket, polled every second).
+ */
+async function pageState(page, base, state) {
+  // Always through about:blank: a second goto to the same page and another hash would stay
+  // in the same document, with the settings of the state before.
+  await page.goto('about:blank');
+  if (state === 'closed') return;
+  await page.goto(`${base}/admin#connections`);
+  await loadedView(page, 'connections');
+  if (state === 'heavy') {
+    await page.selectOption('#view-connections [data-sort]', 'traffic');
+    await page.selectOption('#interval', '1000');
+  }
+}
+
 async function loadedView(page, view) {
   await page.waitForFunction((v) => document.body.dataset.loaded === v, view, { timeout: 30_000 }); // prettier-ignore
 }
 
 try {
-  log(`redis: ${redis.text}; ${pinning.text}`);
-  const a = await startServer(serverFile, { env });
+  log(`redis: ${redis.text}; ${pinning.text}; ${nofile.text}`);
+  const a = await startServer(serverFile, { env, launcher: nofile.launcher });
   children.push(a);
   // B runs beside the load generator: the server core is A's alone.
-  const bProc = spawnLines(process.execPath, ['--expose-gc', serverFile], {
+  const [bCommand, ...bArgs] = [...nofile.launcher, process.execPath, '--expose-gc', serverFile];
+  const bProc = spawnLines(bCommand, bArgs, {
     name: 'B',
     env: { ...env, BENCH_PKG_CONFIG: '{}' },
   });
@@ -241,21 +279,15 @@ try {
   }
 
   // ---------------------------------------------------------------- the page's own cost
-  // A's CPU per second without the echo load, the page closed and then open (polling the
-  // connections view sorted by traffic every second), in alternating windows: what the
-  // open page takes from A, as a share of one core.
+  // A's CPU per second without the echo load, the page closed, open as it opens, and open on
+  // its heaviest view, in rotating windows: what the open page takes from A.
   const polling = await context.newPage();
-  const idle = { closed: [], open: [] };
+  const STATES = ['closed', 'default', 'heavy'];
+  const idle = { closed: [], default: [], heavy: [] };
   for (let w = 0; w < WINDOWS; w++) {
-    for (const state of w % 2 === 0 ? ['closed', 'open'] : ['open', 'closed']) {
-      if (state === 'open') {
-        await polling.goto(`${base}/admin#connections`);
-        await loadedView(polling, 'connections');
-        await polling.selectOption('#view-connections [data-sort]', 'traffic');
-        await polling.selectOption('#interval', '1000');
-      } else {
-        await polling.goto('about:blank');
-      }
+    for (let k = 0; k < STATES.length; k++) {
+      const state = STATES[(w + k) % STATES.length];
+      await pageState(polling, base, state);
       await new Promise((r) => setTimeout(r, 1000));
       const c0 = await a.cpu();
       const t0 = performance.now();
@@ -263,23 +295,16 @@ try {
       idle[state].push(((await a.cpu()) - c0) / 1000 / ((performance.now() - t0) / 1000));
     }
   }
-  log(`A's CPU without load: page closed ${fmt(median(idle.closed), 1)} ms/s, open ${fmt(median(idle.open), 1)} ms/s`); // prettier-ignore
+  log(`A's CPU without load, ms/s: closed ${fmt(median(idle.closed), 1)}, default ${fmt(median(idle.default), 1)}, heavy ${fmt(median(idle.heavy), 1)}`); // prettier-ignore
 
   // ---------------------------------------------------------------- throughput, open vs closed
   const open = [];
   const closed = [];
   for (let w = 0; w < WINDOWS; w++) {
-    for (const state of w % 2 === 0 ? ['closed', 'open'] : ['open', 'closed']) {
-      if (state === 'open') {
-        await polling.goto(`${base}/admin#connections`);
-        await loadedView(polling, 'connections');
-        await polling.selectOption('#view-connections [data-sort]', 'traffic');
-        await polling.selectOption('#interval', '1000');
-      } else {
-        await polling.goto('about:blank');
-      }
+    for (const state of w % 2 === 0 ? ['closed', 'default'] : ['default', 'closed']) {
+      await pageState(polling, base, state);
       const sample = await echo.measure(SECONDS * 1000, a.cpu);
-      (state === 'open' ? open : closed).push(sample);
+      (state === 'default' ? open : closed).push(sample);
       log(`window ${w + 1}/${WINDOWS}, page ${state}: ${fmt(sample.rate)} echoes/s, ${fmt(sample.cpuPer, 2)} µs CPU per echo`); // prettier-ignore
     }
   }
@@ -325,7 +350,7 @@ try {
   const out = [];
   out.push(`### Admin page at ${fmt(connected)} connections on 2 instances (\`admin.mjs\`)\n`);
   out.push(`node ${process.version}, ${pinning.text}; ${redis.text}; Chromium headless (playwright-core); ${SAMPLES} samples per figure.`); // prettier-ignore
-  out.push(`Limits: ${fmt(inA)} clients on A and ${fmt(inB)} on B (\`ulimit -n\` is 20,000 per process here and cannot be raised: that is what caps an instance), idle after \`$hello\` and their joins (5,000 rooms; every tenth client also in one of 20 presence rooms and one of 20 rooms keeping 20 messages); admin defaults (page size 50, query timeout 1 s); heartbeat off, max_connections 30,000.\n`); // prettier-ignore
+  out.push(`Limits: ${fmt(inA)} clients on A and ${fmt(inB)} on B (${nofile.text}: that is what caps an instance), idle after \`$hello\` and their joins (5,000 rooms; every tenth client also in one of 20 presence rooms and one of 20 rooms keeping 20 messages); admin defaults (page size 50, query timeout 1 s); heartbeat off, max_connections 30,000.\n`); // prettier-ignore
   out.push('| page | median ms | p95 ms | max ms |', '|---|---|---|---|');
   out.push(row('page load (until the nodes view has drawn)', loads));
   for (const view of VIEWS) out.push(row(`view: ${view}`, viewTimes[view]));
@@ -335,18 +360,25 @@ try {
   const rates = (xs) => xs.map((x) => x.rate);
   const cpus = (xs) => xs.map((x) => x.cpuPer);
   const rateRatio = median(rates(open)) / median(rates(closed));
-  // Answers per CPU second of the server, open against closed: what the page costs it.
+  // Answers per CPU second of the server, open against closed.
   const cpuRatio = median(cpus(closed)) / median(cpus(open));
+  const cost = (state) => median(idle[state]) - median(idle.closed);
   out.push(
     '',
-    `Server throughput on A (${ECHO} connections × ${INFLIGHT} echo requests in flight, ${WINDOWS} alternating windows of ${SECONDS} s each, the page open polling the connections view sorted by traffic every second, or closed):`, // prettier-ignore
+    `What the open page takes from A, without other load (${WINDOWS} rotating windows of ${SECONDS} s; A's CPU in ms per second):`, // prettier-ignore
+    '',
+    '| page | A\'s CPU, ms/s, median | the page\'s share of one core | a saturated server keeps | windows (ms/s) |', // prettier-ignore
+    '|---|---|---|---|---|',
+    ...STATES.map((state) => `| ${{ closed: 'closed', default: 'open as it opens (connections, oldest first, every 2 s)', heavy: 'open on connections by traffic, every 1 s' }[state]} | ${fmt(median(idle[state]), 1)} | ${state === 'closed' ? '—' : `${fmt(cost(state) / 10, 2)} %`} | ${state === 'closed' ? '—' : (1 - cost(state) / 1000).toFixed(3)} | ${idle[state].map((x) => fmt(x, 1)).join(', ')} |`), // prettier-ignore
+    '',
+    `Server throughput on A under load (${ECHO} connections × ${INFLIGHT} echo requests in flight, ${WINDOWS} alternating windows of ${SECONDS} s, the page closed or open as it opens):`, // prettier-ignore
     '',
     '| page | echoes/s, median | server CPU per echo, µs, median | windows (echoes/s) |',
     '|---|---|---|---|',
     `| closed | ${fmt(median(rates(closed)))} | ${fmt(median(cpus(closed)), 2)} | ${rates(closed).map((x) => fmt(x)).join(', ')} |`, // prettier-ignore
     `| open | ${fmt(median(rates(open)))} | ${fmt(median(cpus(open)), 2)} | ${rates(open).map((x) => fmt(x)).join(', ')} |`, // prettier-ignore
     '',
-    `Open / closed: **${rateRatio.toFixed(3)}** in echoes per second, **${cpuRatio.toFixed(3)}** in echoes per server CPU second.`, // prettier-ignore
+    `Open / closed: ${rateRatio.toFixed(3)} in echoes per second, ${cpuRatio.toFixed(3)} in echoes per server CPU second.`, // prettier-ignore
   );
   console.log(out.join('\n'));
 } finally {
