@@ -114,11 +114,16 @@ export function buildEndpoints(ctx: EndpointContext): Map<string, Handler> {
     const { answers, meta } = split<LocalTrace>(await ask(query));
     const found = answers.find((a) => a.data.found);
     if (found !== undefined) return found;
-    const error = meta.errors[0];
-    if (error !== undefined) throw new AdminRequestError('PKG_ERR_ADMIN_ACTION_DISABLED', `${error.node}: ${error.error}`); // prettier-ignore
+    // An instance that does not enable the action says so; that is the answer to give.
+    const disabled = meta.errors.find((e) => e.error.includes('not enabled'));
+    if (disabled !== undefined) throw new AdminRequestError('PKG_ERR_ADMIN_ACTION_DISABLED', `${disabled.node}: ${disabled.error}`); // prettier-ignore
+    const others = [
+      ...(meta.missing > 0 ? [`${meta.missing} did not answer`] : []),
+      ...meta.errors.map((e) => `${e.node}: ${e.error}`),
+    ];
     throw new AdminRequestError(
       'PKG_ERR_ADMIN_NOT_FOUND',
-      `No instance has a connection with id ${JSON.stringify((query as { id: string }).id)}${meta.missing > 0 ? ` (${meta.missing} did not answer)` : ''}.`,
+      `No instance has a connection with id ${JSON.stringify((query as { id: string }).id)}${others.length > 0 ? ` (${others.join('; ')})` : ''}.`,
     );
   }
 
