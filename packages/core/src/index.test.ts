@@ -43,6 +43,7 @@ const RUNTIME_EXPORTS = [
   'WsCloseCode',
   'WsEventErrorCode',
   'coreErrorCodes',
+  'createAccessCheck',
   'currentLogContext',
   'runWithLogContext',
 ];

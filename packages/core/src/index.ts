@@ -86,6 +86,23 @@ export type {
 export type { EmitWithAckOptions } from './protocol/acks';
 export { LocalAdapter } from './cluster/adapter';
 export type {
+  ClusterAnswer,
+  ClusterQueryHandler,
+  ClusterQueryOptions,
+  ClusterQueryResult,
+} from './cluster/cluster-query';
+export type {
+  ConnectionCursor,
+  ConnectionInfo,
+  ConnectionPage,
+  ConnectionQuery,
+  ConnectionRoom,
+  ConnectionSort,
+} from './protocol/connection-list';
+export type { ConnectionStateName } from './protocol/connection';
+export { createAccessCheck } from './observability/access-check';
+export type { AccessCheckOptions } from './observability/access-check';
+export type {
   Adapter,
   AdapterHost,
   AdapterState,

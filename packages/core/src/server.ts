@@ -52,6 +52,16 @@ import {
   type RouteHandlerOptions,
 } from './routing/programmatic';
 import type { NodeServer } from './lifecycle/node-server';
+import {
+  listConnections,
+  type ConnectionPage,
+  type ConnectionQuery,
+} from './protocol/connection-list';
+import type {
+  ClusterQueryHandler,
+  ClusterQueryOptions,
+  ClusterQueryResult,
+} from './cluster/cluster-query';
 import { resolveServerArguments } from './config/server-arguments';
 import { buildPipeline, type Pipeline } from './pipeline';
 import type { AuthHandler } from './protocol/protocol-v1';
@@ -735,6 +745,53 @@ export class Server implements ControllerHost {
    */
   metrics(): Promise<string> {
     return this.#parts.observability.text();
+  }
+
+  // ------------------------------------------------------------ operators' views
+
+  /**
+   * One page of this process's WebSocket connections (every state, away sessions included),
+   * filtered by `search` (a part of the id, identity or address), sorted by `age` (oldest
+   * first) or `traffic` (most bytes first), `limit` rows (default 50, at most 500) after the
+   * cursor `after` (the `next` of the page before). One pass over the connection table.
+   * Throws a TypeError `PKG_ERR_CORE_INVALID_ARGUMENT` for a query it cannot read.
+   */
+  listConnections(query: ConnectionQuery = {}): ConnectionPage {
+    return listConnections(this.#parts.connections, this.#parts.namespaces, query);
+  }
+
+  /**
+   * Refusals by code since the server started, whether or not metrics are on: connections
+   * over a cap (`too_many_connections`, ...), messages over an inbound budget
+   * (`rate_limited`, ...), with the codes of the `refusals_total` metric. Refused
+   * authentications are not among them: they end in a close code (4401, 4403).
+   */
+  getRefusals(): Record<string, number> {
+    return this.#parts.refusals.snapshot();
+  }
+
+  /**
+   * Answers the cluster query `topic` for this instance: `handler(payload)` returns (or
+   * resolves to) a JSON value; `undefined` removes the handler. See {@link queryCluster}.
+   */
+  answerClusterQuery(topic: string, handler: ClusterQueryHandler | undefined): this {
+    this.#parts.queries.handle(topic, handler);
+    return this;
+  }
+
+  /**
+   * Asks every instance (through a cluster adapter with `query`, such as
+   * `@pkg/redis-adapter`; only this one otherwise) for its answer to `topic`, and resolves
+   * with the answers that came within `options.timeout` ms (default 1000) and the number of
+   * instances that did not answer. An instance without a handler for the topic answers
+   * with `error`. Rejects when the adapter cannot ask (Redis unreachable).
+   */
+  queryCluster(
+    topic: string,
+    payload: unknown = null,
+    options: ClusterQueryOptions = {},
+  ): Promise<ClusterQueryResult> {
+    return this.#parts.queries.ask(this.#parts.adapter.adapter, topic, payload, options);
   }
 
   // ------------------------------------------------------------ presence

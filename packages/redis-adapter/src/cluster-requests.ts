@@ -83,6 +83,37 @@ export class ClusterRequests {
    * or an instance does not answer within the timeout (option requestTimeout).
    */
   async ask(link: RequestLink, body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
+    const timeout = this.#timeout;
+    const { replies } = await this.#send(link, body, stopOnFound, timeout, (received, expected) =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
+      ),
+    );
+    return replies;
+  }
+
+  /**
+   * Publishes a request and resolves, at the latest after `timeout` ms, with the replies that
+   * came and the number of instances that were asked (a late instance is left out, never
+   * waited for). Rejects only when Redis is unreachable.
+   */
+  gather(
+    link: RequestLink,
+    body: RequestBody,
+    timeout: number,
+  ): Promise<{ replies: ReplyMessage[]; expected: number }> {
+    return this.#send(link, body, false, timeout, null);
+  }
+
+  async #send(
+    link: RequestLink,
+    body: RequestBody,
+    stopOnFound: boolean,
+    timeout: number,
+    onTimeout: ((received: number, expected: number) => Error) | null,
+  ): Promise<{ replies: ReplyMessage[]; expected: number }> {
     const { pub, state } = link;
     if (!pub || state !== 'connected') {
       throw createRedisError(
@@ -103,13 +134,12 @@ export class ClusterRequests {
     }
     this.#seq += 1;
     const id = `${this.#nodeId}:${this.#seq}`;
-    const timeout = this.#timeout;
-    const answer = this.#pending.add(id, expected, stopOnFound, timeout, (received) =>
-      createRedisError(
-        Error,
-        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
-        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
-      ),
+    const answer = this.#pending.add(
+      id,
+      expected,
+      stopOnFound,
+      timeout,
+      onTimeout === null ? null : (received) => onTimeout(received, expected),
     );
     try {
       await pub.publish(this.#channels.requests, encodeRequest(this.#nodeId, id, body));
@@ -123,6 +153,6 @@ export class ClusterRequests {
         ),
       );
     }
-    return answer;
+    return { replies: await answer, expected };
   }
 }

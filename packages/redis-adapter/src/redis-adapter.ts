@@ -13,6 +13,7 @@ import {
   type AdapterHost,
   type AdapterState,
   type BroadcastTarget,
+  type ClusterQueryResult,
   type CountTarget,
   type LoggerInterface,
   type RemoteClientOperation,
@@ -40,6 +41,7 @@ import {
   decodeRequest,
   encodeBroadcast,
   encodeReply,
+  type QueryBody,
   type ReplyMessage,
   type RequestBody,
 } from './wire';
@@ -389,6 +391,28 @@ export class RedisAdapter implements Adapter {
     return replies.reduce((sum, r) => sum + (r.count ?? 0), 0);
   }
 
+  /**
+   * `server.queryCluster`: every instance (this one included) answers `topic` for itself;
+   * resolves with the answers that came within `timeout` ms and how many instances did not
+   * answer. Rejects when Redis is unreachable.
+   */
+  async query(topic: string, payload: unknown, timeout: number): Promise<ClusterQueryResult> {
+    this.#require('query');
+    const { replies, expected } = await this.#requests.gather(
+      { pub: this.#pub, state: this.#link.state },
+      { kind: 'query', topic, payload },
+      timeout,
+    );
+    return {
+      answers: replies.map((r) =>
+        r.error === undefined
+          ? { node: r.origin, data: r.data ?? null }
+          : { node: r.origin, error: r.error },
+      ),
+      missing: Math.max(0, expected - replies.length),
+    };
+  }
+
   #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
     this.#require(body.kind);
     return this.#requests.ask({ pub: this.#pub, state: this.#link.state }, body, stopOnFound);
@@ -438,12 +462,38 @@ export class RedisAdapter implements Adapter {
     if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
     const { origin, id, body } = decoded.value;
     if (!this.#host) return;
+    if (body.kind === 'query') return this.#answerQuery(origin, id, body);
     const reply: ReplyMessage = {
       origin: this.nodeId,
       id,
       ...answerRequest(body, this.#operations),
     };
     this.#publish(this.#channels.replies(origin), encodeReply(reply), false);
+  }
+
+  /** A query's answer may take a while: the reply goes out when the host's answer settles. */
+  #answerQuery(origin: string, id: string, body: QueryBody): void {
+    const answer = this.#host?.answerQuery;
+    const work =
+      answer === undefined
+        ? Promise.reject(new Error('this instance answers no cluster queries'))
+        : answer.call(this.#host, body.topic, body.payload);
+    work
+      .then(
+        (data) => ({ data: data ?? null }),
+        (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
+      )
+      .then((answer) => {
+        let text: string;
+        try {
+          text = encodeReply({ origin: this.nodeId, id, ...answer });
+        } catch (err) {
+          // An answer that is not JSON (a cycle, a BigInt): the asker learns why.
+          const error = `the answer is not JSON: ${err instanceof Error ? err.message : String(err)}`;
+          text = encodeReply({ origin: this.nodeId, id, error });
+        }
+        this.#publish(this.#channels.replies(origin), text, false);
+      });
   }
 
   #onReply(raw: string): void {

@@ -38,7 +38,15 @@ export interface WireTarget {
   readonly room: string | null;
 }
 
+/** `server.queryCluster`: every instance answers `topic` for itself (JSON in, JSON out). */
+export interface QueryBody {
+  readonly kind: 'query';
+  readonly topic: string;
+  readonly payload: unknown;
+}
+
 export type RequestBody =
+  | QueryBody
   | { readonly kind: 'count'; readonly target: WireTarget }
   | { readonly kind: 'ids'; readonly target: WireTarget }
   | { readonly kind: 'send'; readonly clientId: string; readonly text: string }
@@ -63,13 +71,17 @@ export interface RequestMessage {
   readonly body: RequestBody;
 }
 
-/** A reply: a count, a list of ids, or whether the client was found. */
+/** A reply: a count, a list of ids, whether the client was found, or a query's answer. */
 export interface ReplyMessage {
   readonly origin: string;
   readonly id: string;
   readonly count?: number;
   readonly ids?: readonly string[];
   readonly found?: boolean;
+  /** A query's answer (any JSON value). */
+  readonly data?: unknown;
+  /** Why a query got no answer on that instance. */
+  readonly error?: string;
 }
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -247,6 +259,10 @@ function checkBody(value: unknown): RequestBody | null {
         namespace: namespace as string | null,
       };
     }
+    case 'query':
+      return isName(b['topic'])
+        ? { kind: 'query', topic: b['topic'], payload: b['payload'] ?? null }
+        : null;
     default:
       return null;
   }
@@ -270,7 +286,7 @@ export function encodeReply(reply: ReplyMessage): string {
 export function decodeReply(raw: string): Decoded<ReplyMessage> {
   const parsed = parseObject(raw);
   if (!parsed.ok) return parsed;
-  const { id, count, ids, found } = parsed.value;
+  const { id, count, ids, found, data, error } = parsed.value;
   if (!isName(id)) return { ok: false, reason: 'no request id' };
   if (count !== undefined && !(Number.isInteger(count) && (count as number) >= 0)) {
     return { ok: false, reason: '"count" is not a whole number' };
@@ -278,6 +294,9 @@ export function decodeReply(raw: string): Decoded<ReplyMessage> {
   if (ids !== undefined && !isStringArray(ids)) return { ok: false, reason: '"ids" is not a list' };
   if (found !== undefined && typeof found !== 'boolean') {
     return { ok: false, reason: '"found" is not a boolean' };
+  }
+  if (error !== undefined && typeof error !== 'string') {
+    return { ok: false, reason: '"error" is not a string' };
   }
   return {
     ok: true,
@@ -287,6 +306,8 @@ export function decodeReply(raw: string): Decoded<ReplyMessage> {
       ...(count === undefined ? {} : { count: count as number }),
       ...(ids === undefined ? {} : { ids: ids as string[] }),
       ...(found === undefined ? {} : { found: found as boolean }),
+      ...(data === undefined ? {} : { data }),
+      ...(error === undefined ? {} : { error: error as string }),
     },
   };
 }

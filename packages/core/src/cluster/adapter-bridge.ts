@@ -17,6 +17,7 @@ import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
 import type { StreamPosition } from '@pkg/wire';
 import type { RoomHistory } from '../history/room-history';
+import type { ClusterQueries } from './cluster-query';
 
 const ADAPTER_METHODS = [
   'attach',
@@ -64,6 +65,8 @@ export interface AdapterBridgeOptions {
   readonly crossInstanceLatency?: (ms: number) => void;
   /** Told of each adapter once it is attached (the presence tracker starts its replicator). */
   readonly attached?: (adapter: Adapter) => void;
+  /** The cluster queries this instance answers for the others. */
+  readonly queries?: ClusterQueries;
 }
 
 /**
@@ -376,6 +379,9 @@ export class AdapterBridge {
         return true;
       },
       revoke: (identity, room, namespace) => this.#local.revoke(identity, room, namespace),
+      ...(this.#o.queries === undefined
+        ? {}
+        : { answerQuery: this.#o.queries.answer.bind(this.#o.queries) }),
       logger,
       ...(this.#o.runTraced === undefined ? {} : { runTraced: this.#o.runTraced }),
       ...(this.#o.crossInstanceLatency === undefined

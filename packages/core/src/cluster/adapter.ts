@@ -4,6 +4,7 @@ import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
 import type { PresenceReplicator } from '../presence/cluster-presence';
 import type { BroadcastTarget } from '../ws/broadcast-target';
+import type { ClusterQueryResult } from './cluster-query';
 
 export type { BroadcastTarget } from '../ws/broadcast-target';
 
@@ -58,6 +59,11 @@ export interface AdapterHost {
    * process loses the room (`room` null: is sent away). Returns how many it reached.
    */
   revoke?(identity: string, room: string | null, namespace: string | null): number;
+  /**
+   * A cluster query asked by another instance (`server.queryCluster`): this instance's
+   * answer, from the handler registered for `topic`; rejects when there is none.
+   */
+  answerQuery?(topic: string, payload: unknown): Promise<unknown>;
   /**
    * A cluster adapter delivered here a broadcast another instance published `ms` ago (on the
    * publisher's clock against this one's): the server's metrics record it.
@@ -123,6 +129,12 @@ export interface Adapter {
    * process only.
    */
   revoke?(identity: string, room: string | null, namespace: string | null): Promise<number>;
+  /**
+   * `server.queryCluster`: asks every instance, this one included (each calls its host's
+   * `answerQuery`), and resolves with the answers that came within `timeout` ms and how many
+   * instances did not answer. Optional: without it only this instance answers.
+   */
+  query?(topic: string, payload: unknown, timeout: number): Promise<ClusterQueryResult>;
   /** The link to the other instances, for the health check. Optional (`local` without it). */
   getState?(): AdapterState;
   /**
