@@ -15,6 +15,8 @@ export const BASE_LIMITS = Object.freeze({
   roomJoin: Object.freeze({ maxCount: 20, timeWindow: 10 }),
   /** `chat.message`: 30 per 10 s. */
   chatMessage: Object.freeze({ maxCount: 30, timeWindow: 10 }),
+  /** `doc.update` and `doc.state` (each): 150 per 10 s, a page sends one per edit. */
+  docUpdate: Object.freeze({ maxCount: 150, timeWindow: 10 }),
 });
 
 export type DemoLimits = { readonly [K in keyof typeof BASE_LIMITS]: RateLimitRule };
@@ -33,5 +35,6 @@ export function scaleLimits(scale: number): DemoLimits {
     status: scaled(BASE_LIMITS.status),
     roomJoin: scaled(BASE_LIMITS.roomJoin),
     chatMessage: scaled(BASE_LIMITS.chatMessage),
+    docUpdate: scaled(BASE_LIMITS.docUpdate),
   };
 }
