@@ -1,0 +1,123 @@
+// The shared document page in Debian's Chromium (playwright-core), against two demo
+// instances that share Redis: a page on each instance opens the same document, what one
+// types appears in the other, and a page reloaded gets the document back from the room's
+// history in Redis. The page script is bundled from the sources as the build does. Needs
+// Redis at 127.0.0.1:6379: with CI=true a missing Redis fails the run, otherwise the suite
+// is skipped with a notice.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { bundleDocScript } from '../src/page-bundle';
+import { startTestDemo, type RunningDemo } from './helpers/app';
+import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium';
+import { redisAnswers } from './helpers/nginx';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const RESULTS = path.join(__dirname, '..', 'test-results');
+
+const redis = redisAnswers();
+if (!redis && process.env['CI'] === 'true') {
+  throw new Error(
+    'document page: Redis at 127.0.0.1:6379 is unreachable, and CI=true requires it.',
+  );
+}
+if (!redis) console.warn('document page: skipped, no Redis at 127.0.0.1:6379.');
+const describeRedis = redis ? describe : describe.skip;
+
+let browser: Browser | undefined;
+const instances: RunningDemo[] = [];
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  if (!redis) return;
+  const executablePath = ensureChromium();
+  const docScript = await bundleDocScript();
+  for (let i = 0; i < 2; i += 1) {
+    instances.push(await startTestDemo({ redisUrl: REDIS_URL }, { docScript }));
+  }
+  browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
+}, 600_000);
+
+afterAll(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+  await browser?.close();
+  for (const demo of instances.splice(0)) await demo.stop();
+});
+
+/** Opens the document page of one instance with `?doc=`, waiting until it is editable. */
+async function openDoc(base: string, doc: string): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser!.newContext({ viewport: { width: 900, height: 600 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(msg.text());
+  });
+  await page.goto(`${base}/doc?doc=${doc}`);
+  await editable(page, doc);
+  return { page, problems };
+}
+
+async function editable(page: Page, doc: string): Promise<void> {
+  await page.locator('#doc-state', { hasText: `Editing document ${doc}` }).waitFor();
+  await page.locator('#doc:enabled').waitFor();
+}
+
+/** Resolves once the page's textarea holds `text`. */
+async function shows(page: Page, text: string): Promise<void> {
+  await page.waitForFunction(
+    (expected) => (document.getElementById('doc') as HTMLTextAreaElement).value === expected,
+    text,
+  );
+}
+
+describeRedis('the shared document page on two instances sharing Redis', () => {
+  it('shows one page’s edits in the other, and a reloaded page the whole document', async () => {
+    const doc = `doc-${randomBytes(4).toString('hex')}`; // Redis keeps history across runs
+    const [a, b] = instances as [RunningDemo, RunningDemo];
+    const one = await openDoc(a.http, doc);
+    const two = await openDoc(b.http, doc);
+
+    await one.page.locator('#doc').pressSequentially('Hello from A.');
+    await shows(two.page, 'Hello from A.');
+    // B edits in the middle while A's caret stays at its end.
+    await two.page.locator('#doc').click();
+    await two.page.keyboard.press('Home');
+    await two.page.keyboard.type('B: ');
+    await shows(one.page, 'B: Hello from A.');
+    await one.page.keyboard.type(' More.');
+    await shows(two.page, 'B: Hello from A. More.');
+
+    // A reload starts a new Y.Doc on a new connection: the text comes back from the
+    // document's history, kept in Redis by instance B and read through instance B.
+    await two.page.reload();
+    await editable(two.page, doc);
+    await shows(two.page, 'B: Hello from A. More.');
+    // ...and the reloaded page goes on editing with the other.
+    await two.page.locator('#doc').press('End');
+    await two.page.keyboard.type(' Back.');
+    await shows(one.page, 'B: Hello from A. More. Back.');
+
+    mkdirSync(RESULTS, { recursive: true });
+    await one.page.screenshot({ path: path.join(RESULTS, 'demo-doc.png') });
+    expect(one.problems).toEqual([]);
+    expect(two.problems).toEqual([]);
+  }, 120_000);
+
+  it('opens a document named in the address only when the name is valid', async () => {
+    const context = await browser!.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${instances[0]!.http}/doc?doc=${encodeURIComponent('no spaces')}`);
+    await page.locator('#doc-state', { hasText: 'A document name is 1-32' }).waitFor();
+    expect(await page.locator('#doc').isDisabled()).toBe(true);
+    // The form opens another document by its address, so a reload keeps it.
+    await page.fill('#doc-name', 'notes-2');
+    await page.click('#open');
+    await page.waitForURL(/\/doc\?doc=notes-2$/);
+    await editable(page, 'notes-2');
+  }, 60_000);
+});
