@@ -42,8 +42,11 @@ const RUNTIME_EXPORTS = [
   'WebSocketHandler',
   'WsCloseCode',
   'WsEventErrorCode',
+  'bytesSchema',
   'coreErrorCodes',
   'currentLogContext',
+  'fillTemplate',
+  'isBinaryTemplate',
   'runWithLogContext',
 ];
 

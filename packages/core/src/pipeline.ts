@@ -345,6 +345,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
         }
         return { received, sent };
       },
+      binarySkipped: () => wsHandler.skippedBinary,
       adapterState: () => adapter.state() ?? 'local',
       adapterStats: () => {
         const stats = (adapter.adapter as { stats?: () => unknown }).stats;

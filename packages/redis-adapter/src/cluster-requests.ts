@@ -25,7 +25,7 @@ export function wireTarget(target: CountTarget): WireTarget {
 /** The request that carries out an operation on a client of another instance. */
 export function forwardRequest(operation: RemoteClientOperation): RequestBody {
   if (operation.type === 'send') {
-    return { kind: 'send', clientId: operation.clientId, text: operation.text };
+    return { kind: 'send', clientId: operation.clientId, text: operation.text as string };
   }
   if (operation.type === 'disconnect') {
     return { kind: 'disconnect', clientId: operation.clientId };

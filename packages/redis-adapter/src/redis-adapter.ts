@@ -548,7 +548,7 @@ export class RedisAdapter implements Adapter {
       policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
     });
     if (read.reason !== undefined) return null;
-    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
+    return read.messages.filter((m) => m.offset < before).map((m) => m.text as string);
   }
 
   /** Both connections are ready. */
