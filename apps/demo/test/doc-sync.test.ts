@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import * as Y from 'yjs';
 import { Client, ClientError } from '@pkg/client';
 import { syncDoc, type DocClient, type DocSync } from '../src/browser/doc-sync';
-import { MAX_DOC_UPDATE_BYTES } from '../src/doc-rules';
+import { MAX_DOC_UPDATE_BYTES, STATE_EVERY } from '../src/doc-rules';
 import type { DocClientEvents, DocServerEvents } from '../src/events';
 import { useDemo } from './helpers/app';
 
@@ -135,17 +135,45 @@ describe('the shared document (Yjs) through the server', () => {
     await textBecomes(b.doc, 'one two three');
   });
 
-  it('sends the whole document instead of an update every STATE_EVERY updates', async () => {
-    const { ws } = await start();
+  it('sends the whole document every STATE_EVERY updates, so the history holds all of it', async () => {
+    // Ten times the budget: 250 updates in a few seconds, as a fast typist would send them.
+    const { ws } = await start({ rateLimitScale: 10 });
     const a = await openPage(ws, 'long');
-    const text = a.doc.getText('text');
-    for (let i = 0; i < 250; i += 1) text.insert(text.length, String(i % 10));
     const b = await openPage(ws, 'long');
-    await textBecomes(b.doc, textOf(a.doc));
-    // The room keeps its last DOC_HISTORY_SIZE (300) messages: whole documents among them.
+    const text = a.doc.getText('text');
+    for (let i = 0; i < 250; i += 1) {
+      text.insert(text.length, String(i % 10));
+      await textBecomes(b.doc, textOf(a.doc));
+    }
     const { messages } = await b.client.history('long', { namespace: '/docs', limit: 300 });
-    expect(messages.filter((m) => m.event === 'doc.state').length).toBeGreaterThanOrEqual(2);
-  });
+    // Never more than STATE_EVERY updates in a row (a send the server refused, over its
+    // per-connection message budget, say, is followed by a whole document too).
+    const runs = messages
+      .map((m) => (m.event === 'doc.state' ? '|' : '.'))
+      .join('')
+      .split('|');
+    expect(runs.length).toBeGreaterThanOrEqual(1 + Math.floor(250 / (STATE_EVERY + 1)));
+    for (const run of runs) expect(run.length).toBeLessThanOrEqual(STATE_EVERY);
+    // Only the messages from the last whole document on are needed to build the document.
+    const last = messages.map((m) => m.event).lastIndexOf('doc.state');
+    const rebuilt = new Y.Doc();
+    for (const m of messages.slice(last)) Y.applyUpdate(rebuilt, m.data);
+    expect(textOf(rebuilt)).toBe(textOf(a.doc));
+  }, 60_000);
+
+  it('sends the whole document again once the server lets it after a rate limit', async () => {
+    // A tenth of the budget: 15 updates per 10 s.
+    const { ws } = await start({ rateLimitScale: 0.1 });
+    const a = await openPage(ws, 'busy');
+    const b = await openPage(ws, 'busy');
+    const text = a.doc.getText('text');
+    for (let i = 0; i < 20; i += 1) text.insert(text.length, 'x');
+    // Some of the 20 updates were refused; the whole document goes out after the retryAfter.
+    await textBecomes(b.doc, 'x'.repeat(20));
+    const { messages } = await b.client.history('busy', { namespace: '/docs' });
+    expect(messages.filter((m) => m.event === 'doc.update').length).toBeLessThan(20);
+    expect(messages.at(-1)?.event).toBe('doc.state');
+  }, 30_000);
 });
 
 describe('what the server does with odd document messages', () => {
@@ -163,9 +191,12 @@ describe('what the server does with odd document messages', () => {
     );
     await client.emitWithAck('doc.open', { doc: 'odd' });
     const notBytes = { text: 'hi' } as unknown as Uint8Array;
-    expect(await refusal(client.emitWithAck('doc.update', notBytes))).toBe('invalid_payload');
+    expect(await refusal(client.emitWithAck('doc.update', notBytes))).toBe('validation_failed');
     const big = new Uint8Array(MAX_DOC_UPDATE_BYTES + 1);
-    expect(await refusal(client.emitWithAck('doc.state', big))).toBe('too_large');
+    expect(await refusal(client.emitWithAck('doc.state', big))).toBe('validation_failed');
+    // At the bound it is taken (and relayed to nobody: the page is alone in the document).
+    const most = new Uint8Array(MAX_DOC_UPDATE_BYTES);
+    expect(await client.emitWithAck('doc.state', most)).toEqual({ relayed: true });
     expect(await refusal(client.emitWithAck('doc.open', { doc: 'no spaces' }))).toBe(
       'validation_failed',
     );

@@ -15,7 +15,7 @@
  * - Every STATE_EVERY updates a page sends its whole document instead of an update, so the
  *   room's last DOC_HISTORY_SIZE messages always hold the whole document.
  */
-import type { Client, ConnectInfo, RecoveredInfo } from '@pkg/client';
+import { ClientError, type Client, type ConnectInfo, type RecoveredInfo } from '@pkg/client';
 import * as Y from 'yjs';
 import { DOC_HISTORY_SIZE, DOC_NAMESPACE, STATE_EVERY } from '../doc-rules';
 import type { DocClientEvents, DocServerEvents } from '../events';
@@ -40,6 +40,19 @@ export interface DocSync {
   readonly dropped: number;
   /** Stops listening to the client and the document (neither is closed). */
   stop(): void;
+}
+
+/** Refusals that pass: the whole document is sent again after a while. */
+const PASSING = new Set(['rate_limited', 'too_many_messages', 'busy']);
+
+/** How long to wait before sending again after a passing refusal, in ms (unless it says). */
+const RETRY_MS = 1000;
+
+/** The wait a refusal asks for (`retryAfter`, seconds), or undefined when it does not pass. */
+function retryDelay(error: unknown): number | undefined {
+  if (!(error instanceof ClientError) || !PASSING.has(error.remoteCode ?? '')) return undefined;
+  const after = (error.data as { retryAfter?: unknown } | undefined)?.retryAfter;
+  return typeof after === 'number' && after > 0 ? after * 1000 : RETRY_MS;
 }
 
 /** The origin of the updates the server sent: they are not sent back. */
@@ -69,6 +82,7 @@ export function syncDoc(
   /** A local change did not reach the server: the next send is the whole document. */
   let unsent = false;
   let stopped = false;
+  let retry: ReturnType<typeof setTimeout> | undefined;
 
   const setState = (next: DocSyncState, detail?: string): void => {
     state = next;
@@ -85,8 +99,19 @@ export function syncDoc(
     sinceState = event === 'doc.state' ? 0 : sinceState + 1;
   };
 
-  const failed = (): void => {
+  /**
+   * A send that did not reach the server: the next one is the whole document. After a lost
+   * connection that is on the next connection; after a refusal that passes (a rate limit),
+   * once the server says so; after another refusal, with the next edit.
+   */
+  const failed = (error: unknown): void => {
     unsent = true;
+    const delay = retryDelay(error);
+    if (delay === undefined || retry !== undefined || stopped) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (unsent && open && client.connected) sendState();
+    }, delay);
   };
 
   const sendState = (): void => {
@@ -174,6 +199,7 @@ export function syncDoc(
     },
     stop() {
       stopped = true;
+      clearTimeout(retry);
       client.off('doc.update', onUpdate);
       client.off('doc.state', onState);
       client.off('connect', onConnect);

@@ -1,4 +1,4 @@
-import { SocketController, type ControllerHost } from '@pkg/core';
+import { SocketController, bytesSchema, type ControllerHost } from '@pkg/core';
 import { RateLimit, SocketOn } from '@pkg/decorators';
 import { z } from 'zod';
 import type { DocClientEvents, DocServerEvents } from '../events';
@@ -25,6 +25,9 @@ export const DOC_HISTORY = Object.freeze({
 export const NOT_IN_DOC = 'not_in_doc';
 
 const DOC_KEY = 'doc';
+
+/** `doc.update` and `doc.state`: bytes, at most MAX_DOC_UPDATE_BYTES of them. */
+const DocBytes = bytesSchema({ maxLength: MAX_DOC_UPDATE_BYTES });
 
 const DocOpen = z.object({
   doc: z.string().regex(ROOM_NAME, 'A document name is 1-32 letters, digits, "_", "." or "-".'),
@@ -55,34 +58,23 @@ export function createDocController(limits: DemoLimits = BASE_LIMITS) {
       return { doc };
     }
 
-    @SocketOn('doc.update')
+    @SocketOn('doc.update', { schema: DocBytes })
     @RateLimit(limits.docUpdate)
-    update(clientId: string, data: unknown): { relayed: true } {
+    update(clientId: string, data: Uint8Array): { relayed: true } {
       return this.#relay(clientId, 'doc.update', data);
     }
 
-    @SocketOn('doc.state')
+    @SocketOn('doc.state', { schema: DocBytes })
     @RateLimit(limits.docUpdate)
-    state(clientId: string, data: unknown): { relayed: true } {
+    state(clientId: string, data: Uint8Array): { relayed: true } {
       return this.#relay(clientId, 'doc.state', data);
     }
 
-    /** Sends the bytes to the sender's document, without the sender, kept in its history. */
-    #relay(clientId: string, event: keyof DocServerEvents, data: unknown): { relayed: true } {
-      if (!(data instanceof Uint8Array)) {
-        throw new ChatRefusal(
-          'invalid_payload',
-          `${event} carries a Yjs update as bytes: send a Uint8Array (one binary frame).`,
-          { event },
-        );
-      }
-      if (data.byteLength > MAX_DOC_UPDATE_BYTES) {
-        throw new ChatRefusal(
-          'too_large',
-          `${event} may carry at most ${MAX_DOC_UPDATE_BYTES} bytes (got ${data.byteLength}).`,
-          { event, limit: MAX_DOC_UPDATE_BYTES },
-        );
-      }
+    /**
+     * Sends the bytes to the sender's document, without the sender, as they came (one binary
+     * frame each), kept in the document's history.
+     */
+    #relay(clientId: string, event: keyof DocServerEvents, data: Uint8Array): { relayed: true } {
       const doc = this.getServer().getClientData(clientId, DOC_KEY);
       if (typeof doc !== 'string') {
         throw new ChatRefusal(
