@@ -177,7 +177,7 @@ describe('the shared document (Yjs) through the server', () => {
 });
 
 describe('what the server does with odd document messages', () => {
-  it('refuses an update before doc.open, one that is not bytes, and one too large', async () => {
+  it('refuses an update before doc.open, no bytes, too many, a bad or private name; moves documents', async () => {
     const { ws } = await start();
     const client = newClient(ws);
     await client.connect();
@@ -201,6 +201,12 @@ describe('what the server does with odd document messages', () => {
       'validation_failed',
     );
     expect(await refusal(client.emitWithAck('doc.open', { doc: 'private-x' }))).toBe('forbidden');
+    // Still in "odd" after the refusals; opening another document leaves it.
+    await client.history('odd', { namespace: '/docs', limit: 1 });
+    expect(await client.emitWithAck('doc.open', { doc: 'odd-2' })).toEqual({ doc: 'odd-2' });
+    expect(await refusal(client.history('odd', { namespace: '/docs', limit: 1 }))).toBe(
+      'forbidden',
+    );
   });
 
   it('relays bytes Yjs cannot read, which the other pages drop and stay in sync', async () => {
