@@ -172,6 +172,33 @@ describe('sending bytes', () => {
     expect(one.raw).toEqual([]);
   });
 
+  it('a pkg.v1 connection that never says $hello is served as version 0: no binary frame either way', async () => {
+    const app = new Room();
+    const { server, wsUrl } = await startServer([app], { hello_wait: 50 });
+    const before = new Set(server.getAllClients());
+    const ws = new WebSocket(wsUrl, ['pkg.v1']);
+    peers.add(ws);
+    const texts: Array<Record<string, unknown>> = [];
+    const raw: Buffer[] = [];
+    ws.on('message', (data: Buffer, isBinary) => {
+      if (isBinary) raw.push(data);
+      else texts.push(JSON.parse(String(data)) as Record<string, unknown>);
+    });
+    await new Promise((resolve) => ws.once('open', resolve));
+    await waitFor(() => server.getAllClients().some((id) => !before.has(id)));
+    const id = server.getAllClients().find((c) => !before.has(c))!;
+    expect(app.emit(id, 'blob', Uint8Array.of(1, 2))).toBe(false);
+    expect(server.broadcast('blob', Uint8Array.of(1, 2))).toBe(0);
+    ws.send(encodeBinaryFrame({ event: 'upload', data: Uint8Array.of(1) }));
+    await waitFor(() => texts.some((t) => t['event'] === 'error'));
+    expect(texts.find((t) => t['event'] === 'error')).toMatchObject({
+      data: { code: 'binary_not_supported' },
+    });
+    server.send(id, 'after', {});
+    await waitFor(() => texts.some((t) => t['event'] === 'after'));
+    expect(raw).toEqual([]);
+  });
+
   it('bytesSchema bounds the bytes a handler accepts; JSON for it is refused', async () => {
     const { server, wsUrl } = await startServer([new Room()]);
     const one = await connect(wsUrl, 1, server);
