@@ -161,18 +161,41 @@ describe('the shared document (Yjs) through the server', () => {
     expect(textOf(rebuilt)).toBe(textOf(a.doc));
   }, 60_000);
 
-  it('sends the whole document again once the server lets it after a rate limit', async () => {
+  it('goes on with updates once the whole document is larger than the server takes', async () => {
+    const { ws } = await start({ rateLimitScale: 10 });
+    const a = await openPage(ws, 'big');
+    const b = await openPage(ws, 'big');
+    const text = a.doc.getText('text');
+    // Three updates of 50,000 characters each: the whole document passes 128 KiB.
+    for (const letter of ['a', 'b', 'c']) {
+      text.insert(text.length, letter.repeat(50_000));
+      await textBecomes(b.doc, textOf(a.doc));
+    }
+    expect(Y.encodeStateAsUpdate(a.doc).length).toBeGreaterThan(MAX_DOC_UPDATE_BYTES);
+    // Past STATE_EVERY updates the page would send the whole document: it sends updates.
+    for (let i = 0; i < STATE_EVERY + 5; i += 1) {
+      text.insert(0, '.');
+      await textBecomes(b.doc, textOf(a.doc));
+    }
+    const { messages } = await b.client.history('big', { namespace: '/docs', limit: 300 });
+    expect(messages.filter((m) => m.event === 'doc.state')).toEqual([]);
+    expect(messages.length).toBe(3 + STATE_EVERY + 5);
+  }, 60_000);
+
+  it('sends refused updates again, merged into one, once a rate limit lets it', async () => {
     // A tenth of the budget: 15 updates per 10 s.
     const { ws } = await start({ rateLimitScale: 0.1 });
     const a = await openPage(ws, 'busy');
     const b = await openPage(ws, 'busy');
     const text = a.doc.getText('text');
     for (let i = 0; i < 20; i += 1) text.insert(text.length, 'x');
-    // Some of the 20 updates were refused; the whole document goes out after the retryAfter.
+    // The updates over the budget were refused; they go out, merged, after the retryAfter.
     await textBecomes(b.doc, 'x'.repeat(20));
     const { messages } = await b.client.history('busy', { namespace: '/docs' });
-    expect(messages.filter((m) => m.event === 'doc.update').length).toBeLessThan(20);
-    expect(messages.at(-1)?.event).toBe('doc.state');
+    expect(messages.length).toBeLessThan(20);
+    const rebuilt = new Y.Doc();
+    for (const m of messages) Y.applyUpdate(rebuilt, m.data);
+    expect(textOf(rebuilt)).toBe('x'.repeat(20));
   }, 30_000);
 });
 

@@ -13,11 +13,15 @@
  *   opens the document again and the server replays what it missed (`recovered`); when
  *   that is not possible (`recovered: false`) the page reads the history again.
  * - Every STATE_EVERY updates a page sends its whole document instead of an update, so the
- *   room's last DOC_HISTORY_SIZE messages always hold the whole document.
+ *   room's last DOC_HISTORY_SIZE messages always hold the whole document (while it is at
+ *   most MAX_DOC_UPDATE_BYTES: 20,000 characters of ordinary typing make about 44 KB).
+ * - An update that did not reach the server (a lost connection, a rate limit) is kept and
+ *   sent merged with the next one: on the next connection, or once the refusal's
+ *   `retryAfter` has passed. One the server refuses for good (too large) is dropped.
  */
 import { ClientError, type Client, type ConnectInfo, type RecoveredInfo } from '@pkg/client';
 import * as Y from 'yjs';
-import { DOC_HISTORY_SIZE, DOC_NAMESPACE, STATE_EVERY } from '../doc-rules';
+import { DOC_HISTORY_SIZE, DOC_NAMESPACE, MAX_DOC_UPDATE_BYTES, STATE_EVERY } from '../doc-rules';
 import type { DocClientEvents, DocServerEvents } from '../events';
 
 export type DocClient = Client<DocClientEvents, DocServerEvents>;
@@ -42,15 +46,20 @@ export interface DocSync {
   stop(): void;
 }
 
-/** Refusals that pass: the whole document is sent again after a while. */
+/** Refusals that pass: what was refused is sent again after a while. */
 const PASSING = new Set(['rate_limited', 'too_many_messages', 'busy']);
 
 /** How long to wait before sending again after a passing refusal, in ms (unless it says). */
 const RETRY_MS = 1000;
 
-/** The wait a refusal asks for (`retryAfter`, seconds), or undefined when it does not pass. */
-function retryDelay(error: unknown): number | undefined {
-  if (!(error instanceof ClientError) || !PASSING.has(error.remoteCode ?? '')) return undefined;
+/**
+ * What to do with a send that failed: `later` (the connection was lost or the answer did
+ * not come: sent with the next connection), `retry` after a number of ms (a passing
+ * refusal, after its `retryAfter`), or `drop` (the server refused those bytes for good).
+ */
+function onFailure(error: unknown): 'later' | 'drop' | number {
+  if (!(error instanceof ClientError) || error.code !== 'PKG_ERR_CLIENT_REMOTE') return 'later';
+  if (!PASSING.has(error.remoteCode ?? '')) return 'drop';
   const after = (error.data as { retryAfter?: unknown } | undefined)?.retryAfter;
   return typeof after === 'number' && after > 0 ? after * 1000 : RETRY_MS;
 }
@@ -79,8 +88,8 @@ export function syncDoc(
   let loaded = false;
   /** Updates seen since the last whole document (sent or received). */
   let sinceState = 0;
-  /** A local change did not reach the server: the next send is the whole document. */
-  let unsent = false;
+  /** Local updates that have not reached the server yet, sent merged with the next one. */
+  let pending: Uint8Array[] = [];
   let stopped = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
 
@@ -99,40 +108,55 @@ export function syncDoc(
     sinceState = event === 'doc.state' ? 0 : sinceState + 1;
   };
 
-  /**
-   * A send that did not reach the server: the next one is the whole document. After a lost
-   * connection that is on the next connection; after a refusal that passes (a rate limit),
-   * once the server says so; after another refusal, with the next edit.
-   */
-  const failed = (error: unknown): void => {
-    unsent = true;
-    const delay = retryDelay(error);
-    if (delay === undefined || retry !== undefined || stopped) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      if (unsent && open && client.connected) sendState();
-    }, delay);
+  /** Sends `update` with whatever is pending, merged into one update. */
+  const send = (update?: Uint8Array): void => {
+    const parts = update === undefined ? pending : [...pending, update];
+    pending = [];
+    if (parts.length === 0) return;
+    const bytes = parts.length === 1 ? parts[0]! : Y.mergeUpdates(parts);
+    sinceState += 1;
+    client.emitWithAck('doc.update', bytes).catch((error: unknown) => failed(bytes, error));
   };
 
+  /** Keeps bytes that did not reach the server, and sends them again when it lets us. */
+  const failed = (bytes: Uint8Array, error: unknown): void => {
+    const then = onFailure(error);
+    if (then === 'drop') return;
+    pending.push(bytes);
+    if (then === 'later' || retry !== undefined || stopped) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (open && client.connected) send();
+    }, then);
+  };
+
+  /**
+   * Sends the whole document, which carries everything pending too. A document larger than
+   * the server takes whole is not (tried again STATE_EVERY updates later): its pending
+   * updates go as they are.
+   */
   const sendState = (): void => {
-    unsent = false;
+    const whole = Y.encodeStateAsUpdate(doc);
     sinceState = 0;
+    if (whole.length > MAX_DOC_UPDATE_BYTES) {
+      send();
+      return;
+    }
+    pending = [];
     if (isEmpty(doc)) return;
-    client.emitWithAck('doc.state', Y.encodeStateAsUpdate(doc)).catch(failed);
+    client.emitWithAck('doc.state', whole).catch((error: unknown) => failed(whole, error));
   };
 
   const onLocalUpdate = (update: Uint8Array, origin: unknown): void => {
     if (origin === REMOTE) return;
     if (!open || !client.connected) {
-      unsent = true;
-      return;
-    }
-    if (unsent || sinceState >= STATE_EVERY) {
+      pending.push(update);
+    } else if (sinceState >= STATE_EVERY) {
+      pending.push(update);
       sendState();
-      return;
+    } else {
+      send(update);
     }
-    sinceState += 1;
-    client.emitWithAck('doc.update', update).catch(failed);
   };
 
   const loadHistory = async (): Promise<void> => {
@@ -165,7 +189,7 @@ export function syncDoc(
   const onState = (bytes: Uint8Array): void => apply('doc.state', bytes);
   const onConnect = (info: ConnectInfo): void => {
     if (info.resumed && open) {
-      if (unsent) sendState();
+      send();
       setState('synced');
       return;
     }
