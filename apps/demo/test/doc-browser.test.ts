@@ -16,6 +16,8 @@ import { redisAnswers } from './helpers/nginx';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const RESULTS = path.join(__dirname, '..', 'test-results');
+/** The README's screenshot: written there too when DEMO_SCREENSHOTS=1. */
+const SCREENSHOTS = path.join(__dirname, '..', 'docs', 'screenshots');
 
 const redis = redisAnswers();
 if (!redis && process.env['CI'] === 'true') {
@@ -78,11 +80,10 @@ async function shows(page: Page, text: string): Promise<void> {
 }
 
 /**
- * Two pages on `first` and `second` edit one document; the second page is reloaded and
+ * Two pages on `first` and `second` edit the document `doc`; the second page is reloaded and
  * gets the whole document back from the history. Returns the first page.
  */
-async function editTogether(first: string, second: string): Promise<Page> {
-  const doc = `doc-${randomBytes(4).toString('hex')}`; // Redis keeps history across runs
+async function editTogether(first: string, second: string, doc: string): Promise<Page> {
   const one = await openDoc(first, doc);
   const two = await openDoc(second, doc);
 
@@ -113,9 +114,13 @@ async function editTogether(first: string, second: string): Promise<Page> {
 
 describe('the shared document page on one instance', () => {
   it('shows one page’s edits in the other, and a reloaded page the whole document', async () => {
-    const page = await editTogether(alone!.http, alone!.http);
+    const page = await editTogether(alone!.http, alone!.http, 'notes');
     mkdirSync(RESULTS, { recursive: true });
     await page.screenshot({ path: path.join(RESULTS, 'demo-doc.png') });
+    if (process.env['DEMO_SCREENSHOTS'] === '1') {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'demo-doc.png') });
+    }
   }, 120_000);
 
   it('opens a document named in the address only when the name is valid', async () => {
@@ -135,6 +140,7 @@ describe('the shared document page on one instance', () => {
 
 describeRedis('the shared document page on two instances sharing Redis', () => {
   it('shows the edits of a page on one instance in a page on the other, and the document after a reload', async () => {
-    await editTogether(pair[0]!.http, pair[1]!.http);
+    // A name of its own: Redis keeps the documents' history across runs.
+    await editTogether(pair[0]!.http, pair[1]!.http, `doc-${randomBytes(4).toString('hex')}`);
   }, 120_000);
 });
