@@ -14,7 +14,7 @@
  *   that is not possible (`recovered: false`) the page reads the history again.
  * - Every STATE_EVERY updates a page sends its whole document instead of an update, so the
  *   room's last DOC_HISTORY_SIZE messages always hold the whole document (while it is at
- *   most MAX_DOC_UPDATE_BYTES: 20,000 characters of ordinary typing make about 44 KB).
+ *   most MAX_DOC_UPDATE_BYTES: 20,000 characters of ordinary typing make about 45 KB).
  * - An update that did not reach the server (a lost connection, a rate limit) is kept and
  *   sent merged with the next one: on the next connection, or once the refusal's
  *   `retryAfter` has passed. One the server refuses for good (too large) is dropped.
