@@ -65,7 +65,7 @@ export function createDocController(limits: DemoLimits = BASE_LIMITS) {
     }
 
     @SocketOn('doc.state', { schema: DocBytes })
-    @RateLimit(limits.docUpdate)
+    @RateLimit(limits.docState)
     state(clientId: string, data: Uint8Array): { relayed: true } {
       return this.#relay(clientId, 'doc.state', data);
     }
