@@ -9,6 +9,7 @@
  */
 import type {
   HistoryIncompleteReason,
+  LostRange,
   RecoveryFailureReason,
   RoomPosition,
   StreamPosition,
@@ -90,7 +91,8 @@ export interface ServerErrorData {
  * messages are gone (`epoch_changed`, `too_far_behind`, `not_kept`, `invalid_position`):
  * reload that room's state then, for example with `client.history()`. `already_joined`: the
  * client was in the room already, so nothing was replayed (it received the room's messages
- * live).
+ * live). `messages_lost`: every kept message was replayed, but those at the offsets in `lost`
+ * are kept nowhere (a Redis failover lost them): reload what they would have changed.
  */
 export interface RecoveredInfo {
   room: string;
@@ -99,6 +101,8 @@ export interface RecoveredInfo {
   reason?: RecoveryFailureReason;
   /** How many missed messages the server replayed before this report. */
   replayed: number;
+  /** With `messages_lost`: the offsets the replay skipped, oldest first. */
+  lost?: LostRange[];
 }
 
 /**
@@ -133,13 +137,15 @@ export type HistoryEntry<Listen> = {
  * read); `complete` false when the answer is not everything asked for: `reason`
  * `truncated` when it stopped at `limit` or the server's bounds (nothing is lost: ask again,
  * with `since` set to the last message's `pos` to page forward), another reason when `since`
- * could not be served.
+ * could not be served; `messages_lost` with the offsets in `lost` that a failover lost (the
+ * messages around them are in the answer).
  */
 export interface HistoryResult<Listen> {
   messages: Array<HistoryEntry<Listen>>;
   position?: StreamPosition;
   complete: boolean;
   reason?: HistoryIncompleteReason;
+  lost?: LostRange[];
 }
 
 /**

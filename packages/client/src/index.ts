@@ -36,6 +36,7 @@ export {
 } from '@pkg/wire';
 export type {
   HistoryIncompleteReason,
+  LostRange,
   RecoveryFailureReason,
   RequestId,
   RoomPosition,

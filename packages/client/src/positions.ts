@@ -107,7 +107,8 @@ export class RoomPositions {
       return;
     }
     const next: RoomPosition = { room: data.room, namespace: data.namespace, ...data.position };
-    if (data.recovered) this.accept(next);
+    // messages_lost replayed every kept message: the client stands where the room does.
+    if (data.recovered || data.reason === 'messages_lost') this.accept(next);
     else this.#set(k, { ...next, floor: 0 });
   }
 

@@ -364,13 +364,14 @@ export class ProtocolSocket {
     const read = readRecovered(data);
     if (!read) return;
     this.positions.recovered(read);
-    const { room, namespace, recovered, reason, replayed } = read;
+    const { room, namespace, recovered, reason, replayed, lost } = read;
     this.#host.emit('recovered', {
       room,
       namespace,
       recovered,
       ...(reason === undefined ? {} : { reason }),
       replayed,
+      ...(lost === undefined ? {} : { lost }),
     });
   }
 

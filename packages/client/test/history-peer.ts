@@ -18,6 +18,8 @@ interface Stream {
   epoch: string;
   next: number;
   kept: Kept[];
+  /** Offsets handed out and lost (`loseOffsets`). */
+  lost?: Array<{ from: number; to: number }>;
 }
 
 interface Peer {
@@ -81,6 +83,16 @@ export class HistoryPeer {
       this.#streams.set(room, stream);
     }
     return stream;
+  }
+
+  /**
+   * Loses kept messages `from` to `to` of the room's stream, as a Redis failover loses a
+   * master's last writes: a recovery across them replays the rest and says `messages_lost`.
+   */
+  loseOffsets(room: string, from: number, to: number): void {
+    const stream = this.stream(room);
+    stream.kept = stream.kept.filter((k) => k.offset < from || k.offset > to);
+    (stream.lost ??= []).push({ from, to });
   }
 
   /** Loses the room's stream: the next publish starts a new epoch. */
@@ -229,9 +241,27 @@ export class HistoryPeer {
     if (since.epoch !== stream.epoch) return done(false, 0, 'epoch_changed');
     if (since.offset > position.offset) return done(false, 0, 'invalid_position');
     const missed = stream.kept.filter((k) => k.offset > since.offset);
+    const lost = (stream.lost ?? [])
+      .filter((r) => r.to > since.offset)
+      .map((r) => ({ from: Math.max(r.from, since.offset + 1), to: r.to }));
+    const gone = (o: number): boolean => lost.some((r) => o >= r.from && o <= r.to);
+    let expected = since.offset + 1;
+    while (gone(expected)) expected += 1;
     const first = missed[0]?.offset ?? position.offset + 1;
-    if (first !== since.offset + 1) return done(false, 0, 'too_far_behind');
+    if (first !== expected) return done(false, 0, 'too_far_behind');
     for (const k of missed) peer.socket.send(k.text);
-    done(true, missed.length);
+    if (lost.length === 0) return done(true, missed.length);
+    this.#send(peer, {
+      event: '$recovered',
+      data: {
+        room,
+        namespace: '/',
+        recovered: false,
+        reason: 'messages_lost',
+        replayed: missed.length,
+        position,
+        lost,
+      },
+    });
   }
 }

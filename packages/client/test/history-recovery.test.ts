@@ -107,6 +107,29 @@ describe('recovery of a room joined with joinRoom', () => {
     ]);
   });
 
+  it('hands over every kept message and reports the lost offsets with messages_lost, then takes the live messages after it', async () => {
+    const peer = await start();
+    const c = await connected(peer);
+    await c.client.joinRoom('r');
+    peer.publish('r', 'chat.said', { n: 1 });
+    await c.said.waitFor(1);
+    const away = await cut(peer, c);
+    for (let n = 2; n <= 8; n++) peer.publish('r', 'chat.said', { n });
+    peer.loseOffsets('r', 4, 5);
+    const recovered = next<RecoveredInfo>(c.client, 'recovered');
+    await away.back();
+    const info = await recovered;
+    expect(info).toMatchObject({
+      room: 'r',
+      recovered: false,
+      reason: 'messages_lost',
+      replayed: 5,
+      lost: [{ from: 4, to: 5 }],
+    });
+    peer.publish('r', 'chat.said', { n: 9 });
+    expect((await c.said.waitFor(7)).map((s) => s.n)).toEqual([1, 2, 3, 6, 7, 8, 9]);
+  });
+
   it.each([
     ['epoch_changed', (peer: HistoryPeer) => peer.lose('r'), 6],
     [

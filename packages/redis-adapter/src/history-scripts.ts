@@ -8,6 +8,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { isBinaryFrame } from '@pkg/wire';
+import type { LostRange } from '@pkg/wire';
 
 /**
  * Assigns the next position, builds the text, keeps it and publishes it: one EVALSHA per
@@ -90,10 +91,14 @@ return {offset, epoch, fresh}
  * is `*` is left out too, and the read is then not complete (`too_far_behind` after a
  * position: all or none, as always).
  *
+ * Offsets a failover lost (the hash's field `l`, written by the cluster scripts) are skipped:
+ * the read answers the kept messages around them with the reason `messages_lost` and the lost
+ * offsets within its span as its fourth element.
+ *
  * KEYS: meta hash, stream. ARGV: since offset ('' = none), since epoch, limit, size, ttl ms,
  * meta ttl ms, reader ('' = none).
- * Reply: { epoch, offset, reason ('' = complete), 0, offset1, text1, offset2, text2, ... }
- * oldest first.
+ * Reply: { epoch, offset, reason ('' = complete), lost ('<from>-<to> ' each, or 0), offset1,
+ * text1, offset2, text2, ... } oldest first.
  */
 export const READ_SCRIPT = `
 local meta, stream = KEYS[1], KEYS[2]
@@ -142,6 +147,20 @@ local function visibility(fields)
   for _, id in ipairs(cjson.decode(x)) do if id == reader then return 'skip' end end
   return 'show'
 end
+-- Offsets handed out but kept nowhere (field l, '<from>-<to> ' each, ascending; see
+-- cluster-scripts.ts) from offset 'after' on, clipped to it: skipped by a read, reported.
+local function gapsFrom(after)
+  local gaps, count, text = {}, 0, ''
+  for a, b in string.gmatch(redis.call('HGET', meta, 'l') or '', '(%d+)%-(%d+) ') do
+    a, b = math.max(tonumber(a), after), tonumber(b)
+    if b >= a then
+      gaps[#gaps + 1] = {a, b}
+      count = count + b - a + 1
+      text = text .. a .. '-' .. b .. ' '
+    end
+  end
+  return gaps, count, text
+end
 if ARGV[1] ~= '' then
   local since = tonumber(ARGV[1])
   if epoch ~= sinceEpoch then out[3] = 'epoch_changed' return out end
@@ -149,20 +168,30 @@ if ARGV[1] ~= '' then
   if since == last then return out end
   if lost then out[3] = 'epoch_changed' return out end
   if since + 1 < first or last - since > limit then out[3] = 'too_far_behind' return out end
+  local gaps, missing, gapText = gapsFrom(since + 1)
+  local g = 1
+  local function past(o)
+    while g <= #gaps and o > gaps[g][2] do g = g + 1 end
+    if g <= #gaps and o >= gaps[g][1] then return gaps[g][2] + 1 end
+    return o
+  end
   local entries = redis.call('XRANGE', stream, '(0-' .. since, '+', 'COUNT', limit)
-  if #entries ~= last - since then out[3] = 'too_far_behind' return out end
-  for i, entry in ipairs(entries) do
+  if #entries ~= last - since - missing then out[3] = 'too_far_behind' return out end
+  local want = past(since + 1)
+  for _, entry in ipairs(entries) do
     local t = tonumber(fieldOf(entry[2], 't') or '0')
     local seen = visibility(entry[2])
-    if offsetOf(entry[1]) ~= since + i or t < oldest or seen == 'hide' then
+    if offsetOf(entry[1]) ~= want or t < oldest or seen == 'hide' then
       out = {epoch, last, 'too_far_behind', 0}
       return out
     end
     if seen == 'show' then
-      out[#out + 1] = since + i
+      out[#out + 1] = want
       out[#out + 1] = fieldOf(entry[2], 'd') or ''
     end
+    want = past(want + 1)
   end
+  if missing > 0 then out[3] = 'messages_lost' out[4] = gapText end
   return out
 end
 if last == 0 then return out end
@@ -186,6 +215,10 @@ for i = #kept, 1, -1 do
 end
 -- A message hidden from every reader is missed, not merely older: too_far_behind.
 if hidden then out[3] = 'too_far_behind' elseif older then out[3] = 'incomplete' end
+if #kept > 0 and not hidden then
+  local _, missing, gapText = gapsFrom(offsetOf(kept[#kept][1]))
+  if missing > 0 then out[3] = 'messages_lost' out[4] = gapText end
+end
 return out
 `;
 
@@ -214,8 +247,8 @@ export interface ReadReply {
   readonly epoch: string;
   readonly offset: number;
   readonly reason: string;
-  /** Always false: reading never gives a room an epoch (kept in the reply's format). */
-  readonly fresh: boolean;
+  /** With `messages_lost`: the offsets the read skipped because a failover lost them. */
+  readonly lost: LostRange[];
   /** Texts, and binary frames as their bytes (read as bytes, see `parseReadReply`). */
   readonly messages: { offset: number; text: string | Uint8Array }[];
 }
@@ -226,15 +259,26 @@ function textOf(value: unknown): string | undefined {
   return Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
 }
 
+/** Reads the script's `'<from>-<to> '` list; anything else reads as no range. */
+function parseLost(value: unknown): LostRange[] {
+  const text = textOf(value);
+  if (text === undefined) return [];
+  const lost: LostRange[] = [];
+  for (const [, from, to] of text.matchAll(/(\d+)-(\d+) /g)) {
+    lost.push({ from: Number(from), to: Number(to) });
+  }
+  return lost;
+}
+
 /**
  * The read script's reply, checked: strings, or bytes when read in buffer mode (then a kept
- * binary frame stays bytes, a view of the reply, and a text is decoded as UTF-8).
+ * binary frame stays bytes, a copy of the reply's, and a text is decoded as UTF-8).
  */
 export function parseReadReply(reply: unknown): ReadReply {
   if (!Array.isArray(reply) || reply.length < 4 || reply.length % 2 === 1) {
     throw new Error('unexpected reply from the history read script');
   }
-  const [rawEpoch, offset, rawReason, fresh] = reply as unknown[];
+  const [rawEpoch, offset, rawReason, lost] = reply as unknown[];
   const epoch = textOf(rawEpoch);
   const reason = textOf(rawReason);
   if (
@@ -255,5 +299,5 @@ export function parseReadReply(reply: unknown): ReadReply {
     }
     messages.push({ offset: o as number, text });
   }
-  return { epoch, offset: offset as number, reason, fresh: fresh === 1, messages };
+  return { epoch, offset: offset as number, reason, lost: parseLost(lost), messages };
 }

@@ -145,6 +145,7 @@ const REASONS = new Set<string>([
   'too_far_behind',
   'not_kept',
   'invalid_position',
+  'messages_lost',
 ]);
 
 export class RedisHistoryStore implements HistoryStore {
@@ -262,6 +263,9 @@ export class RedisHistoryStore implements HistoryStore {
       const reason = REASONS.has(reply.reason)
         ? (reply.reason as RecoveryFailureReason)
         : 'too_far_behind';
+      if (reason === 'messages_lost') {
+        return { position, messages, complete: false, reason, lost: reply.lost };
+      }
       return { position, messages, complete: false, reason };
     } catch (err) {
       return this.#failedRead('epoch_changed', errorText(err));

@@ -408,6 +408,7 @@ suite('RedisAdapter on a Redis Cluster', () => {
     expect(await roomHash(p, 'hg')).toMatchObject({ e: epoch, o: '25', l: '6-10 ' });
     // The room's history shows the gap: 1 to 5, then 11 to 25.
     const kept = await b.server.history('hg');
+    expect(kept).toMatchObject({ reason: 'messages_lost', lost: [{ from: 6, to: 10 }] });
     expect(kept.messages.map((m) => m.pos?.offset)).toEqual([
       1,
       2,
@@ -416,16 +417,21 @@ suite('RedisAdapter on a Redis Cluster', () => {
       5,
       ...Array.from({ length: 15 }, (_, i) => i + 11),
     ]);
-    // A client that recovers from before the lost range is told it missed kept messages,
-    // not that the room started over; one that had them all recovers the rest.
+    // A client that recovers from before the lost range gets every kept message and is told
+    // the offsets it cannot have, not that the room started over; one that had them all
+    // recovers the rest.
+    const keptAfter = (since: number): number[] =>
+      [1, 2, 3, 4, 5, ...Array.from({ length: 15 }, (_, i) => i + 11)].filter((o) => o > since);
     for (const since of [2, 5, 7]) {
       const c = await client(b.url);
       await c.join('hg', { epoch, offset: since });
       expect(c.events('$recovered')[0]!.data).toMatchObject({
         recovered: false,
-        reason: 'too_far_behind',
-        replayed: 0,
+        reason: 'messages_lost',
+        replayed: keptAfter(since).length,
+        lost: [{ from: Math.max(6, since + 1), to: 10 }],
       });
+      expect(c.events('msg').map((m) => m.pos!.offset)).toEqual(keptAfter(since));
     }
     const after = await client(a.url);
     await after.join('hg', { epoch, offset: 10 });

@@ -134,6 +134,51 @@ describe('readHistoryAnswer', () => {
     });
   });
 
+  it('reads the lost offsets of messages_lost, in order, and leaves out malformed or overlapping ranges', () => {
+    const data = {
+      room: 'r',
+      namespace: '/',
+      recovered: false,
+      reason: 'messages_lost',
+      replayed: 18,
+      lost: [
+        { from: 6, to: 10 },
+        { from: 8, to: 12 },
+        { from: 20, to: 19 },
+        { from: 1.5, to: 2 },
+        'x',
+        { from: 30, to: 30 },
+      ],
+    };
+    expect(readRecovered(data)).toMatchObject({
+      reason: 'messages_lost',
+      replayed: 18,
+      lost: [
+        { from: 6, to: 10 },
+        { from: 30, to: 30 },
+      ],
+    });
+    // `lost` belongs to messages_lost only.
+    expect(readRecovered({ ...data, reason: 'too_far_behind' })).not.toHaveProperty('lost');
+    expect(readRecovered({ ...data, lost: 'all' })).not.toHaveProperty('lost');
+    expect(
+      readHistoryAnswer({
+        messages: [],
+        complete: false,
+        reason: 'messages_lost',
+        lost: [{ from: 3, to: 4 }],
+      }),
+    ).toEqual({
+      messages: [],
+      complete: false,
+      reason: 'messages_lost',
+      lost: [{ from: 3, to: 4 }],
+    });
+    // A flood of ranges is read up to a bound.
+    const many = Array.from({ length: 5000 }, (_, i) => ({ from: 2 * i + 1, to: 2 * i + 1 }));
+    expect(readRecovered({ ...data, lost: many })?.lost).toHaveLength(1024);
+  });
+
   it('is undefined without a messages array', () => {
     expect(readHistoryAnswer(undefined)).toBeUndefined();
     expect(readHistoryAnswer({ messages: 'none' })).toBeUndefined();

@@ -9,6 +9,7 @@ import {
   type HistoryAnswerData,
   type HistoryIncompleteReason,
   type HistoryMessage,
+  type LostRange,
   type RecoveredData,
   type RecoveryFailureReason,
   type RoomPosition,
@@ -21,6 +22,7 @@ const REASONS: ReadonlySet<string> = new Set<RecoveryFailureReason>([
   'not_kept',
   'invalid_position',
   'already_joined',
+  'messages_lost',
 ]);
 
 const ANSWER_REASONS: ReadonlySet<string> = new Set<HistoryIncompleteReason>([
@@ -29,7 +31,32 @@ const ANSWER_REASONS: ReadonlySet<string> = new Set<HistoryIncompleteReason>([
   'not_kept',
   'invalid_position',
   'truncated',
+  'messages_lost',
 ]);
+
+/** Most ranges `readLost` keeps: a server records a few per failover, never this many. */
+const MAX_LOST_RANGES = 1024;
+
+/**
+ * Reads `lost`: the ranges that are whole numbers from 1 with `from <= to`, oldest first and
+ * not overlapping; a range out of order or malformed is left out, and at most 1,024 are read.
+ */
+function readLost(value: unknown): LostRange[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const ranges: LostRange[] = [];
+  let after = 0;
+  for (const entry of value as unknown[]) {
+    if (ranges.length === MAX_LOST_RANGES) break;
+    if (!isRecord(entry)) continue;
+    const { from, to } = entry;
+    if (typeof from !== 'number' || typeof to !== 'number') continue;
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) continue;
+    if (from <= after || to < from) continue;
+    ranges.push({ from, to });
+    after = to;
+  }
+  return ranges.length > 0 ? ranges : undefined;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -85,6 +112,8 @@ export function readRecovered(data: unknown): RecoveredData | undefined {
   }
   const position = readReceivedPosition(data['position'], 0);
   if (position) read.position = position;
+  const lost = reason === 'messages_lost' ? readLost(data['lost']) : undefined;
+  if (lost) read.lost = lost;
   return read;
 }
 
@@ -124,5 +153,7 @@ export function readHistoryAnswer(data: unknown): HistoryAnswerData | undefined 
   if (typeof reason === 'string' && ANSWER_REASONS.has(reason)) {
     answer.reason = reason as HistoryIncompleteReason;
   }
+  const lost = reason === 'messages_lost' ? readLost(data['lost']) : undefined;
+  if (lost) answer.lost = lost;
   return answer;
 }

@@ -35,10 +35,28 @@ export type EnvelopePosition = RoomPosition;
  * position is older than the kept `ttl` (`too_far_behind`); the room keeps no history
  * (`not_kept`); the position is not one the stream ever had, such as an offset past its
  * end (`invalid_position`); the client was in the room already, so its position was not
- * used and nothing was replayed (`already_joined`, only in `$recovered`).
+ * used and nothing was replayed (`already_joined`, only in `$recovered`); some of the
+ * messages after the position were delivered but are kept nowhere any more (a Redis failover
+ * lost the last writes of a master): every other message was replayed, and `lost` names the
+ * offsets that were not (`messages_lost`).
  */
 export type RecoveryFailureReason =
-  'epoch_changed' | 'too_far_behind' | 'not_kept' | 'invalid_position' | 'already_joined';
+  | 'epoch_changed'
+  | 'too_far_behind'
+  | 'not_kept'
+  | 'invalid_position'
+  | 'already_joined'
+  | 'messages_lost';
+
+/**
+ * Offsets `from` to `to` (both included) of one epoch that were handed out and delivered but
+ * are kept nowhere (`messages_lost`): a replay skips them, and the messages on either side
+ * are in it.
+ */
+export interface LostRange {
+  from: number;
+  to: number;
+}
 
 /**
  * Why a `$history` answer is not complete: a reason of a recovery (`since` could not be
@@ -64,6 +82,8 @@ export interface RecoveredData {
   /** How many messages were replayed before this `$recovered`. */
   replayed: number;
   position?: StreamPosition;
+  /** With `reason: "messages_lost"`: the offsets after the client's position that the replay skipped, oldest first. */
+  lost?: LostRange[];
 }
 
 /**
@@ -98,6 +118,8 @@ export interface HistoryAnswerData {
   position?: StreamPosition;
   complete: boolean;
   reason?: HistoryIncompleteReason;
+  /** With `reason: "messages_lost"`: the offsets within the answer's span that are kept nowhere, oldest first. */
+  lost?: LostRange[];
 }
 
 /** Bounds both ends know: a client never sends more positions than this in `$hello`. */

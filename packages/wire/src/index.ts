@@ -104,6 +104,7 @@ export type {
   HistoryIncompleteReason,
   HistoryMessage,
   HistoryRequestData,
+  LostRange,
   RecoveredData,
   RecoveryFailureReason,
   RoomPosition,

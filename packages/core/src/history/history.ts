@@ -8,7 +8,7 @@
  * position elsewhere (a Redis script) can build the text without running JavaScript.
  */
 import { encodeBinaryFrame, fillPosition } from '@pkg/wire';
-import type { RecoveryFailureReason, StreamPosition } from '@pkg/wire';
+import type { LostRange, RecoveryFailureReason, StreamPosition } from '@pkg/wire';
 import type { SerializedMessage } from '../ws/serialized-message';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -131,12 +131,16 @@ export function keptExcept(except: KeptTarget['except']): KeptExcept {
  * and stores nothing: reading never makes a room, and a later read from that position
  * tells whether a message can have come since),
  * the messages oldest first, and whether they are everything asked for; when not, `reason`.
+ * With `messages_lost` the messages are every kept one asked for, and `lost` names the
+ * offsets among them that were handed out but are kept nowhere (a store that can lose its
+ * last writes in a failover), oldest first.
  */
 export interface HistoryRead {
   readonly position: StreamPosition | null;
   readonly messages: readonly KeptMessage[];
   readonly complete: boolean;
   readonly reason?: RecoveryFailureReason;
+  readonly lost?: readonly LostRange[];
 }
 
 /**

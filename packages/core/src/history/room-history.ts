@@ -12,6 +12,7 @@ import {
   type HistoryAnswerData,
   type HistoryIncompleteReason,
   type HistoryMessage,
+  type LostRange,
   type RoomPosition,
   type StreamPosition,
 } from '@pkg/wire';
@@ -276,6 +277,16 @@ export class RoomHistory {
     };
     if (read.position !== null) answer.position = read.position;
     if (reason !== undefined) answer.reason = reason;
+    if (reason === 'messages_lost') {
+      // Only the lost offsets within the span the answer covers (it may have been cut).
+      const lost = lostWithin(read.lost ?? [], since, answer.messages, newest, cut);
+      if (lost.length > 0) answer.lost = lost;
+      else answer.reason = cut ? 'truncated' : undefined;
+      if (answer.reason === undefined) {
+        delete answer.reason;
+        answer.complete = true;
+      }
+    }
     return answer;
   }
 
@@ -309,6 +320,27 @@ export interface HistoryAdapter {
   /** A shared history store (the Redis adapter's); without it, this process's memory. */
   readonly history?: HistoryStore;
   broadcast(message: SerializedMessage, target: BroadcastTarget): MaybePromise<number>;
+}
+
+/**
+ * The lost ranges within what an answer covers: after `since` (or from its first message,
+ * for the newest messages) up to its last message when it was cut, or to the room's end.
+ */
+function lostWithin(
+  lost: readonly LostRange[],
+  since: StreamPosition | undefined,
+  messages: readonly HistoryMessage[],
+  newest: boolean,
+  cut: boolean,
+): LostRange[] {
+  const first = newest ? (messages[0]?.pos.offset ?? Infinity) : (since?.offset ?? 0) + 1;
+  const last = !newest && cut ? (messages.at(-1)?.pos.offset ?? 0) : Infinity;
+  const within: LostRange[] = [];
+  for (const { from, to } of lost) {
+    if (to < first || from > last) continue;
+    within.push({ from: Math.max(from, first), to: Math.min(to, last) });
+  }
+  return within;
 }
 
 function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {

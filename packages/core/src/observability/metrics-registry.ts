@@ -32,6 +32,7 @@ const RECOVERY_OUTCOMES: ReadonlySet<string> = new Set([
   'not_kept',
   'invalid_position',
   'already_joined',
+  'messages_lost',
 ]);
 
 type Prom = typeof PromClient;

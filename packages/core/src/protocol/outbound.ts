@@ -5,7 +5,13 @@
  * connection still handshaking, waiting for `$hello`, authenticating or closing gets none.
  */
 import type { LoggerInterface } from '@pkg/logger';
-import { WireErrorCode, encodeBinaryHeader, type RequestId, type RoomPosition } from '@pkg/wire';
+import {
+  WireErrorCode,
+  appendBinarySeq,
+  encodeBinaryHeader,
+  type RequestId,
+  type RoomPosition,
+} from '@pkg/wire';
 import { prepareAnswer, type Envelope, type WebSocketHandler } from '@pkg/ws-protocol';
 import { ConnectionState, type Connection } from './connection';
 import type { ConnectionTable } from './connections';
@@ -15,7 +21,9 @@ import { positionOf } from '../history/room-history';
 import {
   sendTo,
   serialize,
+  splitFrame,
   withSeqOf,
+  type BinaryParts,
   type OutboundData,
   type SerializedMessage,
 } from '../ws/serialized-message';
@@ -250,6 +258,8 @@ export class Outbound {
   ): number {
     const { sessions, ws, conns } = this.#o;
     const binary = typeof text !== 'string';
+    // A binary frame's header and payload, split once for every receiver with a session.
+    let split: readonly [Uint8Array, Uint8Array] | undefined;
     const plain: string[] = [];
     let n = 0;
     // The text's room position, read once and only for a receiver that recovered a room.
@@ -283,7 +293,13 @@ export class Outbound {
       } else if (conn?.state === ConnectionState.OPEN) {
         // A connection that does not take binary frames: skipped and counted, never kept.
         if (binary && !ws.takesBinary(id)) ws.sendBinary(id, text);
-        else if (sendTo(ws, id, withSeqOf(text, sessions!.keep(session, text)))) n += 1;
+        else {
+          const seq = sessions!.keep(session, text);
+          if (binary) split ??= splitFrame(text);
+          const message: string | BinaryParts =
+            split === undefined ? withSeqOf(text, seq) : [appendBinarySeq(split[0], seq), split[1]];
+          if (sendTo(ws, id, message)) n += 1;
+        }
       }
     }
     if (plain.length > 0) {

@@ -227,12 +227,18 @@ export class RoomRecovery {
     let reason: RecoveryFailureReason | undefined = read.complete
       ? undefined
       : (read.reason ?? 'too_far_behind');
+    // Lost messages (a failover) are told as such; every kept one is replayed around them.
+    let lost = reason === 'messages_lost' && read.lost?.length ? read.lost : undefined;
+    if (reason === 'messages_lost' && lost === undefined) reason = 'too_far_behind';
     let bytes = 0;
     for (const m of read.messages) bytes += messageBytes(m.text);
-    if (reason === undefined && bytes > this.#o.history.maxReplayBytes) reason = 'too_far_behind';
-    if (reason === undefined && hold.overflow) reason = 'too_far_behind';
+    const replays = reason === undefined || lost !== undefined;
+    if (replays && (bytes > this.#o.history.maxReplayBytes || hold.overflow)) {
+      reason = 'too_far_behind';
+      lost = undefined;
+    }
     let replayed = 0;
-    if (reason === undefined) {
+    if (reason === undefined || lost !== undefined) {
       for (const m of read.messages) {
         if (!this.#o.deliver(clientId, m.text)) break;
         replayed += 1;
@@ -250,15 +256,16 @@ export class RoomRecovery {
     }
     const data: RecoveredData = { room, namespace, recovered: reason === undefined, replayed };
     if (reason !== undefined) data.reason = reason;
+    if (lost !== undefined) data.lost = lost.map(({ from, to }) => ({ from, to }));
     // A failed recovery replayed nothing, so every held message still goes out once, even one
     // at or before the position read after it was kept; the position the client is told it
     // stands at is then just before the first of those, or a client that drops what it has
     // seen by position (@pkg/client) would drop them.
-    const position =
-      reason === undefined ? read.position : beforeHeld(read.position, hold.messages);
+    const done = reason === undefined || lost !== undefined;
+    const position = done ? read.position : beforeHeld(read.position, hold.messages);
     if (position !== null) data.position = position;
     this.#recovered(clientId, data);
-    const at = reason === undefined ? read.position : null;
+    const at = done ? read.position : null;
     for (const message of hold.messages) {
       if (at !== null) {
         const pos = positionOf(message);

@@ -70,10 +70,19 @@ export function messageBytes(message: SerializedMessage): number {
  */
 export function withSeqOf(message: SerializedMessage, seq: number): string | BinaryParts {
   if (typeof message === 'string') return appendSeq(message, seq);
-  const frame = readFrame(message);
-  if (frame === undefined) return message;
-  const header = message.subarray(0, message.length - frame.data.length);
-  return [appendBinarySeq(header, seq), frame.data];
+  const split = splitFrame(message);
+  return split === undefined ? message : [appendBinarySeq(split[0], seq), split[1]];
+}
+
+/**
+ * A binary frame's header and payload, views of its bytes (undefined for bytes that are not
+ * a frame). A broadcast splits its frame once and appends each receiver's `seq` to the
+ * header: `[appendBinarySeq(header, seq), payload]`.
+ */
+export function splitFrame(frame: Uint8Array): readonly [Uint8Array, Uint8Array] | undefined {
+  const read = readFrame(frame);
+  if (read === undefined) return undefined;
+  return [frame.subarray(0, frame.length - read.data.length), read.data];
 }
 
 /**
