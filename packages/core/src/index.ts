@@ -110,8 +110,10 @@ export type {
   CountTarget,
   RemoteClientOperation,
 } from './cluster/adapter';
-export { MAX_KEPT_EXCEPT } from './history/history';
+export { MAX_KEPT_EXCEPT, fillTemplate, isBinaryTemplate } from './history/history';
 export type {
+  BinaryTemplate,
+  MessageTemplate,
   HistoryPolicy,
   HistoryQuery,
   HistoryRead,
@@ -130,6 +132,9 @@ export type {
   ServerEventDeclaration,
 } from './docs/api-docs';
 export type { ClientType } from './ws/client-registry';
+export type { SerializedMessage } from './ws/serialized-message';
+export { bytesSchema } from './routing/bytes-schema';
+export type { BytesSchemaOptions } from './routing/bytes-schema';
 export type {
   HttpRouteMatch,
   RegisteredHttpRoute,

@@ -7,6 +7,7 @@ import {
   type Request,
   type Response,
 } from '@pkg/http';
+import { SUBPROTOCOL } from '@pkg/wire';
 import type { LoggerInterface } from '@pkg/logger';
 import { WebSocketHandler, createClientIdGenerator, guardLogger } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
@@ -143,8 +144,12 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     handshakeTimeout: config.getHandshakeTimeout(),
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
-    // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames").
-    binaryFrames: config.getWebSocketBinaryFrames(),
+    // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames"): only a
+    // connection that said `$hello` (a `pkg.v1` one served as version 0 takes none).
+    binaryFrames:
+      config.getWebSocketBinaryFrames() &&
+      ((client) =>
+        client.socket.protocol === SUBPROTOCOL && connections.get(client.id)?.hello === true),
     prototypeKeys: config.getJsonPrototypeKeys(),
     keepRequest: config.getWebSocketKeepRequest(),
     logger,
@@ -363,6 +368,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
         }
         return { received, sent };
       },
+      binarySkipped: () => wsHandler.skippedBinary,
       adapterState: () => adapter.state() ?? 'local',
       adapterStats: () => {
         const stats = (adapter.adapter as { stats?: () => unknown }).stats;

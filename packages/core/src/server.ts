@@ -435,9 +435,12 @@ export class Server implements ControllerHost {
    * Sends an event to one WebSocket client; false when it is not connected. To a client with
    * a recovery session (protocol version 1) the message carries `seq` and is kept for
    * replay, also while the client is away (then true). With a cluster adapter, a client of
-   * another instance is reached through it (true once handed over).
+   * another instance is reached through it (true once handed over). `data` a Uint8Array (a
+   * Buffer is one): the bytes go out as one binary frame (docs/protocol.md, "Binary
+   * frames"); a version 0 client never gets one: it is skipped, counted
+   * (`pkg_ws_binary_skipped_total`), and `send` returns false.
    */
-  send(clientId: string, event: string, data: EventData): boolean {
+  send(clientId: string, event: string, data: EventData | Uint8Array): boolean {
     return this.#parts.adapter.send(clientId, event, data);
   }
 
@@ -447,12 +450,15 @@ export class Server implements ControllerHost {
    * `PKG_ERR_CORE_ACK_REFUSED` on `$nack`, `PKG_ERR_CORE_CLIENT_GONE` when the client is not
    * connected or disconnects first, `PKG_ERR_CORE_PROTOCOL_UNSUPPORTED` for a client that did
    * not say `$hello`, and a RangeError `PKG_ERR_CORE_TOO_MANY_PENDING` past
-   * `max_pending_server_requests` (nothing is sent then).
+   * `max_pending_server_requests` (nothing is sent then). Bytes (`data` a Uint8Array) go as
+   * one binary frame; a client that does not take binary frames is refused at send
+   * (`PKG_ERR_CORE_PROTOCOL_UNSUPPORTED`). The answer is a Uint8Array when the client
+   * answers with bytes.
    */
   emitWithAck(
     clientId: string,
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     options: EmitWithAckOptions = {},
   ): Promise<unknown> {
     return this.#parts.protocol.emitWithAck(clientId, event, data, options);
@@ -541,11 +547,13 @@ export class Server implements ControllerHost {
    * null). `options.except` leaves clients out. The envelope is serialised once. The same
    * target can be given as one object: `broadcast(event, data, { namespace, room, except })`.
    * Returns the number of clients of this process it was handed to (0 for an adapter that
-   * delivers asynchronously, and while the server shuts down).
+   * delivers asynchronously, and while the server shuts down). `data` a Uint8Array: one
+   * binary frame per receiver, the header built once and the bytes never copied per
+   * receiver; version 0 clients are skipped, counted, and not in the number returned.
    */
   broadcast(
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     namespace: string | null | BroadcastTargetOptions = null,
     room?: string | null,
     options?: BroadcastOptions,

@@ -17,7 +17,9 @@ import {
   type CountTarget,
   type LoggerInterface,
   type RemoteClientOperation,
+  type SerializedMessage,
 } from '@pkg/core';
+import { Buffer } from 'node:buffer';
 import { closeConnection, createConnection, type RedisClient } from './connection';
 import { ClusterChannels } from './cluster-channels';
 import { ClusterConnection } from './cluster-connection';
@@ -137,7 +139,15 @@ export class RedisAdapter implements Adapter {
     echoesIgnored: 0,
     dropped: 0,
   };
-  readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
+  /**
+   * Every channel of the adapter is subscribed in buffer mode (a Redis Cluster link gives
+   * strings): a binary message arrives byte for byte; requests, replies and texts are read
+   * as UTF-8 from the bytes.
+   */
+  readonly #onMessage = (message: string | Buffer, channel: string | Buffer): void =>
+    this.#receive(message, typeof channel === 'string' ? channel : channel.toString('utf8'));
+  /** Logged once: binary messages do not cross instances on a Redis Cluster. */
+  #clusterBinaryWarned = false;
   /** What this instance does for requests from the others. */
   readonly #operations: LocalOperations = {
     count: (target) => this.#local.clientCount(target),
@@ -196,6 +206,7 @@ export class RedisAdapter implements Adapter {
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
+        binary: this.#options.cluster === null,
         log: () => this.#log(),
       });
     }
@@ -221,8 +232,8 @@ export class RedisAdapter implements Adapter {
     this.#subscriptions = new Subscriptions(
       this.#channels,
       {
-        subscribe: (channel) => sub.subscribe(channel, this.#onMessage),
-        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
+        subscribe: (channel) => sub.subscribe(channel, this.#onMessage, true),
+        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage, true),
       },
       (err) => this.#link.failed(err, this.#isUp()),
       this.#options.unsubscribeGrace,
@@ -243,7 +254,7 @@ export class RedisAdapter implements Adapter {
       this.#channels.requests,
       this.#channels.replies(this.nodeId),
     ];
-    const subscribed = sub.subscribe(fixed, this.#onMessage);
+    const subscribed = sub.subscribe(fixed, this.#onMessage, true);
     this.#ready = Promise.all([connected, subscribed]).then(linkChanged);
     // A failure here is logged through the client's error listener; reconnection goes on.
     this.#ready.catch(() => undefined);
@@ -343,9 +354,16 @@ export class RedisAdapter implements Adapter {
 
   // ------------------------------------------------------------ broadcast
 
-  /** Delivers to local clients at once, then publishes once for the other instances. */
-  broadcast(text: string, target: BroadcastTarget): number {
+  /**
+   * Delivers to local clients at once, then publishes once for the other instances: a text
+   * as it is, a binary frame as its bytes (see wire.ts).
+   */
+  broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const delivered = this.#local.broadcast(text, target);
+    if (typeof text !== 'string' && this.#options.cluster !== null) {
+      this.#clusterBinary('a binary broadcast reached this instance only');
+      return delivered;
+    }
     let channel: string;
     if (target.room != null)
       channel = this.#channels.room(target.namespace ?? DEFAULT_NAMESPACE, target.room);
@@ -377,6 +395,14 @@ export class RedisAdapter implements Adapter {
 
   /** Carries out an operation on a client of another instance; true when some instance had it. */
   async forward(operation: RemoteClientOperation): Promise<boolean> {
+    if (operation.type === 'send' && typeof operation.text !== 'string') {
+      // Requests between instances are JSON: bytes would have to be re-encoded.
+      this.#log().warning(
+        'RedisAdapter: bytes sent to a client of another instance are not forwarded; broadcast them to a room the client is in instead',
+        { clientId: operation.clientId },
+      );
+      return false;
+    }
     const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
   }
@@ -420,13 +446,23 @@ export class RedisAdapter implements Adapter {
 
   // ------------------------------------------------------------ receiving
 
-  #receive(raw: string, channel: string): void {
-    if (channel === this.#channels.requests) this.#onRequest(raw);
-    else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(raw);
+  #receive(raw: string | Buffer, channel: string): void {
+    const text = (): string => (typeof raw === 'string' ? raw : raw.toString('utf8'));
+    if (channel === this.#channels.requests) this.#onRequest(text());
+    else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(text());
     else this.#onBroadcast(raw, channel);
   }
 
-  #onBroadcast(raw: string, channel: string): void {
+  /** Warns once that a Redis Cluster does not carry binary messages between instances. */
+  #clusterBinary(what: string): void {
+    if (this.#clusterBinaryWarned) return;
+    this.#clusterBinaryWarned = true;
+    this.#log().warning(
+      `RedisAdapter: ${what}: on a Redis Cluster, binary messages are delivered to the clients of the instance that sent them only`,
+    );
+  }
+
+  #onBroadcast(raw: string | Uint8Array, channel: string): void {
     const decoded = decodeBroadcast(raw);
     if (!decoded.ok) return this.#drop(channel, decoded.reason);
     const message = decoded.value;
@@ -521,7 +557,7 @@ export class RedisAdapter implements Adapter {
       : host.namespaces.clientNamespaces.has(clientId);
   }
 
-  #publish(channel: string, message: string, isBroadcast = true): void {
+  #publish(channel: string, message: string | Buffer, isBroadcast = true): void {
     const pub = this.#pub;
     if (pub && pub.isReady) {
       if (isBroadcast) this.#counters.published += 1;
@@ -598,7 +634,9 @@ export class RedisAdapter implements Adapter {
       policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
     });
     if (read.reason !== undefined) return null;
-    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
+    // A Redis Cluster keeps no binary message (history-store.ts): every kept one is a text.
+    const texts = read.messages.filter((m) => m.offset < before).map((m) => m.text);
+    return texts.every((t): t is string => typeof t === 'string') ? texts : null;
   }
 
   /** Both connections are ready. */
