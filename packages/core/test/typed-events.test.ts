@@ -7,6 +7,7 @@ import {
   OnConnect,
   SocketController,
   SocketOn,
+  bytesSchema,
   type ControllerHost,
   type EventAnswer,
   type EventPayload,
@@ -201,6 +202,16 @@ async function binaryUses(doc: DocSync): Promise<void> {
   void WrongBytes;
 }
 void binaryUses;
+
+/** The core README's "Sending bytes" example: a typed bytes event bounded by bytesSchema. */
+class BoundedDoc extends SocketController<ControllerHost, DocServerEvents, DocClientEvents> {
+  @SocketOn('doc.update', { schema: bytesSchema({ maxLength: 256 * 1024 }) })
+  update(clientId: string, data: Uint8Array): Uint8Array {
+    this.broadcast('doc.update', data, { room: 'doc', except: clientId });
+    return data;
+  }
+}
+void BoundedDoc;
 
 /** An untyped controller sends bytes too. */
 function untypedBytes(controller: Untyped): void {
