@@ -16,10 +16,11 @@ export const SERVERS = {
   'socket.io': path.join(root, 'servers', 'socketio.mjs'),
   'node:http': path.join(root, 'servers', 'http.mjs'),
   fastify: path.join(root, 'servers', 'fastify.mjs'),
+  'fastify-ws': path.join(root, 'servers', 'fastify-ws.mjs'),
 };
 
 /** Display names in the tables. */
-export const LABELS = { pkg: '@pkg/core' };
+export const LABELS = { pkg: '@pkg/core', 'fastify-ws': 'Fastify + @fastify/websocket' };
 
 function parseCpuList(text) {
   const cpus = [];
