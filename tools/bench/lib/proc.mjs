@@ -152,6 +152,10 @@ export async function startServer(
     cpu: async () => Number(await ask('cpu', 'CPU ')),
     /** process.memoryUsage() after full GCs. */
     mem: async () => JSON.parse(await ask('mem', 'MEM ')),
+    /** process.memoryUsage() as it is, without collecting first. */
+    memNow: async () => JSON.parse(await ask('memnow', 'MEM ')),
+    /** Writes a heap snapshot (after full GCs) to `file`; resolves with its path. */
+    snapshot: async (file) => ask(`snapshot ${file}`, 'SNAPSHOT '),
     /** WebSocket connections held now. */
     count: async () => Number(await ask('count', 'COUNT ')),
     stop: async () => {
