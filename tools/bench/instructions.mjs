@@ -5,8 +5,11 @@
 //
 //   node tools/bench/instructions.mjs [workload ...]
 //
-// workloads: http-get, http-param, http-post (server pkg against node:http), ws-echo and
-// ws-connect (pkg against ws); all of them when none is named. Each server runs under
+// workloads: http-get, http-param, http-post (server pkg against node:http), ws-echo,
+// ws-echo-10 and ws-connect (pkg against ws); all of them when none is named. ws-echo-10 keeps
+// 10 echoes in flight on its one WebSocket (written in one burst, all answers awaited, and
+// again), counted per round trip: a client that pipelines, where a server can answer a
+// connection's messages of one turn in one write. Each server runs under
 // callgrind with the workload's bench settings (tools/bench/lib/limits.mjs); the load is one
 // client doing one operation at a time (a request on one keep-alive connection, an echo on one
 // WebSocket, a connection opened and closed), INSTR_WARMUP operations first (default 40,000, or
@@ -17,10 +20,14 @@
 // V8 spent compiling (a count should hold none: a server that runs for long compiles its hot
 // code once, not per operation).
 //
+// INSTR_PKG_SERVER counts another build of the library's server (the absolute path of a
+// server file speaking servers/control.mjs's protocol, such as an earlier dist/pkg.js
+// bundled with its packages) in the library's place.
 // INSTR_PKG_CONFIG (JSON) adds ServerConfig options to the library's server, to see what a
 // setting costs (`{"request_id_header": null}`). INSTR_SERVERS picks the servers among
 // `floor`, `pkg` and `peer` (Fastify for the HTTP workloads, socket.io for the WebSocket
-// ones, driven over its own protocol on a plain WebSocket); default all three, so that
+// ones, driven over its own protocol on a plain WebSocket, or Fastify with @fastify/websocket
+// with INSTR_WS_PEER=fastify-ws); default all three, so that
 // "ahead of the peer" is checked on this stable measure too.
 // INSTR_KEEP=1 keeps each callgrind dump and prints its path (callgrind_annotate shows the
 // native functions; JIT-compiled code is unnamed). INSTR_PROFILE=1 runs Node with
@@ -47,8 +54,17 @@ import {
   SERVER_CODE,
 } from './lib/callgrind.mjs';
 import { readSemiSpace, semiSpaceOptions } from './lib/young-generation.mjs';
+import { echoBursts } from './lib/echo-burst.mjs';
 
 const POST_BODY = '{"hello":"world","n":1}';
+
+/**
+ * The library's server: dist/pkg.js, or the file INSTR_PKG_SERVER names (an absolute path: a
+ * bundle of another build, to count before and after in one run).
+ */
+const PKG_SERVER = process.env.INSTR_PKG_SERVER ?? 'pkg';
+/** The peer of the WebSocket workloads: socket.io, or INSTR_WS_PEER (`fastify-ws`). */
+const WS_PEER = process.env.INSTR_WS_PEER ?? 'socket.io';
 
 const WORKLOADS = {
   'http-get': {
@@ -66,8 +82,9 @@ const WORKLOADS = {
     peer: 'fastify',
     op: (port, agent) => request(port, agent, 'POST', '/echo', POST_BODY),
   },
-  'ws-echo': { floor: 'ws', peer: 'socket.io', ws: true },
-  'ws-connect': { floor: 'ws', peer: 'socket.io', ws: true },
+  'ws-echo': { floor: 'ws', peer: WS_PEER, ws: true, inflight: 1 },
+  'ws-echo-10': { floor: 'ws', peer: WS_PEER, ws: true, inflight: 10 },
+  'ws-connect': { floor: 'ws', peer: WS_PEER, ws: true },
 };
 
 /**
@@ -178,18 +195,6 @@ async function openSocket(port, serverName) {
   return socket;
 }
 
-/** The next event from the server (not an Engine.IO ping, which openSocket answers). */
-function nextReply(socket) {
-  return new Promise((resolve) => {
-    const onMessage = (data, isBinary) => {
-      if (!isBinary && data.length === 1 && data[0] === 0x32) return;
-      socket.off('message', onMessage);
-      resolve();
-    };
-    socket.on('message', onMessage);
-  });
-}
-
 /** Runs `count` operations of `name`, one at a time. */
 async function drive(name, port, count, state, serverName) {
   const workload = WORKLOADS[name];
@@ -213,11 +218,7 @@ async function drive(name, port, count, state, serverName) {
     serverName === 'socket.io'
       ? `42${JSON.stringify(['echo', data])}`
       : JSON.stringify({ event: 'echo', data });
-  for (let i = 0; i < count; i++) {
-    const reply = nextReply(state.socket);
-    state.socket.send(message);
-    await reply;
-  }
+  await echoBursts(state.socket, message, count, workload.inflight);
 }
 
 function callgrind(pid, command) {
@@ -228,7 +229,7 @@ function callgrind(pid, command) {
 /** Instructions per operation of one server under one workload. */
 async function measure(name, serverName) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pkg-instructions-'));
-  const server = await startServer(serverName, {
+  const server = await startServer(serverName === 'pkg' ? PKG_SERVER : serverName, {
     pkgConfig: {
       ...(WORKLOADS[name].ws ? THROUGHPUT_PKG_CONFIG : { heartbeat_interval: 0 }),
       ...JSON.parse(process.env.INSTR_PKG_CONFIG ?? '{}'),

@@ -46,9 +46,7 @@ export class Connection<Owner = unknown> implements HeartbeatMember, FairMember 
   turnCount = 0;
   turnEpoch = 0;
   backlog: FairMember['backlog'] = undefined;
-  /** The Outbound batch in which a broadcast last reached it (see Outbound.toMany). */
-  sendBatch = 0;
-  /** True while its raw socket is corked until the end of the batch. */
+  /** True while its raw socket is corked until the end of the Outbound batch. */
   corked = false;
   /** Its inbound budget: messages, bytes, protocol errors, error replies. */
   readonly budget: InboundBudget;

@@ -2,6 +2,13 @@
  * The outbound side of a WebSocketHandler: every frame the server sends goes through
  * {@link Outbound.deliver} (or ping/pong here), which drops a client whose unsent bytes
  * exceed `maxBufferedAmount` (close 1013) instead of buffering without bound.
+ *
+ * What one client is sent within one turn (answers, messages, errors) leaves in one write:
+ * the first frame corks its socket and the end of the batch (the next process tick) uncorks
+ * it, as for a burst of broadcasts. Frames keep their order (they are queued on one stream);
+ * a frame over 16 KiB is written at once (coalescing gains nothing on it, and a held large
+ * frame would count against the send limit before the socket had a chance to take it), and
+ * held bytes are written out once they reach 64 KiB.
  */
 import { Buffer } from 'node:buffer';
 import { nextTick } from 'node:process';
@@ -38,10 +45,9 @@ export class Outbound {
   readonly #limits: OutboundLimits;
   readonly #log: LoggerInterface;
   readonly #table: ClientTable;
-  /** Which batch of broadcasts is under way: the ones sent before the next process tick. */
-  #batch = 1;
+  /** True while a batch is under way: the sends before the next process tick. */
   #batchOpen = false;
-  /** Clients corked in this batch (a second broadcast reached them), uncorked at its end. */
+  /** Clients corked in this batch, uncorked at its end. */
   #corked: HandlerConnection[] = [];
 
   constructor(limits: OutboundLimits, log: LoggerInterface, table: ClientTable) {
@@ -58,10 +64,10 @@ export class Outbound {
 
   /**
    * Sends one serialised envelope to many clients, converted to bytes once; returns how many.
-   * Broadcasts sent in the same tick form a batch: the first reaches each client at once,
-   * and a client that a second one reaches is corked until the tick ends, so the frames of
-   * a burst of broadcasts leave in one write per client instead of one each. The send-buffer
-   * limit still applies to every frame (corked bytes count in `bufferedAmount`).
+   * Like every send, it joins each client's batch: the frames of a burst of broadcasts (and
+   * whatever else a client is sent in the same tick) leave in one write per client instead
+   * of one each. The send-buffer limit still applies to every frame (held bytes count in
+   * `bufferedAmount`).
    */
   toMany(clientIds: Iterable<string>, text: string): number {
     return this.toManyBytes(clientIds, Buffer.from(text, 'utf8'), false);
@@ -77,27 +83,10 @@ export class Outbound {
     binary: boolean,
     skip?: (conn: HandlerConnection) => boolean,
   ): number {
-    if (!this.#batchOpen) {
-      this.#batchOpen = true;
-      nextTick(this.#endBatch);
-    }
-    const batch = this.#batch;
     let count = 0;
     for (const id of clientIds) {
       const conn = this.#table.get(id);
       if (conn === undefined || (skip !== undefined && skip(conn))) continue;
-      if (conn.sendBatch !== batch) {
-        conn.sendBatch = batch;
-      } else if (!conn.corked) {
-        if (payload.length <= CORK_MAX_FRAME) {
-          conn.cork();
-          this.#corked.push(conn);
-        }
-      } else if (conn.client.socket.bufferedAmount >= CORK_MAX_HELD) {
-        // Held bytes are written out early, so the batch never holds more than this.
-        conn.uncork();
-        conn.cork();
-      }
       if (this.deliver(conn, payload, binary)) count += 1;
     }
     return count;
@@ -105,7 +94,6 @@ export class Outbound {
 
   readonly #endBatch = (): void => {
     this.#batchOpen = false;
-    this.#batch += 1;
     const corked = this.#corked;
     if (corked.length === 0) return;
     this.#corked = [];
@@ -118,12 +106,37 @@ export class Outbound {
    */
   deliver(conn: HandlerConnection, payload: string | Buffer, binary = false): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
+    this.#hold(conn, payload.length);
     return this.#send(conn, (socket) => {
       // A string goes out as a text frame without options (`ws` copies an options object
       // on every send); a Buffer needs them to be sent as text.
       if (typeof payload === 'string') socket.send(payload);
       else socket.send(payload, binary ? SEND_AS_BINARY : SEND_AS_TEXT);
     });
+  }
+
+  /**
+   * Before a frame of `size` bytes to one client: corks it until the end of the batch, so
+   * that what it is sent in this turn leaves in one write. A large frame is written at once
+   * (held frames first), and held bytes past {@link CORK_MAX_HELD} are written out.
+   */
+  #hold(conn: HandlerConnection, size: number): void {
+    if (size > CORK_MAX_FRAME) {
+      if (conn.corked) conn.uncork();
+      return;
+    }
+    if (conn.corked) {
+      if (conn.client.socket.bufferedAmount < CORK_MAX_HELD) return;
+      conn.uncork();
+      conn.cork();
+      return;
+    }
+    conn.cork();
+    this.#corked.push(conn);
+    if (!this.#batchOpen) {
+      this.#batchOpen = true;
+      nextTick(this.#endBatch);
+    }
   }
 
   /** Runs the writes of one message; false (logged at debug level) when `ws` throws. */
@@ -151,6 +164,7 @@ export class Outbound {
    */
   deliverFragments(conn: HandlerConnection, head: Buffer, tail: Buffer): boolean {
     if (!conn.usable || this.overLimit(conn)) return false;
+    this.#hold(conn, head.length + tail.length);
     return this.#send(conn, (socket) => {
       socket.send(head, FIRST_BINARY_FRAGMENT);
       socket.send(tail, LAST_BINARY_FRAGMENT);

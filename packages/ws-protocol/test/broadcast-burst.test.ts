@@ -28,7 +28,7 @@ describe('a burst of broadcasts sent in one tick', () => {
     // The first client also gets the `solo` broadcast below.
     const received = sockets.map((ws, n) => receive(ws, n === 0 ? burst + 1 : burst));
 
-    // All in the same tick: every client after the first broadcast is held, then flushed.
+    // All in the same tick: every client's frames are held, then flushed in one write.
     for (let i = 0; i < burst; i += 1) {
       expect(ts.handler.sendToMany(ids, ts.handler.prepareMessage('tick', { i }))).toBe(3);
     }
@@ -42,7 +42,7 @@ describe('a burst of broadcasts sent in one tick', () => {
     }
     expect(JSON.parse(all[0]![burst]!)).toMatchObject({ event: 'solo' });
     for (const ws of sockets) expect(ws.readyState).toBe(ws.OPEN);
-    // A later tick starts a new batch: single sends go out at once as before.
+    // A later tick starts a new batch.
     const next = receive(sockets[1]!, 1);
     expect(ts.handler.sendToMany([ids[1]!], ts.handler.prepareMessage('later', {}))).toBe(1);
     expect(JSON.parse((await next)[0]!)).toMatchObject({ event: 'later' });

@@ -5,10 +5,10 @@ import { closeAll, connectMany } from './clients.mjs';
 import { secondsSince } from './stats.mjs';
 
 /**
- * `clients` clients of `kind`, each keeping one `echo` in flight for `seconds`, counted after
- * `warmup` seconds of the same loop.
+ * `clients` clients of `kind`, each keeping `inflight` (default 1) `echo` messages in flight
+ * for `seconds` (each answer sends the next), counted after `warmup` seconds of the same loop.
  */
-export async function measureEcho(kind, server, { clients: n, seconds, warmup = 0 }) {
+export async function measureEcho(kind, server, { clients: n, seconds, warmup = 0, inflight = 1 }) {
   const clients = await connectMany(kind, server.port, n);
   let count = 0;
   let running = true;
@@ -16,12 +16,13 @@ export async function measureEcho(kind, server, { clients: n, seconds, warmup = 
   const done = clients.map(
     (c) =>
       new Promise((resolve) => {
+        let pending = inflight;
         c.on('echo', () => {
           count++;
           if (running) c.send('echo', payload);
-          else resolve();
+          else if (--pending === 0) resolve();
         });
-        c.send('echo', payload);
+        for (let i = 0; i < inflight; i++) c.send('echo', payload);
       }),
   );
   if (warmup > 0) await new Promise((r) => setTimeout(r, warmup * 1000));

@@ -16,10 +16,11 @@ export const SERVERS = {
   'socket.io': path.join(root, 'servers', 'socketio.mjs'),
   'node:http': path.join(root, 'servers', 'http.mjs'),
   fastify: path.join(root, 'servers', 'fastify.mjs'),
+  'fastify-ws': path.join(root, 'servers', 'fastify-ws.mjs'),
 };
 
 /** Display names in the tables. */
-export const LABELS = { pkg: '@pkg/core' };
+export const LABELS = { pkg: '@pkg/core', 'fastify-ws': 'Fastify + @fastify/websocket' };
 
 function parseCpuList(text) {
   const cpus = [];
@@ -151,6 +152,10 @@ export async function startServer(
     cpu: async () => Number(await ask('cpu', 'CPU ')),
     /** process.memoryUsage() after full GCs. */
     mem: async () => JSON.parse(await ask('mem', 'MEM ')),
+    /** process.memoryUsage() as it is, without collecting first. */
+    memNow: async () => JSON.parse(await ask('memnow', 'MEM ')),
+    /** Writes a heap snapshot (after full GCs) to `file`; resolves with its path. */
+    snapshot: async (file) => ask(`snapshot ${file}`, 'SNAPSHOT '),
     /** WebSocket connections held now. */
     count: async () => Number(await ask('count', 'COUNT ')),
     stop: async () => {

@@ -3,12 +3,16 @@
 //   `cpu`   -> `CPU <µs>`    this process's CPU time so far (user + system);
 //   `mem`   -> `MEM <json>`  process.memoryUsage() after full garbage collections
 //                            (the runner starts servers with --expose-gc);
+//   `memnow` -> `MEM <json>` process.memoryUsage() as it is, without collecting first;
+//   `snapshot <file>` -> `SNAPSHOT <file>`  a V8 heap snapshot written to that file, after
+//                            full garbage collections;
 //   `count` -> `COUNT <n>`   WebSocket connections the server holds now;
 //   any other line goes to the server's own `command(line)`, when it has one (a workload's
 //   server may take orders this way, e.g. `B <json>` to broadcast in cross-instance).
 // SIGTERM runs the server's own graceful close, then exits 0 (as an application would);
 // the end of stdin (the runner went away) exits at once.
 import { createInterface } from 'node:readline';
+import { writeHeapSnapshot } from 'node:v8';
 
 async function collect() {
   const gc = globalThis.gc;
@@ -30,6 +34,12 @@ export function serve({ port, count, close, command }) {
     } else if (cmd === 'mem') {
       await collect();
       process.stdout.write(`MEM ${JSON.stringify(process.memoryUsage())}\n`);
+    } else if (cmd === 'memnow') {
+      process.stdout.write(`MEM ${JSON.stringify(process.memoryUsage())}\n`);
+    } else if (cmd.startsWith('snapshot ')) {
+      await collect();
+      const file = writeHeapSnapshot(cmd.slice('snapshot '.length));
+      process.stdout.write(`SNAPSHOT ${file}\n`);
     } else if (cmd === 'count') {
       process.stdout.write(`COUNT ${count()}\n`);
     } else if (command) {

@@ -39,10 +39,14 @@ export class ConnectionGate {
   readonly #perIp = new Map<string, number>();
   /**
    * Where a socket holding a slot keeps the address key it counts under: a property under
-   * this gate's own symbol (cheaper to set and collect than a WeakMap entry per connection).
+   * this gate's own symbol (cheaper to set and collect than a WeakMap entry per connection);
+   * null on a socket counted by {@link accept} that holds none.
    */
   readonly #slotKey = Symbol('address slot');
-  /** One listener for every socket with a slot (called with the socket as `this`). */
+  /**
+   * The listener of a socket that took a slot without being counted by {@link accept} (one
+   * for every such socket, called with the socket as `this`).
+   */
   readonly #slotSocketClosed: (this: Duplex) => void;
 
   constructor(options: ConnectionGateOptions) {
@@ -50,9 +54,9 @@ export class ConnectionGate {
     const slotKey = this.#slotKey;
     const release = (key: string): void => this.#release(key);
     this.#slotSocketClosed = function (this: Duplex): void {
-      const holder = this as unknown as Record<symbol, string | undefined>;
+      const holder = this as unknown as Record<symbol, string | null | undefined>;
       const key = holder[slotKey];
-      if (key === undefined) return;
+      if (key === undefined || key === null) return;
       holder[slotKey] = undefined;
       release(key);
     };
@@ -94,18 +98,27 @@ export class ConnectionGate {
     return { verdict: this.#verdict(connection), release };
   }
 
-  /** Counts a new socket until it closes; over the cap and its reserve, answers 503 and closes it. */
+  /**
+   * Counts a new socket until {@link closed} is called for it (the server's one 'close'
+   * listener per connection does: lifecycle.ts); over the cap and its reserve, answers 503
+   * and closes it.
+   */
   readonly accept = (socket: Duplex): void => {
     this.#open += 1;
-    // One shared listener for every socket: no closure per connection, and `on` rather than
-    // `once` (a socket closes once; `once` would wrap the listener per socket).
-    socket.on('close', this.#closed);
+    // Accepted here: a slot it takes is given back by `closed`, without a listener of its own.
+    (socket as unknown as Record<symbol, string | null>)[this.#slotKey] = null;
     if (this.#verdict(socket) === 'over') socket.end(REFUSED);
   };
 
-  readonly #closed = (): void => {
+  /** A socket counted by {@link accept} closed: uncounted, and its address slot given back. */
+  closed(socket: Duplex): void {
+    const holder = socket as unknown as Record<symbol, string | null | undefined>;
+    const key = holder[this.#slotKey];
+    if (key === undefined) return; // not counted here
     this.#open -= 1;
-  };
+    holder[this.#slotKey] = undefined;
+    if (key !== null) this.#release(key);
+  }
 
   /** True when the connection is over max_connections (only the health check is served). */
   inReserve(socket: object): boolean {
@@ -126,10 +139,13 @@ export class ConnectionGate {
     const n = this.#perIp.get(key) ?? 0;
     if (this.#o.maxPerIp > 0 && n >= this.#o.maxPerIp) return false;
     this.#perIp.set(key, n + 1);
+    const holder = socket as unknown as Record<symbol, string | null | undefined>;
     if (socket.destroyed) {
       this.#release(key);
+    } else if (holder[this.#slotKey] === null) {
+      holder[this.#slotKey] = key; // counted by accept: `closed` gives it back
     } else {
-      (socket as unknown as Record<symbol, string | undefined>)[this.#slotKey] = key;
+      holder[this.#slotKey] = key;
       socket.on('close', this.#slotSocketClosed);
     }
     return true;

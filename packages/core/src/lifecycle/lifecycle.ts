@@ -88,6 +88,12 @@ export class Lifecycle {
   readonly #handlers: ListenerHandlers;
   /** The parser of in-process connections, made on first use. */
   #inProcess: ReturnType<typeof createServer> | null = null;
+  /**
+   * The one 'close' listener of every connection, shared (called with the socket as `this`):
+   * the registry and the gate forget it. One listener, not one per table: a socket's third
+   * 'close' listener (with `ws`'s after an upgrade) grows its listener list to 19 slots.
+   */
+  readonly #socketClosed: (this: Duplex) => void;
 
   constructor(options: LifecycleOptions) {
     this.#o = options;
@@ -100,6 +106,11 @@ export class Lifecycle {
       ...(options.clientAddress ? { clientAddress: options.clientAddress } : {}),
       ...(options.onRefusal ? { onRefusal: options.onRefusal } : {}),
     });
+    const { clients, gate } = options;
+    this.#socketClosed = function (this: Duplex): void {
+      clients.forget(this);
+      gate?.closed(this);
+    };
     this.#handlers = {
       onConnection: this.#onConnection,
       onRequest: this.#onRequest,
@@ -326,6 +337,8 @@ export class Lifecycle {
   readonly #onConnection = (socket: Duplex): void => {
     this.#o.clients.trackConnection(socket as Socket, this.#o.nextId());
     this.#o.gate?.accept(socket);
+    // `on`, not `once`: a socket closes once, and `once` would wrap the listener per socket.
+    socket.on('close', this.#socketClosed);
   };
 
   readonly #onRequest = (req: IncomingMessage, res: ServerResponse): void => {

@@ -56,12 +56,8 @@ export function canMove(from: ConnectionStateName, to: ConnectionStateName): boo
   return MOVES[from].includes(to);
 }
 
-/** What a connection keeps of its `$history` requests: the budget and the waiting queue. */
-interface HistoryState {
-  budget: HistoryBudget | undefined;
-  /** Requests waiting for the one being answered (undefined: none running). */
-  queue: Envelope[] | undefined;
-}
+/** Held messages of a connection that holds none. */
+const NONE_HELD: readonly Envelope[] = Object.freeze([]);
 
 /**
  * One WebSocket client in core, from upgrade to `OnDisconnect`: the only writer of its
@@ -85,7 +81,8 @@ export class Connection {
   #authStarted = 0;
   #authRound = 0;
   #refused: Refusal | undefined = undefined;
-  #held: Envelope[] = [];
+  /** Messages held while authentication runs (made on first use). */
+  #held: Envelope[] | undefined = undefined;
   #pending = 0;
   #expired: Set<RequestId> | undefined = undefined;
   #session: Session | undefined = undefined;
@@ -94,17 +91,20 @@ export class Connection {
   #final = false;
   #takenOver = false;
   #positions: RoomPosition[] | undefined = undefined;
-  readonly #history: HistoryState = { budget: undefined, queue: undefined };
+  /** Its `$history` budget (made on first use). */
+  #historyBudget: HistoryBudget | undefined = undefined;
+  /** `$history` requests waiting for the one being answered (undefined: none running). */
+  #historyQueue: Envelope[] | undefined = undefined;
   /** Room key -> what is held while that room's recovery reads its history. */
   #recoveries: Map<string, RecoveryHold> | undefined = undefined;
-  /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack`. */
-  readonly serverRequests = new PendingRequests();
+  /** Its server requests (`emitWithAck`) waiting for `$ack` / `$nack` (made on first use). */
+  #serverRequests: PendingRequests | undefined = undefined;
   /**
    * Without a session: per room it recovered and is still in, the position the replay
    * reached, so a live copy at or before it is not delivered again (with a session this is
-   * kept on the session, see room-recovery.ts).
+   * kept on the session, see room-recovery.ts). Read and written through {@link marks}.
    */
-  readonly marks: { replayed: Map<string, StreamPosition> | undefined } = { replayed: undefined };
+  replayed: Map<string, StreamPosition> | undefined = undefined;
   /** The application's data of the client (`setClientData`), made on first use. */
   #data: Map<string, unknown> | undefined;
   /** No longer a connected client (its `OnDisconnect` runs or ran); its data is still read. */
@@ -115,6 +115,26 @@ export class Connection {
   #connectPhase: Promise<unknown> | undefined = undefined;
   /** Room key -> the deadline of a room granted until a time (made on first use). */
   #grants: Map<string, NodeJS.Timeout> | undefined = undefined;
+
+  /** Its server requests waiting for `$ack` / `$nack`. */
+  get serverRequests(): PendingRequests {
+    return (this.#serverRequests ??= new PendingRequests());
+  }
+
+  /** Server requests waiting, without making the table. */
+  get serverRequestCount(): number {
+    return this.#serverRequests?.size ?? 0;
+  }
+
+  /** Rejects its server requests (the client is gone; nothing when it has none). */
+  rejectServerRequests(clientId: string): void {
+    this.#serverRequests?.rejectAll(clientId);
+  }
+
+  /** Its replay marks (see {@link replayed}): the connection itself, no object of its own. */
+  get marks(): { replayed: Map<string, StreamPosition> | undefined } {
+    return this;
+  }
 
   constructor(client: WsClient, v1: boolean) {
     this.#client = client;
@@ -166,7 +186,7 @@ export class Connection {
   }
   /** Messages held while the auth handlers run. */
   get heldCount(): number {
-    return this.#held.length;
+    return this.#held?.length ?? 0;
   }
   /** Client requests whose answer is not sent yet. */
   get pending(): number {
@@ -217,7 +237,7 @@ export class Connection {
     if (to === ConnectionState.OPEN) this.#opened = true;
     else if (to === ConnectionState.AUTHENTICATING) {
       if (this.#authStarted === 0) this.#authStarted = now;
-    } else if (to !== ConnectionState.AWAITING_HELLO) this.#held = [];
+    } else if (to !== ConnectionState.AWAITING_HELLO) this.#held = undefined;
     return from;
   }
 
@@ -286,7 +306,7 @@ export class Connection {
   }
 
   /** Ends its authentication with a refusal: kept, and the held messages are handed back. */
-  refuse(refusal: Refusal): Envelope[] {
+  refuse(refusal: Refusal): readonly Envelope[] {
     this.#refused = refusal;
     return this.takeHeld();
   }
@@ -295,21 +315,22 @@ export class Connection {
 
   /** Holds a message while authentication runs; false when `max` are held already. */
   hold(envelope: Envelope, max = Infinity): boolean {
-    if (this.#held.length >= max) return false;
-    this.#held.push(envelope);
+    const held = (this.#held ??= []);
+    if (held.length >= max) return false;
+    held.push(envelope);
     return true;
   }
 
   /** The held messages, in order; none are held afterwards. */
-  takeHeld(): Envelope[] {
-    const held = this.#held;
-    this.#held = [];
+  takeHeld(): readonly Envelope[] {
+    const held = this.#held ?? NONE_HELD;
+    this.#held = undefined;
     return held;
   }
 
   /** The first held message, taken out. */
   takeFirstHeld(): Envelope | undefined {
-    return this.#held.shift();
+    return this.#held?.shift();
   }
 
   // ------------------------------------------------------------------ requests
@@ -365,7 +386,7 @@ export class Connection {
 
   /** A resume took its session over: it gives its session up, and its id when renamed. */
   takeOver(renamed: WsClient | undefined): void {
-    this.serverRequests.rejectAll(this.id);
+    this.rejectServerRequests(this.id);
     this.#session = undefined;
     this.#takenOver = true;
     if (renamed !== undefined) this.#client = renamed;
@@ -392,29 +413,29 @@ export class Connection {
 
   /** Its `$history` budget, made on first use. */
   historyBudget(make: () => HistoryBudget): HistoryBudget {
-    return (this.#history.budget ??= make());
+    return (this.#historyBudget ??= make());
   }
 
   /** A `$history` request: true to answer it now, false when queued behind the running one. */
   startHistory(envelope: Envelope): boolean {
-    if (this.#history.queue !== undefined) {
-      this.#history.queue.push(envelope);
+    if (this.#historyQueue !== undefined) {
+      this.#historyQueue.push(envelope);
       return false;
     }
-    this.#history.queue = [];
+    this.#historyQueue = [];
     return true;
   }
 
   /** The next queued `$history` request; undefined (and none running) when none waits. */
   nextHistory(): Envelope | undefined {
-    const envelope = this.#history.queue?.shift();
-    if (envelope === undefined) this.#history.queue = undefined;
+    const envelope = this.#historyQueue?.shift();
+    if (envelope === undefined) this.#historyQueue = undefined;
     return envelope;
   }
 
   /** `$history` requests waiting behind the running one (-1: none running). */
   get historyQueued(): number {
-    return this.#history.queue?.length ?? -1;
+    return this.#historyQueue?.length ?? -1;
   }
 
   /** Recoveries of its rooms running now (its room deliveries are then held). */
@@ -546,13 +567,13 @@ export class Connection {
    */
   end(): void {
     this.#disarm();
-    this.serverRequests.rejectAll(this.id);
-    this.#held = [];
+    this.rejectServerRequests(this.id);
+    this.#held = undefined;
     this.#expired = undefined;
     this.#positions = undefined;
-    this.#history.queue = undefined;
+    this.#historyQueue = undefined;
     this.#recoveries = undefined;
-    this.marks.replayed = undefined;
+    this.replayed = undefined;
     if (this.#grants !== undefined) for (const timer of this.#grants.values()) clearTimeout(timer);
     this.#grants = undefined;
   }

@@ -599,7 +599,7 @@ export class ProtocolV1 {
     const conn = this.#conns.get(client.id);
     // Already gone (its OnDisconnect runs, or its session waits): this socket ended before.
     if (conn === undefined || conn.state === S.CLOSED || conn.state === S.AWAY) return;
-    conn.serverRequests.rejectAll(client.id);
+    conn.rejectServerRequests(client.id);
     this.#pending.release(conn);
     if (conn.takenOver) {
       this.#conns.remove(conn);
@@ -803,6 +803,6 @@ export class ProtocolV1 {
 
   /** Pending server requests of a client. */
   pendingServerRequests(clientId: string): number {
-    return this.#conns.get(clientId)?.serverRequests.size ?? 0;
+    return this.#conns.get(clientId)?.serverRequestCount ?? 0;
   }
 }

@@ -17,14 +17,14 @@ class FakeSocket extends EventEmitter {
 const socket = (): FakeSocket & Socket => new FakeSocket() as FakeSocket & Socket;
 
 describe('ClientRegistry', () => {
-  it('tracks a connection as http and forgets it when the socket closes', () => {
+  it('tracks a connection as http and forgets it when its socket closed', () => {
     const registry = new ClientRegistry(new ConnectionTable());
     const s = socket();
     registry.trackConnection(s, 'a');
     expect(registry.idOf(s)).toBe('a');
     expect(registry.getType('a')).toBe('http');
     expect(registry.setData('a', 'k', 1)).toBe(true);
-    s.emit('close');
+    registry.forget(s);
     expect(registry.isConnected('a')).toBe(false);
     expect(registry.getData('a')).toBeUndefined();
   });
@@ -38,7 +38,7 @@ describe('ClientRegistry', () => {
     table.set(conn);
     registry.upgraded('a');
     expect(registry.getType('a')).toBe('ws');
-    s.emit('close'); // the TCP socket closes first: the ws client is not forgotten by it
+    registry.forget(s); // the TCP socket closes first: the ws client is not forgotten by it
     expect(registry.getData('a', 'user')).toBe('ada');
     expect(registry.setData('a', 'seen', true)).toBe(true);
     conn.leave(); // gone for good: OnDisconnect handlers still read its data
@@ -65,8 +65,14 @@ describe('ClientRegistry', () => {
     expect(registry.setData('nobody', 'k', 1)).toBe(false);
     const a = socket();
     const b = socket();
-    registry.trackConnection(a, 'a');
-    registry.trackConnection(b, 'b');
+    // As the server does: one 'close' listener per socket that tells the registry.
+    for (const [s, id] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
+      registry.trackConnection(s, id);
+      s.on('close', () => registry.forget(s));
+    }
     registry.destroy('a');
     expect(a.destroyed).toBe(true);
     expect(registry.types.size).toBe(1);

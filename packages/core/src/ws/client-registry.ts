@@ -37,20 +37,8 @@ export class ClientRegistry {
    * (cheaper to set, read and collect than a WeakMap entry per connection).
    */
   readonly #idKey = Symbol('client id');
-  /** The one 'close' listener of every tracked socket (no closure per connection). */
-  readonly #socketClosed: (this: object) => void;
-
   constructor(ws: WebSocketClients) {
     this.#ws = ws;
-    const idKey = this.#idKey;
-    const sockets = this.#sockets;
-    const http = this.#http;
-    this.#socketClosed = function (this: object): void {
-      const id = (this as Record<symbol, string | undefined>)[idKey];
-      if (id === undefined) return;
-      sockets.delete(id);
-      http.delete(id);
-    };
   }
 
   /** Client id -> type, for every open connection (a copy). */
@@ -61,13 +49,22 @@ export class ClientRegistry {
     return types;
   }
 
-  /** Records a new TCP (or TLS) connection as `http`. */
+  /**
+   * Records a new TCP (or TLS) connection as `http`, until {@link forget} is called for its
+   * socket (the server's one 'close' listener per connection does: lifecycle.ts).
+   */
   trackConnection(socket: Socket, id: string): void {
     (socket as unknown as Record<symbol, string>)[this.#idKey] = id;
     this.#sockets.set(id, socket);
     this.#http.set(id, null);
-    // `on`, not `once`: a socket closes once, and `once` would wrap the listener per socket.
-    socket.on('close', this.#socketClosed);
+  }
+
+  /** The socket of a tracked connection closed: its entry goes (a WebSocket client's stays). */
+  forget(socket: object): void {
+    const id = (socket as Record<symbol, string | undefined>)[this.#idKey];
+    if (id === undefined) return;
+    this.#sockets.delete(id);
+    this.#http.delete(id);
   }
 
   /** The id given to the connection a request or upgrade arrived on. */
