@@ -388,14 +388,6 @@ export class RedisAdapter implements Adapter {
 
   /** Carries out an operation on a client of another instance; true when some instance had it. */
   async forward(operation: RemoteClientOperation): Promise<boolean> {
-    if (operation.type === 'send' && typeof operation.text !== 'string') {
-      // Requests between instances are JSON: bytes would have to be re-encoded.
-      this.#log().warning(
-        'RedisAdapter: bytes sent to a client of another instance are not forwarded; broadcast them to a room the client is in instead',
-        { clientId: operation.clientId },
-      );
-      return false;
-    }
     const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
   }
@@ -441,7 +433,7 @@ export class RedisAdapter implements Adapter {
 
   #receive(raw: string | Buffer, channel: string): void {
     const text = (): string => (typeof raw === 'string' ? raw : raw.toString('utf8'));
-    if (channel === this.#channels.requests) this.#onRequest(text());
+    if (channel === this.#channels.requests) this.#onRequest(raw);
     else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(text());
     else this.#onBroadcast(raw, channel);
   }
@@ -477,7 +469,7 @@ export class RedisAdapter implements Adapter {
     } else deliver();
   }
 
-  #onRequest(raw: string): void {
+  #onRequest(raw: string | Uint8Array): void {
     const decoded = decodeRequest(raw);
     if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
     const { origin, id, body } = decoded.value;

@@ -275,6 +275,12 @@ suite('RedisAdapter on a Redis Cluster', () => {
     const answer = a1.received.find((m) => m.id === 'hist')!;
     const messages = answer.data['messages'] as Array<Record<string, unknown>>;
     expect(messages.map((m) => m['binary'] ?? m['data'])).toEqual([0, { text: 'hi' }, 1]);
+
+    // Bytes to one client of the other instance go over the sharded request channel.
+    const direct = Uint8Array.of(0x0a, 0x23, 0, 0xff);
+    expect(a.server.send(b1.id, 'direct', direct)).toBe(true);
+    await waitFor(() => b1.frames.some((f) => f.event === 'direct'), 'the direct frame on B');
+    expect(same(b1.frames.find((f) => f.event === 'direct')!.data, direct)).toBe(true);
   });
 
   it('shares presence between the instances', async () => {
