@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { decodeBinaryFrame, type BinaryFrame } from '@pkg/wire';
 import { NullLogger, RoomsController, Server, ServerConfig, type PresenceState } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
+import { ClusterConnection } from '../src/cluster-connection';
 import { keySlot } from '../src/key-slot';
 import { waitFor } from './helpers';
 import { LocalCluster, clusterToolsAvailableSync } from './local-cluster';
@@ -281,6 +282,33 @@ suite('RedisAdapter on a Redis Cluster', () => {
     expect(a.server.send(b1.id, 'direct', direct)).toBe(true);
     await waitFor(() => b1.frames.some((f) => f.event === 'direct'), 'the direct frame on B');
     expect(same(b1.frames.find((f) => f.event === 'direct')!.data, direct)).toBe(true);
+  });
+
+  it('holds a buffer-mode sharded subscription as such: bytes handed on as they are, never subscribed again', async () => {
+    const link = new ClusterConnection(
+      {
+        rootNodes: cluster.rootNodes,
+        maxReconnectDelay: 200,
+        name: 'pkg-buffer-mode',
+        checkInterval: 60_000,
+        commandTimeout: 5000,
+        missed: () => Promise.resolve(null),
+      },
+      () => undefined,
+    );
+    closers.push(() => link.close());
+    await link.connect();
+    const channel = `${prefix()}:room:{bytes}`;
+    const got: unknown[] = [];
+    await link.subscribe(channel, (message) => got.push(message), true);
+    const sent = Buffer.from([0x7b, 0x0a, 0xff, 0, 0x80]); // not UTF-8
+    await link.publish(channel, sent);
+    await waitFor(() => got.length === 1, 'the message');
+    expect(Buffer.isBuffer(got[0]) && sent.equals(got[0])).toBe(true);
+    // The check finds the channel held in buffer mode on its master: nothing to do again.
+    link.check();
+    link.check();
+    expect(link.resubscribed).toBe(0);
   });
 
   it('shares presence between the instances', async () => {
