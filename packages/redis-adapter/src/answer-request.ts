@@ -6,8 +6,8 @@ export interface LocalOperations {
   ids(target: WireTarget): string[];
   /** Whether the WebSocket client is connected to this process. */
   hasClient(clientId: string): boolean;
-  /** Writes a serialised envelope to a local client; false when it could not. */
-  deliver(clientId: string, text: string): boolean;
+  /** Writes a serialised envelope or a binary frame to a local client; false when it could not. */
+  deliver(clientId: string, text: string | Uint8Array): boolean;
   /** Disconnects a local client; false when it is not connected here. */
   disconnect(clientId: string): boolean;
   joinRoom(clientId: string, room: string, namespace: string): void;

@@ -5,6 +5,8 @@
  * the history store, presence and the cluster-wide requests).
  *
  * - Every channel is a sharded channel: PUBLISH is SPUBLISH and SUBSCRIBE is SSUBSCRIBE.
+ *   A subscription asked for in buffer mode (the adapter's channels) is one in Redis too,
+ *   so a binary message arrives byte for byte, as on a single Redis (wire.ts).
  *   node-redis keeps one subscribing connection per master, so an application node holds
  *   as many subscribe connections as the cluster has masters, however many rooms it holds.
  * - The history scripts run in their cluster form (cluster-scripts.ts).
@@ -24,7 +26,8 @@ import {
   SocketClosedUnexpectedlyError,
   createCluster,
 } from 'redis';
-import { RoomSequence, type MissedReader } from './cluster-gaps';
+import type { Buffer } from 'node:buffer';
+import { RoomSequence, type MissedReader, type RawMessage } from './cluster-gaps';
 import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
 import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { keySlot } from './key-slot';
@@ -45,8 +48,12 @@ export interface ClusterConnectionOptions {
   readonly historyKeys?: (channel: string) => { meta: string; stream: string } | null;
 }
 
-type Listener = (message: string, channel: string) => void;
+type Listener = (message: RawMessage, channel: string) => void;
+/** What node-redis calls: strings, or Buffers for a buffer-mode subscription. */
+type NodeListener = (message: RawMessage, channel: string | Buffer) => void;
 type Cluster = ReturnType<typeof createClusterClient>;
+/** A history script's keys and arguments (Buffers carry a binary frame's parts). */
+type ScriptOptions = { keys: string[]; arguments: Array<string | Buffer> };
 
 function createClusterClient(options: ClusterConnectionOptions) {
   return createCluster({
@@ -114,10 +121,10 @@ export class ClusterConnection {
   readonly cluster: Cluster;
   readonly #options: ClusterConnectionOptions;
   readonly #onError: (err: Error) => void;
-  /** channel -> the listener node-redis holds for it: what this node wants to be subscribed to. */
-  readonly #wanted = new Map<string, Listener>();
+  /** channel -> the listener node-redis holds for it (and its mode): what this node wants to be subscribed to. */
+  readonly #wanted = new Map<string, { listener: NodeListener; buffers: boolean }>();
   /** The adapter's listener -> the one node-redis holds (it reads the positions of kept messages). */
-  readonly #wrapped = new WeakMap<Listener, Listener>();
+  readonly #wrapped = new WeakMap<Listener, NodeListener>();
   /** The kept messages of each room channel, put back in order and completed when some went missing. */
   readonly #sequence: RoomSequence;
   /** channel -> the SSUBSCRIBE under way for it. */
@@ -259,7 +266,7 @@ export class ClusterConnection {
     }
   }
 
-  async publish(channel: string, message: string): Promise<number> {
+  async publish(channel: string, message: string | Buffer): Promise<number> {
     return Number(await this.#bounded(this.cluster.sPublish(channel, message)));
   }
 
@@ -274,13 +281,20 @@ export class ClusterConnection {
     return { [channel]: Number(reply[channel] ?? 0) };
   }
 
-  /** Resolves once every channel is subscribed on its shard (waiting while the cluster is down). */
-  async subscribe(channels: string | readonly string[], listener: Listener): Promise<void> {
+  /**
+   * Resolves once every channel is subscribed on its shard (waiting while the cluster is
+   * down). `buffers`: messages are handed on as Buffers (binary-safe), else as strings.
+   */
+  async subscribe(
+    channels: string | readonly string[],
+    listener: Listener,
+    buffers = false,
+  ): Promise<void> {
     const list = typeof channels === 'string' ? [channels] : channels;
     const wrapped = this.#wrap(listener);
     await Promise.all(
       list.map((channel) => {
-        this.#wanted.set(channel, wrapped);
+        this.#wanted.set(channel, { listener: wrapped, buffers });
         const tag = tagOf(channel);
         if (tag !== null) this.#roomChannels.set(tag, channel);
         return this.#subscribe(channel);
@@ -288,14 +302,14 @@ export class ClusterConnection {
     );
   }
 
-  async unsubscribe(channel: string, listener: Listener): Promise<void> {
+  async unsubscribe(channel: string, listener: Listener, buffers = false): Promise<void> {
     const wrapped = this.#wrap(listener);
-    if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
+    if (this.#wanted.get(channel)?.listener === wrapped) this.#wanted.delete(channel);
     this.#sequence.forget(channel);
     const tag = tagOf(channel);
     if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
     if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
-    await this.cluster.sUnsubscribe(channel, wrapped);
+    await this.cluster.sUnsubscribe(channel, wrapped, buffers);
   }
 
   /** Messages filled in because a room's channel missed them (a migration, a resubscription). */
@@ -303,24 +317,44 @@ export class ClusterConnection {
     return this.#sequence.filled;
   }
 
-  #wrap(listener: Listener): Listener {
+  #wrap(listener: Listener): NodeListener {
     let wrapped = this.#wrapped.get(listener);
     if (wrapped === undefined) {
-      wrapped = (message, channel) => this.#sequence.receive(message, channel, listener);
+      wrapped = (message, channel) => this.#sequence.receive(message, channel.toString(), listener);
       this.#wrapped.set(listener, wrapped);
     }
     return wrapped;
   }
 
-  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
-    return this.#script(sha === PUBLISH_SHA, options, (o) =>
-      this.cluster.evalSha(clusterSha(sha), o),
-    );
+  evalSha(sha: string, options: ScriptOptions): Promise<unknown> {
+    return this.#evalSha(this.cluster, sha, options);
   }
 
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
+  eval(script: string, options: ScriptOptions): Promise<unknown> {
+    return this.#eval(this.cluster, script, options);
+  }
+
+  /**
+   * The history scripts with their replies mapped (the history store reads kept messages as
+   * Buffers, so that a binary frame comes back byte for byte).
+   */
+  withTypeMapping(
+    mapping: Parameters<Cluster['withTypeMapping']>[0],
+  ): Pick<ClusterConnection, 'evalSha' | 'eval'> {
+    const mapped = this.cluster.withTypeMapping(mapping) as unknown as Cluster;
+    return {
+      evalSha: (sha, options) => this.#evalSha(mapped, sha, options),
+      eval: (script, options) => this.#eval(mapped, script, options),
+    };
+  }
+
+  #evalSha(cluster: Cluster, sha: string, options: ScriptOptions): Promise<unknown> {
+    return this.#script(sha === PUBLISH_SHA, options, (o) => cluster.evalSha(clusterSha(sha), o));
+  }
+
+  #eval(cluster: Cluster, script: string, options: ScriptOptions): Promise<unknown> {
     return this.#script(script === PUBLISH_SCRIPT, options, (o) =>
-      this.cluster.eval(clusterScriptText(script), o),
+      cluster.eval(clusterScriptText(script), o),
     );
   }
 
@@ -330,8 +364,8 @@ export class ClusterConnection {
    */
   async #script(
     publishes: boolean,
-    options: { keys: string[]; arguments: string[] },
-    run: (options: { keys: string[]; arguments: string[] }) => Promise<unknown>,
+    options: ScriptOptions,
+    run: (options: ScriptOptions) => Promise<unknown>,
   ): Promise<unknown> {
     const tag = tagOf(options.keys[0] ?? '');
     const known = this.#known(tag);
@@ -482,11 +516,13 @@ export class ClusterConnection {
   }
 
   #held(channel: string): boolean {
-    const listener = this.#wanted.get(channel);
+    const wanted = this.#wanted.get(channel);
     const owner = this.cluster.slots[keySlot(channel)]?.master;
     const client = owner?.pubSub?.client;
-    if (listener === undefined || client === undefined || !client.isReady) return false;
-    return client.getPubSubListeners('SHARDED').get(channel)?.strings.has(listener) === true;
+    if (wanted === undefined || client === undefined || !client.isReady) return false;
+    const held = client.getPubSubListeners('SHARDED').get(channel);
+    const set: ReadonlySet<unknown> | undefined = wanted.buffers ? held?.buffers : held?.strings;
+    return set?.has(wanted.listener) === true;
   }
 
   /** One SSUBSCRIBE at a time per channel, tried again with backoff until it holds or is no longer wanted. */
@@ -495,11 +531,11 @@ export class ClusterConnection {
     if (running !== undefined) return running;
     const work = (async () => {
       for (let retries = 0; ; retries++) {
-        const listener = this.#wanted.get(channel);
-        if (listener === undefined || this.#closed) return;
+        const wanted = this.#wanted.get(channel);
+        if (wanted === undefined || this.#closed) return;
         try {
           if (this.#connecting !== null) await this.#connecting;
-          await this.cluster.sSubscribe(channel, listener);
+          await this.cluster.sSubscribe(channel, wanted.listener, wanted.buffers);
           return;
         } catch (err) {
           if (this.#closed) return;

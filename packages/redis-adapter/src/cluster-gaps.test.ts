@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { RoomSequence, type MissedReader } from './cluster-gaps';
+import { Buffer } from 'node:buffer';
+import fc from 'fast-check';
+import { decodeBinaryFrame, encodeBinaryFrame } from '@pkg/wire';
+import { RoomSequence, type MissedReader, type RawMessage } from './cluster-gaps';
 import { decodeBroadcast, encodeBroadcast } from './wire';
 
 /** A kept message as the cluster publish script sends it. */
@@ -11,11 +14,16 @@ function setUp(missed: MissedReader = () => Promise.resolve(null)) {
   const got: string[] = [];
   const errors: Error[] = [];
   const sequence = new RoomSequence(missed, (err) => errors.push(err));
-  const listener = (raw: string): void => {
+  const listener = (raw: RawMessage): void => {
     const decoded = decodeBroadcast(raw);
-    got.push(decoded.ok ? String(decoded.value.text) : `bad:${raw}`);
+    got.push(decoded.ok ? String(decoded.value.text) : `bad:${String(raw)}`);
   };
-  return { got, errors, sequence, receive: (raw: string) => sequence.receive(raw, 'ch', listener) };
+  return {
+    got,
+    errors,
+    sequence,
+    receive: (raw: RawMessage) => sequence.receive(raw, 'ch', listener),
+  };
 }
 
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -125,5 +133,56 @@ describe('RoomSequence', () => {
     receive('#e:1');
     expect(got.slice(0, 2)).toEqual(['x', 'y']);
     expect(got[2]).toMatch(/^bad:/);
+  });
+
+  it('reads the position line from bytes and hands a binary frame on as bytes, holes filled with frames', async () => {
+    const frame = (n: number): Uint8Array =>
+      encodeBinaryFrame({ event: 'b', data: Uint8Array.of(n, 0x0a, 0x23, 0xff) });
+    /** A kept binary message as the cluster publish script sends it, read in buffer mode. */
+    const keptBytes = (offset: number): Buffer =>
+      Buffer.concat([
+        Buffer.from(`#e:${offset}\n`),
+        encodeBroadcast('o', [], frame(offset)) as Buffer,
+      ]);
+    const got: number[] = [];
+    const sequence = new RoomSequence(
+      () => Promise.resolve([frame(2), frame(3)]),
+      () => undefined,
+    );
+    const listener = (raw: RawMessage): void => {
+      expect(typeof raw).not.toBe('string');
+      const decoded = decodeBroadcast(raw);
+      const text = decoded.ok ? decoded.value.text : '';
+      const read = typeof text === 'string' ? null : decodeBinaryFrame(text);
+      got.push(read?.ok === true ? read.frame.data[0]! : -1);
+    };
+    sequence.receive(keptBytes(1), 'ch', listener);
+    sequence.receive(keptBytes(4), 'ch', listener);
+    await settle();
+    sequence.receive(keptBytes(4), 'ch', listener); // a repeat
+    expect(got).toEqual([1, 2, 3, 4]);
+    expect(sequence.position('ch')).toEqual({ epoch: 'e', offset: 4 });
+  });
+
+  it('never throws on arbitrary bytes or strings, and hands each on at most once', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.string({ maxLength: 40 })), {
+          maxLength: 20,
+        }),
+        (inputs) => {
+          const sequence = new RoomSequence(
+            () => Promise.resolve(null),
+            () => undefined,
+          );
+          let handed = 0;
+          for (const input of inputs) {
+            const raw = typeof input === 'string' ? input : Buffer.from(input);
+            sequence.receive(raw, 'ch', () => (handed += 1));
+          }
+          expect(handed).toBeLessThanOrEqual(inputs.length);
+        },
+      ),
+    );
   });
 });

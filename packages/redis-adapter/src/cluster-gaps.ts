@@ -8,20 +8,28 @@
  * arrives after a hole in its epoch, the missing ones are read from the room's history and
  * handed on first (messages that arrive meanwhile wait), and a message already handed on is
  * dropped. A message of a new epoch starts the room's count again.
+ *
+ * Messages are read as strings or as the bytes a buffer-mode subscription delivers (a binary
+ * message stays bytes: the position line is read from its first bytes and the rest is handed
+ * on as a view of them, never copied or decoded).
  */
+import type { Buffer } from 'node:buffer';
 import { encodeBroadcast } from './wire';
 
-type Listener = (message: string, channel: string) => void;
+/** A message as a sharded channel delivers it: a string, or bytes in buffer mode. */
+export type RawMessage = string | Buffer;
+
+type Listener = (message: RawMessage, channel: string) => void;
 
 /**
  * Reads the kept messages of a room channel after `since` and before offset `before`, as
- * delivered texts, oldest first; null when they cannot be read.
+ * delivered texts or binary frames, oldest first; null when they cannot be read.
  */
 export type MissedReader = (
   channel: string,
   since: { epoch: string; offset: number },
   before: number,
-) => Promise<string[] | null>;
+) => Promise<Array<string | Uint8Array> | null>;
 
 /** Rooms remembered at most (the oldest forgotten first); the adapter forgets rooms it leaves. */
 const MAX_ROOMS = 100_000;
@@ -35,14 +43,41 @@ interface RoomState {
   /** The listener of the room's last message (a catch-up hands its messages to it). */
   listener: Listener;
   /** Messages waiting while the missing ones are read. */
-  waiting: Array<{ raw: string; listener: Listener }> | null;
+  waiting: Array<{ raw: RawMessage; listener: Listener }> | null;
+}
+
+/** A message split at its position line: `position` null when it has none or it is unreadable. */
+interface Split {
+  readonly position: { epoch: string; offset: number } | null;
+  /** The message without its position line (the whole message when it has none). */
+  readonly message: RawMessage;
+}
+
+/** Reads the first line `#<epoch>:<offset>` of a kept message, from a string or from bytes. */
+function split(raw: RawMessage): Split | null {
+  let line: string;
+  let newline: number;
+  let message: RawMessage;
+  if (typeof raw === 'string') {
+    if (!raw.startsWith('#')) return null;
+    newline = raw.indexOf('\n');
+    line = raw.slice(1, Math.max(1, newline));
+    message = raw.slice(newline + 1);
+  } else {
+    if (raw[0] !== 0x23) return null; // '#'
+    newline = raw.indexOf(0x0a);
+    line = raw.toString('utf8', 1, Math.max(1, newline));
+    message = raw.subarray(newline + 1);
+  }
+  const colon = line.lastIndexOf(':');
+  const offset = Number(line.slice(colon + 1));
+  if (newline < 0 || colon < 0 || !Number.isSafeInteger(offset)) return { position: null, message };
+  return { position: { epoch: line.slice(0, colon), offset }, message };
 }
 
 /** The offset of a raw kept message (`#<epoch>:<offset>` first line), 0 when unreadable. */
-function offsetOf(raw: string): number {
-  const newline = raw.indexOf('\n');
-  const offset = Number(raw.slice(raw.lastIndexOf(':', newline) + 1, newline));
-  return Number.isSafeInteger(offset) ? offset : 0;
+function offsetOf(raw: RawMessage): number {
+  return split(raw)?.position?.offset ?? 0;
 }
 
 export class RoomSequence {
@@ -73,20 +108,18 @@ export class RoomSequence {
   }
 
   /** A message from a sharded channel: handed to `listener` in order, without its position line. */
-  receive(raw: string, channel: string, listener: Listener): void {
-    if (!raw.startsWith('#')) {
+  receive(raw: RawMessage, channel: string, listener: Listener): void {
+    const parts = split(raw);
+    if (parts === null) {
       listener(raw, channel);
       return;
     }
-    const newline = raw.indexOf('\n');
-    const colon = raw.lastIndexOf(':', newline);
-    const epoch = raw.slice(1, colon);
-    const offset = Number(raw.slice(colon + 1, newline));
-    const message = raw.slice(newline + 1);
-    if (newline < 0 || colon < 1 || !Number.isSafeInteger(offset)) {
+    const { position, message } = parts;
+    if (position === null) {
       listener(message, channel); // the adapter drops what it cannot read, and counts it
       return;
     }
+    const { epoch, offset } = position;
     const room = this.#rooms.get(channel);
     if (room?.waiting) {
       room.waiting.push({ raw, listener });
@@ -127,7 +160,7 @@ export class RoomSequence {
     before: number | null,
     listener: Listener,
   ): Promise<void> {
-    let texts: string[] | null = null;
+    let texts: Array<string | Uint8Array> | null = null;
     try {
       texts = await this.#missed(
         channel,

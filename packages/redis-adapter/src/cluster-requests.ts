@@ -25,10 +25,7 @@ export function wireTarget(target: CountTarget): WireTarget {
 /** The request that carries out an operation on a client of another instance. */
 export function forwardRequest(operation: RemoteClientOperation): RequestBody {
   if (operation.type === 'send') {
-    if (typeof operation.text !== 'string') {
-      // The adapter's forward() keeps bytes here: requests between instances are JSON.
-      throw new TypeError('A binary send is not forwarded to another instance.');
-    }
+    // Bytes travel after the request's JSON line, as they are (wire.ts).
     return { kind: 'send', clientId: operation.clientId, text: operation.text };
   }
   if (operation.type === 'disconnect') {

@@ -61,11 +61,6 @@ export interface HistoryLink {
   echoes(channel: string): boolean;
   /** Writes to this instance's clients of the target; how many. */
   deliverLocal(text: SerializedMessage, target: KeptTarget): number;
-  /**
-   * Whether binary messages are kept in Redis (single Redis). False on a Redis Cluster:
-   * a binary broadcast to a room that keeps history reaches this instance's clients only.
-   */
-  readonly binary?: boolean;
   log(): LoggerInterface;
 }
 
@@ -175,10 +170,6 @@ export class RedisHistoryStore implements HistoryStore {
     const keys = this.#link.channels.history(namespace, room);
     const client = this.#link.client();
     const binary = isBinaryTemplate(template);
-    if (binary && this.#link.binary === false) {
-      const why = new Error('binary messages are not kept on a Redis Cluster');
-      return this.#publishLocally(keys.meta, target, template, why);
-    }
     if (!this.#writable(client)) return this.#publishLocally(keys.meta, target, template, null);
     const echoes = this.#link.echoes(channel);
     const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', {
@@ -343,11 +334,11 @@ export class RedisHistoryStore implements HistoryStore {
   }
 
   /**
-   * The client that reads replies as bytes (single Redis), so that a kept binary frame comes
-   * back byte for byte; a Redis Cluster link reads strings (it keeps no binary message).
+   * The client that reads replies as bytes (one Redis, or a Redis Cluster link), so that a
+   * kept binary frame comes back byte for byte.
    */
   #bytes(client: RedisClient): RedisClient {
-    if (this.#link.binary === false || typeof client.withTypeMapping !== 'function') return client;
+    if (typeof client.withTypeMapping !== 'function') return client;
     return client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }) as unknown as RedisClient;
   }
 

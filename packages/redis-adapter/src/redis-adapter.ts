@@ -140,14 +140,12 @@ export class RedisAdapter implements Adapter {
     dropped: 0,
   };
   /**
-   * Every channel of the adapter is subscribed in buffer mode (a Redis Cluster link gives
-   * strings): a binary message arrives byte for byte; requests, replies and texts are read
+   * Every channel of the adapter is subscribed in buffer mode (on one Redis or a Redis
+   * Cluster): a binary message arrives byte for byte; requests, replies and texts are read
    * as UTF-8 from the bytes.
    */
   readonly #onMessage = (message: string | Buffer, channel: string | Buffer): void =>
     this.#receive(message, typeof channel === 'string' ? channel : channel.toString('utf8'));
-  /** Logged once: binary messages do not cross instances on a Redis Cluster. */
-  #clusterBinaryWarned = false;
   /** What this instance does for requests from the others. */
   readonly #operations: LocalOperations = {
     count: (target) => this.#local.clientCount(target),
@@ -206,7 +204,6 @@ export class RedisAdapter implements Adapter {
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
-        binary: this.#options.cluster === null,
         log: () => this.#log(),
       });
     }
@@ -360,10 +357,6 @@ export class RedisAdapter implements Adapter {
    */
   broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const delivered = this.#local.broadcast(text, target);
-    if (typeof text !== 'string' && this.#options.cluster !== null) {
-      this.#clusterBinary('a binary broadcast reached this instance only');
-      return delivered;
-    }
     let channel: string;
     if (target.room != null)
       channel = this.#channels.room(target.namespace ?? DEFAULT_NAMESPACE, target.room);
@@ -395,14 +388,6 @@ export class RedisAdapter implements Adapter {
 
   /** Carries out an operation on a client of another instance; true when some instance had it. */
   async forward(operation: RemoteClientOperation): Promise<boolean> {
-    if (operation.type === 'send' && typeof operation.text !== 'string') {
-      // Requests between instances are JSON: bytes would have to be re-encoded.
-      this.#log().warning(
-        'RedisAdapter: bytes sent to a client of another instance are not forwarded; broadcast them to a room the client is in instead',
-        { clientId: operation.clientId },
-      );
-      return false;
-    }
     const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
   }
@@ -448,18 +433,9 @@ export class RedisAdapter implements Adapter {
 
   #receive(raw: string | Buffer, channel: string): void {
     const text = (): string => (typeof raw === 'string' ? raw : raw.toString('utf8'));
-    if (channel === this.#channels.requests) this.#onRequest(text());
+    if (channel === this.#channels.requests) this.#onRequest(raw);
     else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(text());
     else this.#onBroadcast(raw, channel);
-  }
-
-  /** Warns once that a Redis Cluster does not carry binary messages between instances. */
-  #clusterBinary(what: string): void {
-    if (this.#clusterBinaryWarned) return;
-    this.#clusterBinaryWarned = true;
-    this.#log().warning(
-      `RedisAdapter: ${what}: on a Redis Cluster, binary messages are delivered to the clients of the instance that sent them only`,
-    );
   }
 
   #onBroadcast(raw: string | Uint8Array, channel: string): void {
@@ -493,7 +469,7 @@ export class RedisAdapter implements Adapter {
     } else deliver();
   }
 
-  #onRequest(raw: string): void {
+  #onRequest(raw: string | Uint8Array): void {
     const decoded = decodeRequest(raw);
     if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
     const { origin, id, body } = decoded.value;
@@ -625,7 +601,7 @@ export class RedisAdapter implements Adapter {
     channel: string,
     since: { epoch: string; offset: number },
     before: number,
-  ): Promise<string[] | null> {
+  ): Promise<Array<string | Uint8Array> | null> {
     const target = this.#subscriptions?.targetOf(channel);
     if (!this.history || target?.room == null || target.namespace === null) return null;
     const read = await this.history.read(target.namespace, target.room, {
@@ -634,9 +610,7 @@ export class RedisAdapter implements Adapter {
       policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
     });
     if (read.reason !== undefined) return null;
-    // A Redis Cluster keeps no binary message (history-store.ts): every kept one is a text.
-    const texts = read.messages.filter((m) => m.offset < before).map((m) => m.text);
-    return texts.every((t): t is string => typeof t === 'string') ? texts : null;
+    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
   }
 
   /** Both connections are ready. */

@@ -1,4 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { Buffer } from 'node:buffer';
+import fc from 'fast-check';
+import { encodeBinaryFrame } from '@pkg/wire';
 import {
   Channels,
   WIRE_VERSION,
@@ -190,5 +193,58 @@ describe('wire format', () => {
     expect(ch.room('/', 'a:b')).toBe('p:room:%2F:a%3Ab');
     expect(ch.room('/:x', 'y')).not.toBe(ch.room('/', 'x:y'));
     expect(ch.namespace('/chat')).toBe('p:ns:%2Fchat');
+  });
+
+  it('carries bytes sent to one client after the JSON line of the request, as they are', () => {
+    const frame = encodeBinaryFrame({ event: 'direct', data: Uint8Array.of(0x0a, 0, 0xff, 0x7b) });
+    const encoded = encodeRequest('a', 'a:6', { kind: 'send', clientId: 'c', text: frame });
+    expect(typeof encoded).not.toBe('string');
+    const bytes = encoded as Buffer;
+    // One JSON line, then the frame: no base64, nothing around it.
+    expect(bytes.length).toBe(bytes.indexOf(0x0a) + 1 + frame.length);
+    expect(JSON.parse(bytes.toString('utf8', 0, bytes.indexOf(0x0a)))).toMatchObject({
+      f: 1,
+      b: { kind: 'send', clientId: 'c' },
+    });
+    const decoded = decodeRequest(bytes);
+    expect(decoded.ok).toBe(true);
+    const text = decoded.ok && decoded.value.body.kind === 'send' ? decoded.value.body.text : '';
+    expect(Buffer.from(text as Uint8Array).equals(Buffer.from(frame))).toBe(true);
+    // A text request read from bytes (buffer mode) is the same request.
+    const plain = { kind: 'send', clientId: 'c', text: '{"event":"x"}' } as const;
+    const fromBytes = decodeRequest(Buffer.from(encodeRequest('a', 'a:7', plain) as string));
+    expect(fromBytes.ok && fromBytes.value.body).toEqual(plain);
+  });
+
+  it('refuses bytes after a request that does not announce them, and a frame that is not one', () => {
+    const frame = encodeBinaryFrame({ event: 'direct', data: Uint8Array.of(1) });
+    const line = (value: object): Buffer => Buffer.from(`${JSON.stringify(value)}\n`);
+    const send = { kind: 'send', clientId: 'c' };
+    const cases: Array<[Buffer, string]> = [
+      [Buffer.concat([line({ v: 1, o: 'a', id: '1', b: send }), frame]), '"f"'],
+      [line({ v: 1, o: 'a', id: '1', b: send, f: 1 }), 'not a binary frame'],
+      [Buffer.concat([line({ v: 1, o: 'a', id: '1', b: send, f: 1 }), Buffer.from('{}')]), 'not a binary frame'], // prettier-ignore
+      [Buffer.from(JSON.stringify({ v: 1, o: 'a', id: '1', b: send, f: 1 })), '"f"'],
+      [Buffer.concat([line({ v: 1, o: 'a', id: '1', b: { kind: 'disconnect', clientId: 'c' }, f: 1 }), frame]), 'malformed'], // prettier-ignore
+      [Buffer.concat([line({ v: 1, o: 'a', id: '1', b: { kind: 'send', clientId: '' }, f: 1 }), frame]), 'malformed'], // prettier-ignore
+    ];
+    for (const [raw, reason] of cases) {
+      const decoded = decodeRequest(raw);
+      expect(decoded.ok).toBe(false);
+      expect(decoded.ok ? '' : decoded.reason).toContain(reason);
+    }
+  });
+
+  it('never throws on arbitrary bytes read as a request', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.boolean(), (tail, withLine) => {
+        const head = Buffer.from(
+          '{"v":1,"o":"a","id":"1","b":{"kind":"send","clientId":"c"},"f":1}\n',
+        );
+        const raw = withLine ? Buffer.concat([head, tail]) : Buffer.from(tail);
+        const decoded = decodeRequest(raw);
+        expect(typeof decoded.ok).toBe('boolean');
+      }),
+    );
   });
 });

@@ -9,8 +9,10 @@
  * (protocol version 1) is the same with `"b":1` in the header and the bytes of its binary
  * frame after the newline, as they are: Redis strings are binary-safe, so nothing is
  * base64-encoded, and the frame reaches the other instances byte for byte. Requests and
- * replies between instances are one JSON object each. Anything else is rejected by the
- * decoders with a reason, for a log line.
+ * replies between instances are one JSON object each, save a `send` of bytes to one client:
+ * its JSON object carries `"f":1` and is followed by a newline and the bytes of the binary
+ * frame, as a broadcast's are (JSON text never holds a raw newline, so the first one ends
+ * it). Anything else is rejected by the decoders with a reason, for a log line.
  */
 import { Buffer } from 'node:buffer';
 import {
@@ -55,7 +57,12 @@ export type RequestBody =
   | QueryBody
   | { readonly kind: 'count'; readonly target: WireTarget }
   | { readonly kind: 'ids'; readonly target: WireTarget }
-  | { readonly kind: 'send'; readonly clientId: string; readonly text: string }
+  | {
+      readonly kind: 'send';
+      readonly clientId: string;
+      /** An envelope's text, or a binary frame's bytes (sent after the JSON line). */
+      readonly text: string | Uint8Array;
+    }
   | { readonly kind: 'disconnect'; readonly clientId: string }
   | {
       readonly kind: 'joinRoom' | 'leaveRoom';
@@ -244,8 +251,17 @@ export function decodeBroadcast(raw: string | Uint8Array): Decoded<BroadcastMess
   };
 }
 
-export function encodeRequest(origin: string, id: string, body: RequestBody): string {
-  return JSON.stringify({ v: WIRE_VERSION, o: origin, id, b: body });
+/**
+ * A request: one JSON object, or for a `send` of bytes the JSON object (`"f":1`, the body
+ * without its text) then a newline and the frame's bytes, one copy in all.
+ */
+export function encodeRequest(origin: string, id: string, body: RequestBody): string | Buffer {
+  if (body.kind !== 'send' || typeof body.text === 'string') {
+    return JSON.stringify({ v: WIRE_VERSION, o: origin, id, b: body });
+  }
+  const { text, ...rest } = body;
+  const line = `${JSON.stringify({ v: WIRE_VERSION, o: origin, id, b: rest, f: 1 })}\n`;
+  return Buffer.concat([Buffer.from(line, 'utf8'), text]);
 }
 
 function isName(value: unknown): value is string {
@@ -271,7 +287,7 @@ function checkTarget(value: unknown): WireTarget | null {
   return { namespace, room };
 }
 
-function checkBody(value: unknown): RequestBody | null {
+function checkBody(value: unknown, frame: Uint8Array | null): RequestBody | null {
   if (typeof value !== 'object' || value === null) return null;
   const b = value as Record<string, unknown>;
   switch (b['kind']) {
@@ -280,10 +296,15 @@ function checkBody(value: unknown): RequestBody | null {
       const target = checkTarget(b['target']);
       return target ? { kind: b['kind'], target } : null;
     }
-    case 'send':
-      return isName(b['clientId']) && typeof b['text'] === 'string'
-        ? { kind: 'send', clientId: b['clientId'], text: b['text'] }
-        : null;
+    case 'send': {
+      // Bytes come after the JSON line (then the body has no text), a text within it.
+      const text = frame ?? b['text'];
+      if (!isName(b['clientId'])) return null;
+      if (typeof text === 'string' || text instanceof Uint8Array) {
+        return { kind: 'send', clientId: b['clientId'], text };
+      }
+      return null;
+    }
     case 'disconnect':
       return isName(b['clientId']) ? { kind: 'disconnect', clientId: b['clientId'] } : null;
     case 'joinRoom':
@@ -313,13 +334,40 @@ function checkBody(value: unknown): RequestBody | null {
   }
 }
 
-export function decodeRequest(raw: string): Decoded<RequestMessage> {
-  const parsed = parseObject(raw);
+/**
+ * Reads a request: a string, or the bytes Redis delivered in buffer mode (a `send` of bytes
+ * gets a view of the frame's bytes, not a copy).
+ */
+export function decodeRequest(raw: string | Uint8Array): Decoded<RequestMessage> {
+  let json: string;
+  let frame: Uint8Array | null = null;
+  if (typeof raw === 'string') json = raw;
+  else {
+    const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+    const newline = bytes.indexOf(0x0a);
+    json = bytes.toString('utf8', 0, newline < 0 ? bytes.length : newline);
+    if (newline >= 0) {
+      frame = new Uint8Array(
+        bytes.buffer,
+        bytes.byteOffset + newline + 1,
+        bytes.length - newline - 1,
+      );
+    }
+  }
+  const parsed = parseObject(json);
   if (!parsed.ok) return parsed;
   const id = parsed.value['id'];
   if (!isName(id)) return { ok: false, reason: 'no request id' };
-  const body = checkBody(parsed.value['b']);
-  if (!body) return { ok: false, reason: 'unknown or malformed request body' };
+  if ((parsed.value['f'] === 1) !== (frame !== null)) {
+    return { ok: false, reason: '"f" does not match the bytes after the JSON line' };
+  }
+  if (frame !== null && !isBinaryFrame(frame)) {
+    return { ok: false, reason: 'not a binary frame after the JSON line' };
+  }
+  const body = checkBody(parsed.value['b'], frame);
+  if (!body || (frame !== null && body.kind !== 'send')) {
+    return { ok: false, reason: 'unknown or malformed request body' };
+  }
   return { ok: true, value: { origin: parsed.value['o'] as string, id, body } };
 }
 

@@ -2,13 +2,14 @@
 // (version 1) clients sit in one room on both. A binary broadcast reaches every version 1
 // member on both instances byte for byte (no base64: the Redis stream keeps the frame's
 // bytes), JSON reaches everyone, a recovery on the other instance and `$history` replay the
-// binary messages as binary frames.
+// binary messages as binary frames. Bytes sent to one client of the other instance cross
+// as they are too.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { RESP_TYPES, createClient } from 'redis';
 import WebSocket from 'ws';
 import type { Server } from '@pkg/core';
-import { decodeBinaryFrame, type BinaryFrame } from '@pkg/wire';
+import { decodeBinaryFrame, encodeBinaryFrame, type BinaryFrame } from '@pkg/wire';
 import type { RedisAdapter } from '../src/index';
 import { sharedRedisAvailableSync, startHistoryServer, waitFor } from './helpers';
 
@@ -180,5 +181,40 @@ describeRedis('binary messages across instances (one Redis)', () => {
     expect(same(b1.frames()[0]!.data, payload)).toBe(true);
     expect(same(a1.frames()[0]!.data, payload)).toBe(true);
     expect(b0.frames()).toEqual([]);
+  });
+
+  it('bytes sent to one client of the other instance arrive as one binary frame, byte for byte', async () => {
+    const room = 'direct';
+    const b1 = await open(b, 1, room);
+    const b0 = await open(b, 0, room);
+    await synced();
+    const welcome = b1.texts().find((m) => m['event'] === '$welcome')!;
+    const b1Id = String((welcome['data'] as Record<string, unknown>)['clientId']);
+    const b0Id = (await b.fetchClientIds({ room })).find((id) => id !== b1Id)!;
+    const adapter = a.getAdapter() as RedisAdapter;
+    const payload = new Uint8Array(randomBytes(20_000));
+    payload.set([0x0a, 0x23, 0x7b], 0); // a newline, '#' and '{' where a header could end
+    const frame = encodeBinaryFrame({ event: 'direct', data: payload });
+
+    // Found on B: the frame reaches its client as it is.
+    expect(await adapter.forward({ type: 'send', clientId: b1Id, text: frame })).toBe(true);
+    await waitFor(() => b1.frames().length === 1, 'the forwarded frame');
+    expect(b1.frames()[0]!.event).toBe('direct');
+    expect(same(b1.frames()[0]!.data, payload)).toBe(true);
+
+    // The server API: `send` to a client id another instance holds.
+    const small = Uint8Array.of(0, 1, 2, 0x0a);
+    expect(a.send(b1Id, 'again', small)).toBe(true);
+    await waitFor(() => b1.frames().length === 2, 'the frame sent with server.send');
+    expect([b1.frames()[1]!.event, same(b1.frames()[1]!.data, small)]).toEqual(['again', true]);
+
+    // A version 0 client takes no binary frame, and nobody holds an unknown id: not found.
+    expect(await adapter.forward({ type: 'send', clientId: b0Id, text: frame })).toBe(false);
+    expect(await adapter.forward({ type: 'send', clientId: 'nobody', text: frame })).toBe(false);
+    // A JSON send after them arrives: nothing was left queued or broken on the way.
+    expect(a.send(b0Id, 'json', { ok: true })).toBe(true);
+    await waitFor(() => b0.texts().some((m) => m['event'] === 'json'), 'the JSON send');
+    expect(b0.frames()).toEqual([]);
+    for (const s of [a, b]) expect((s.getAdapter() as RedisAdapter).stats().dropped).toBe(0);
   });
 });

@@ -4,12 +4,15 @@
 // subscribe connections at 10,000 rooms (counted with CLIENT LIST on every node), a slot
 // migration during traffic, a manual failover during traffic (nothing lost, one epoch), a
 // forced failover that loses writes (exactly those reported as a gap, one epoch), and the
-// whole cluster down and back (degraded, local service, resumption, close() bounded).
+// whole cluster down and back (degraded, local service, resumption, close() bounded), and
+// binary messages beside JSON ones (bytes across instances, kept, recovered, replayed).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
+import { decodeBinaryFrame, type BinaryFrame } from '@pkg/wire';
 import { NullLogger, RoomsController, Server, ServerConfig, type PresenceState } from '@pkg/core';
 import { RedisAdapter, type RedisAdapterOptions } from '../src/index';
+import { ClusterConnection } from '../src/cluster-connection';
 import { keySlot } from '../src/key-slot';
 import { waitFor } from './helpers';
 import { LocalCluster, clusterToolsAvailableSync } from './local-cluster';
@@ -32,19 +35,35 @@ interface Message {
   pos?: Pos;
 }
 
-/** A protocol version 1 `ws` client: says $hello, then keeps what it receives. */
+/**
+ * A protocol version 1 `ws` client: says $hello, then keeps what it receives (binary frames
+ * apart, and `all` in the order they came). Opened with version 0, a JSON-only client.
+ */
 class V1Client {
   readonly received: Message[] = [];
+  readonly frames: BinaryFrame[] = [];
+  readonly all: Array<Message | BinaryFrame> = [];
   id = '';
 
   private constructor(readonly ws: WebSocket) {
-    ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Message));
+    ws.on('message', (raw: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        const read = decodeBinaryFrame(new Uint8Array(raw));
+        if (read.ok) this.frames.push(read.frame);
+        if (read.ok) this.all.push(read.frame);
+        return;
+      }
+      const message = JSON.parse(String(raw)) as Message;
+      this.received.push(message);
+      this.all.push(message);
+    });
   }
 
-  static async open(url: string): Promise<V1Client> {
-    const ws = new WebSocket(url, ['pkg.v1']);
+  static async open(url: string, version: 0 | 1 = 1): Promise<V1Client> {
+    const ws = new WebSocket(url, version === 1 ? ['pkg.v1'] : []);
     const client = new V1Client(ws);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    if (version === 0) return client;
     ws.send(JSON.stringify({ event: '$hello', data: { v: 1 } }));
     await waitFor(() => client.received.some((m) => m.event === '$welcome'), '$welcome');
     client.id = String(client.received.find((m) => m.event === '$welcome')!.data['clientId']);
@@ -121,11 +140,14 @@ suite('RedisAdapter on a Redis Cluster', () => {
     return { server, adapter, url: `ws://127.0.0.1:${server.getPort()}` };
   }
 
-  async function client(url: string): Promise<V1Client> {
-    const c = await V1Client.open(url);
+  async function client(url: string, version: 0 | 1 = 1): Promise<V1Client> {
+    const c = await V1Client.open(url, version);
     closers.push(() => c.ws.terminate());
     return c;
   }
+
+  const same = (a: Uint8Array | undefined, b: Uint8Array): boolean =>
+    a !== undefined && Buffer.from(a).equals(Buffer.from(b));
 
   function prefix(): string {
     return `ct${randomBytes(3).toString('hex')}`;
@@ -195,6 +217,98 @@ suite('RedisAdapter on a Redis Cluster', () => {
     const master = await cluster.masterOf(roomSlot('h1'));
     const keys = (await cluster.command(master.port, ['KEYS', `${p}:hist:*`])) as string[];
     expect(keys.sort()).toEqual([`${p}:hist:{%2F:h1}:m`, `${p}:hist:{%2F:h1}:s`]);
+  });
+
+  it('carries binary messages beside JSON ones: bytes across instances, kept in the room’s shard, recovered and replayed as bytes', async () => {
+    const p = prefix();
+    const a = await startServer(p);
+    const b = await startServer(p);
+    const room = 'hbin';
+    const [a1, a0, b1, b0] = await Promise.all([
+      client(a.url),
+      client(a.url, 0),
+      client(b.url),
+      client(b.url, 0),
+    ]);
+    for (const c of [a1, a0, b1, b0]) await c.join(room);
+    await Promise.all([a.adapter.synced(), b.adapter.synced()]);
+    // 64 KiB of random bytes, and a short payload made of the bytes the position line and
+    // the header line are cut at.
+    const sent = [new Uint8Array(randomBytes(64 * 1024)), Uint8Array.of(0x23, 0x0a, 0x3a, 0, 0xff)];
+    a.server.broadcast('doc.update', sent[0]!, '/', room);
+    b.server.broadcast('doc.note', { text: 'hi' }, '/', room);
+    b.server.broadcast('doc.update', sent[1]!, '/', room);
+    await waitFor(() => [a1, b1].every((c) => c.frames.length === 2), 'two frames on A and B');
+    await waitFor(
+      () => [a1, a0, b1, b0].every((c) => c.events('doc.note').length === 1),
+      'the JSON note everywhere',
+    );
+    for (const c of [a1, b1]) {
+      expect(c.frames.map((f, i) => same(f.data, sent[i]!))).toEqual([true, true]);
+      expect(c.frames.map((f) => f.pos?.offset)).toEqual([1, 3]);
+      expect(c.events('doc.note')[0]!.pos?.offset).toBe(2);
+    }
+    expect([a0.frames.length, b0.frames.length]).toEqual([0, 0]);
+    for (const { adapter } of [a, b]) {
+      expect(adapter.stats()).toMatchObject({ historyWriteFailures: 0, dropped: 0 });
+    }
+    expect(a.adapter.stats().historyWrites + b.adapter.stats().historyWrites).toBe(3);
+    const epoch = a1.frames[0]!.pos!.epoch;
+
+    // A client of A comes back on B, from before the first message: bytes, text, bytes.
+    const back = await client(b.url);
+    await back.join(room, { epoch, offset: 0 });
+    const end = back.all.findIndex((m) => 'event' in m && m.event === '$recovered');
+    const replay = back.all.slice(0, end).filter((m) => m.pos !== undefined);
+    expect(
+      replay.map((m) => ('data' in m && m.data instanceof Uint8Array ? 'bytes' : 'json')),
+    ).toEqual(['bytes', 'json', 'bytes']);
+    const bytes = replay.flatMap((m) => (m.data instanceof Uint8Array ? [m.data] : []));
+    expect(bytes.map((d, i) => same(d, sent[i]!))).toEqual([true, true]);
+    expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
+
+    // $history on A: the binary parts (with the request's id), then the answer pointing at them.
+    a1.send('$history', { room }, 'hist');
+    await waitFor(() => a1.received.some((m) => m.id === 'hist'), 'the $history answer');
+    const parts = a1.frames.filter((f) => f.id === 'hist');
+    expect(parts.map((f) => f.pos?.offset)).toEqual([1, 3]);
+    expect(parts.map((f, i) => same(f.data, sent[i]!))).toEqual([true, true]);
+    const answer = a1.received.find((m) => m.id === 'hist')!;
+    const messages = answer.data['messages'] as Array<Record<string, unknown>>;
+    expect(messages.map((m) => m['binary'] ?? m['data'])).toEqual([0, { text: 'hi' }, 1]);
+
+    // Bytes to one client of the other instance go over the sharded request channel.
+    const direct = Uint8Array.of(0x0a, 0x23, 0, 0xff);
+    expect(a.server.send(b1.id, 'direct', direct)).toBe(true);
+    await waitFor(() => b1.frames.some((f) => f.event === 'direct'), 'the direct frame on B');
+    expect(same(b1.frames.find((f) => f.event === 'direct')!.data, direct)).toBe(true);
+  });
+
+  it('holds a buffer-mode sharded subscription as such: bytes handed on as they are, never subscribed again', async () => {
+    const link = new ClusterConnection(
+      {
+        rootNodes: cluster.rootNodes,
+        maxReconnectDelay: 200,
+        name: 'pkg-buffer-mode',
+        checkInterval: 60_000,
+        commandTimeout: 5000,
+        missed: () => Promise.resolve(null),
+      },
+      () => undefined,
+    );
+    closers.push(() => link.close());
+    await link.connect();
+    const channel = `${prefix()}:room:{bytes}`;
+    const got: unknown[] = [];
+    await link.subscribe(channel, (message) => got.push(message), true);
+    const sent = Buffer.from([0x7b, 0x0a, 0xff, 0, 0x80]); // not UTF-8
+    await link.publish(channel, sent);
+    await waitFor(() => got.length === 1, 'the message');
+    expect(Buffer.isBuffer(got[0]) && sent.equals(got[0])).toBe(true);
+    // The check finds the channel held in buffer mode on its master: nothing to do again.
+    link.check();
+    link.check();
+    expect(link.resubscribed).toBe(0);
   });
 
   it('shares presence between the instances', async () => {
