@@ -14,6 +14,7 @@ import {
   RateLimit,
   SocketController,
   SocketOn,
+  bytesSchema,
   type AnySchema,
   type JsonSchemaConverter,
   type Request,
@@ -197,6 +198,28 @@ describe('server.asyncapi()', () => {
     expect(messages['server.error']!.payload).toMatchObject({
       properties: { data: { required: ['code', 'message'] }, id: {} },
     });
+  });
+});
+
+describe('server.asyncapi() with a bytes event', () => {
+  class UploadController extends SocketController {
+    @SocketOn('doc.update', { schema: bytesSchema({ minLength: 1, maxLength: 1024 }) })
+    update(): void {}
+  }
+
+  it('documents its data as bytes in a binary frame, with their bounds, and stays a valid document', async () => {
+    const { server } = await startServer([new UploadController()]);
+    const doc = server.asyncapi();
+    const { diagnostics } = await new Parser().parse(JSON.stringify(doc));
+    expect(diagnostics.filter((d) => d.severity === 0)).toEqual([]);
+    const data = (
+      messagesOf(doc)['client.doc.update']!.payload['properties'] as Record<
+        string,
+        Record<string, unknown>
+      >
+    )['data']!;
+    expect(data['contentMediaType']).toBe('application/octet-stream');
+    expect(data['description']).toMatch(/1 to 1024\).*binary frame/);
   });
 });
 

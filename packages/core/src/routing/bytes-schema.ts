@@ -47,10 +47,20 @@ export function bytesSchema(
     );
   }
   const fail = (message: string): StandardSchemaV1.FailureResult => ({ issues: [{ message }] });
-  return {
+  const bounds = max === undefined ? `at least ${min}` : `${min} to ${max}`;
+  // What the generated AsyncAPI document shows for `data` (Standard JSON Schema's `input`):
+  // bytes are no JSON value, so the schema names their media type and bounds.
+  const jsonSchema = (): Record<string, unknown> => ({
+    contentMediaType: 'application/octet-stream',
+    description: `Bytes (${bounds}), sent as a binary frame of protocol version 1 (docs/protocol.md, "Binary frames"), never as JSON.`,
+  });
+  const schema: StandardSchemaV1<Uint8Array, Uint8Array> & {
+    '~standard': { jsonSchema: { input: () => Record<string, unknown>; output: () => Record<string, unknown> } }; // prettier-ignore
+  } = {
     '~standard': {
       version: 1,
       vendor: 'pkg',
+      jsonSchema: { input: jsonSchema, output: jsonSchema },
       validate(value: unknown) {
         if (!(value instanceof Uint8Array)) {
           return fail('Expected bytes: send this event as a binary frame (protocol version 1).');
@@ -63,4 +73,5 @@ export function bytesSchema(
       },
     },
   };
+  return schema;
 }
