@@ -1,3 +1,4 @@
+import { mountAdmin } from '@pkg/admin';
 import { Logger, Server, ServerConfig, type LoggerInterface } from '@pkg/core';
 import { RedisAdapter, RedisRateLimitStore } from '@pkg/redis-adapter';
 import {
@@ -150,6 +151,10 @@ export function createApp(
         ).allowed,
     }),
   );
+
+  // The operator's page (@pkg/admin) at /admin: read-only, from this machine only (its default,
+  // like /metrics); with REDIS_URL it shows every instance that mounts it.
+  mountAdmin(server);
 
   let listening = false;
   let closing: Promise<void> | undefined;

@@ -39,6 +39,23 @@ describe('chat page', () => {
     expect(await res.text()).toContain('The page script is not built');
   });
 
+  it('serves the operator page at /admin to this machine, read-only, with the nodes view', async () => {
+    const { http } = await start();
+    const page = await fetch(`${http}/admin`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const nodes = await json(await fetch(`${http}/admin/api/nodes`));
+    expect(Array.isArray(nodes['rows'])).toBe(true);
+    expect((nodes['rows'] as unknown[]).length).toBe(1);
+    // Actions are off: a disconnect is refused whatever it names.
+    const res = await fetch(`${http}/admin/api/disconnect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'anyone' }),
+    });
+    expect(res.status).toBe(403);
+  });
+
   it('answers 404 JSON for a path no controller serves', async () => {
     const { http } = await start();
     const res = await fetch(`${http}/nope`);
