@@ -1,0 +1,428 @@
+/**
+ * The adapter's link to a master named by Redis Sentinel (the `sentinel` option): one
+ * node-redis sentinel client (`createSentinel`) that both publishes and subscribes, seen by
+ * the rest of the package through the commands it sends, like the cluster link
+ * (cluster-connection.ts).
+ *
+ * - node-redis asks the sentinels for the master, keeps one command connection to it and
+ *   one subscribe connection, listens to the sentinels' failover announcements, and after
+ *   a failover opens both on the new master and subscribes there again every channel the
+ *   old one held. A command sent while the master is gone waits for the new one (bounded
+ *   here by `commandTimeout`).
+ * - Rooms go over sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7; on one master they
+ *   filter by channel like PUBLISH/SUBSCRIBE) and the history scripts run in their cluster
+ *   form (cluster-scripts.ts): each kept message carries its position on the channel, so a
+ *   message kept while the subscriptions moved to the new master is read from the room's
+ *   history (cluster-gaps.ts), and a replica that took over without the last writes of its
+ *   master (a forced failover: replication is asynchronous) does not hand the lost offsets
+ *   out again; they are reported as lost to the clients that recover across them.
+ * - The link is ready while node-redis holds a ready connection to the master. node-redis
+ *   says nothing when that connection drops without a failover (it only reconnects), so the
+ *   link looks at it every `POLL` ms and reports the change (`ready`, `reconnecting`).
+ */
+import { createSentinel } from 'redis';
+import { RoomSequence, type MissedReader } from './cluster-gaps';
+import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
+import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
+import { reconnectDelay } from './options';
+
+export interface SentinelConnectionOptions {
+  /** The master set's name, as the sentinels monitor it. */
+  readonly masterName: string;
+  readonly sentinelRootNodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  /** How often node-redis asks the sentinels for the master besides their announcements, ms. */
+  readonly scanInterval: number;
+  readonly maxReconnectDelay: number;
+  /** How long one command may wait for its answer, a failover included, ms. */
+  readonly commandTimeout: number;
+  /** The connections' name (CLIENT SETNAME). */
+  readonly name: string;
+  /** Reads what a room channel missed (cluster-gaps.ts). */
+  readonly missed: MissedReader;
+  /** The history keys of a room channel (null for other channels, or without history). */
+  readonly historyKeys: (channel: string) => { meta: string; stream: string } | null;
+}
+
+type Listener = (message: string, channel: string) => void;
+type Sentinel = ReturnType<typeof createSentinelClient>;
+
+function createSentinelClient(options: SentinelConnectionOptions) {
+  return createSentinel({
+    name: options.masterName,
+    sentinelRootNodes: options.sentinelRootNodes.map((n) => ({ host: n.host, port: n.port })),
+    // node-redis documents 10 s but scans never unless told: without a scan, a client whose
+    // sentinel connection dropped would not hear of a failover again.
+    scanInterval: options.scanInterval,
+    commandOptions: { timeout: options.commandTimeout },
+    nodeClientOptions: {
+      name: options.name,
+      socket: {
+        reconnectStrategy: (retries: number) => reconnectDelay(retries, options.maxReconnectDelay),
+      },
+    },
+  });
+}
+
+/** How often the link looks whether its master connection is ready, ms. */
+const POLL = 250;
+/** How long `close()` waits for pending commands before it cuts the connections, ms. */
+const CLOSE_GRACE = 1000;
+/** Rooms whose last published position is remembered (the oldest forgotten first). */
+const MAX_ISSUED = 100_000;
+
+/** The hash tag of a key or channel (`{…}`, the room's), or null. */
+function tagOf(name: string): string | null {
+  const open = name.indexOf('{');
+  const close = name.indexOf('}', open + 1);
+  return open >= 0 && close > open + 1 ? name.slice(open, close + 1) : null;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+export class SentinelConnection {
+  readonly sentinel: Sentinel;
+  readonly #options: SentinelConnectionOptions;
+  readonly #onError: (err: Error) => void;
+  readonly #listeners = new Map<string, Array<() => void>>();
+  /** channel -> the listener node-redis holds for it. */
+  readonly #wanted = new Map<string, Listener>();
+  readonly #wrapped = new WeakMap<Listener, Listener>();
+  readonly #sequence: RoomSequence;
+  readonly #pending = new Map<string, Promise<void>>();
+  /** Room tag -> the position of the last message this link published there. */
+  readonly #issued = new Map<string, { epoch: string; offset: number }>();
+  /** Room tag -> its channel, for the channels this link is subscribed to. */
+  readonly #roomChannels = new Map<string, string>();
+  #connecting: Promise<void> | null = null;
+  #closed = false;
+  #up = false;
+  #wasUp = false;
+  /** When the master stopped answering (null while it answers, or before the first connection). */
+  #downSince: number | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  /** Times the master connection came back (after a failover or a restart of the master). */
+  recovered = 0;
+
+  constructor(options: SentinelConnectionOptions, onError: (err: Error) => void) {
+    this.#options = options;
+    this.#onError = onError;
+    this.sentinel = createSentinelClient(options);
+    this.#sequence = new RoomSequence(options.missed, onError);
+    // node-redis emits some of its errors as strings.
+    this.sentinel.on('error', (err: unknown) => this.#failed(err));
+    this.sentinel.on('client-error', (event: { error?: unknown }) => this.#failed(event.error));
+    for (const event of ['ready', 'reconnecting', 'topology-change']) {
+      this.sentinel.on(event, () => this.#look());
+    }
+  }
+
+  // ------------------------------------------------------------ the client surface
+
+  /** A ready connection to the master. */
+  get isReady(): boolean {
+    return !this.#closed && this.sentinel.isReady && this.sentinel.getMasterNode() !== undefined;
+  }
+
+  /**
+   * Whether a command may be sent now: the master answers, or it stopped answering less than
+   * `commandTimeout` ago. During a failover a command waits for the new master (node-redis
+   * holds it), as a history script on a Redis Cluster waits for the slot's new master; once
+   * the master has been gone for longer, commands fail at once and broadcasts are served
+   * locally (the outage rule of one Redis).
+   */
+  get writable(): boolean {
+    if (this.isReady) return true;
+    this.#look(); // the master may have gone since the last look
+    const since = this.#downSince;
+    return since !== null && this.isOpen && Date.now() - since < this.#options.commandTimeout;
+  }
+
+  get isOpen(): boolean {
+    return !this.#closed && this.sentinel.isOpen;
+  }
+
+  /** Connects, asking the sentinels again with backoff until the master answers or the link is closed. */
+  connect(): Promise<void> {
+    this.#connecting ??= this.#connect();
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<void> {
+    for (let retries = 0; ; retries++) {
+      if (this.#closed) throw new Error('the Redis Sentinel link was closed');
+      try {
+        await this.sentinel.connect();
+        break;
+      } catch (err) {
+        this.#failed(err);
+        await new Promise((r) =>
+          setTimeout(r, reconnectDelay(retries, this.#options.maxReconnectDelay)).unref(),
+        );
+      }
+    }
+    this.#timer = setInterval(() => this.#look(), POLL);
+    this.#timer.unref();
+    this.#look();
+  }
+
+  on(event: string, listener: () => void): this {
+    if (event === 'end') this.sentinel.on('end', listener);
+    else this.#listeners.set(event, [...(this.#listeners.get(event) ?? []), listener]);
+    return this;
+  }
+
+  removeAllListeners(): this {
+    this.#listeners.clear();
+    this.sentinel.removeAllListeners('end');
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#wanted.clear();
+    if (!this.sentinel.isOpen) return;
+    // A graceful close waits for every pending command, which a master that is gone never
+    // answers: give it a moment, then cut what is left.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.sentinel.close().catch(() => undefined),
+      new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE))),
+    ]);
+    clearTimeout(timer);
+    await this.sentinel.destroy().catch(() => undefined);
+  }
+
+  destroy(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#wanted.clear();
+    void this.sentinel.destroy().catch(() => undefined);
+  }
+
+  async publish(channel: string, message: string): Promise<number> {
+    return Number(await this.#run((c) => c.sPublish(channel, message)));
+  }
+
+  /** Subscribers of a sharded channel (PUBSUB SHARDNUMSUB). */
+  async pubSubNumSub(channel: string): Promise<Record<string, number>> {
+    const reply = await this.#run((c) => c.pubSubShardNumSub(channel));
+    return { [channel]: Number(reply[channel] ?? 0) };
+  }
+
+  /** Resolves once every channel is subscribed on the master (waiting while there is none). */
+  async subscribe(channels: string | readonly string[], listener: Listener): Promise<void> {
+    const list = typeof channels === 'string' ? [channels] : channels;
+    const wrapped = this.#wrap(listener);
+    await Promise.all(
+      list.map((channel) => {
+        this.#wanted.set(channel, wrapped);
+        const tag = tagOf(channel);
+        if (tag !== null) this.#roomChannels.set(tag, channel);
+        return this.#subscribe(channel);
+      }),
+    );
+  }
+
+  async unsubscribe(channel: string, listener: Listener): Promise<void> {
+    const wrapped = this.#wrap(listener);
+    if (this.#wanted.get(channel) === wrapped) this.#wanted.delete(channel);
+    this.#sequence.forget(channel);
+    const tag = tagOf(channel);
+    if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
+    if (!this.isReady) return; // the next master is subscribed to what is wanted then
+    await this.#bounded(this.sentinel.sUnsubscribe(channel, wrapped));
+  }
+
+  /** Messages filled in from history because a room's channel missed them. */
+  get filled(): number {
+    return this.#sequence.filled;
+  }
+
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
+    return this.#script(sha === PUBLISH_SHA, options, (o) =>
+      this.#run((c) => c.evalSha(clusterSha(sha), o)),
+    );
+  }
+
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown> {
+    return this.#script(script === PUBLISH_SCRIPT, options, (o) =>
+      this.#run((c) => c.eval(clusterScriptText(script), o)),
+    );
+  }
+
+  scanIterator(options: { MATCH: string; COUNT: number }): AsyncGenerator<string[]> {
+    return this.sentinel.scanIterator(options);
+  }
+
+  // The key commands of presence.
+  hSet(...args: Parameters<Sentinel['hSet']>): ReturnType<Sentinel['hSet']> {
+    return this.#run((c) => c.hSet(...args));
+  }
+  hDel(...args: Parameters<Sentinel['hDel']>): ReturnType<Sentinel['hDel']> {
+    return this.#run((c) => c.hDel(...args));
+  }
+  hGetAll(...args: Parameters<Sentinel['hGetAll']>): ReturnType<Sentinel['hGetAll']> {
+    return this.#run((c) => c.hGetAll(...args));
+  }
+  pExpire(...args: Parameters<Sentinel['pExpire']>): ReturnType<Sentinel['pExpire']> {
+    return this.#run((c) => c.pExpire(...args));
+  }
+  pTTL(...args: Parameters<Sentinel['pTTL']>): ReturnType<Sentinel['pTTL']> {
+    return this.#run((c) => c.pTTL(...args));
+  }
+  del(...args: Parameters<Sentinel['del']>): ReturnType<Sentinel['del']> {
+    return this.#run((c) => c.del(...args));
+  }
+  multi(): ReturnType<Sentinel['multi']> {
+    return this.sentinel.multi();
+  }
+
+  // ------------------------------------------------------------ positions of rooms
+
+  /** Runs a history script with what this link knows the room reached appended (cluster-scripts.ts). */
+  async #script(
+    publishes: boolean,
+    options: { keys: string[]; arguments: string[] },
+    run: (options: { keys: string[]; arguments: string[] }) => Promise<unknown>,
+  ): Promise<unknown> {
+    const tag = tagOf(options.keys[0] ?? '');
+    const args = { keys: options.keys, arguments: [...options.arguments, ...this.#known(tag)] };
+    const reply = await run(args);
+    if (publishes && tag !== null && Array.isArray(reply)) {
+      const [offset, epoch] = reply as unknown[];
+      if (typeof epoch === 'string' && typeof offset === 'number') {
+        this.#issued.delete(tag);
+        if (this.#issued.size >= MAX_ISSUED) {
+          const oldest = this.#issued.keys().next().value;
+          if (oldest !== undefined) this.#issued.delete(oldest);
+        }
+        this.#issued.set(tag, { epoch, offset });
+      }
+    }
+    return reply;
+  }
+
+  /** `<epoch>, <offset>` of the last message this link published in a room and of the last one it received. */
+  #known(tag: string | null): string[] {
+    const channel = tag === null ? undefined : this.#roomChannels.get(tag);
+    const known: string[] = [];
+    for (const p of [
+      tag === null ? undefined : this.#issued.get(tag),
+      channel === undefined ? undefined : this.#sequence.position(channel),
+    ]) {
+      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
+    }
+    return known;
+  }
+
+  /**
+   * The master came back (a failover, or the same master after a restart): each room's
+   * offset goes past what this link received, and what the room's channel missed while the
+   * subscriptions moved is read from its history now rather than with its next message.
+   */
+  #rejoined(): void {
+    for (const channel of this.#wanted.keys()) {
+      const keys = this.#options.historyKeys(channel);
+      if (keys === null) continue;
+      const known = this.#known(tagOf(keys.meta));
+      const claim =
+        known[0] === '' && known[2] === ''
+          ? Promise.resolve()
+          : this.#run((c) =>
+              c.eval(CLAIM_SCRIPT, { keys: [keys.meta, keys.stream], arguments: known }),
+            ).then(
+              () => undefined,
+              () => undefined, // best effort: the next publish here carries the same
+            );
+      void claim.then(() => {
+        if (this.#wanted.has(channel) && !this.#closed) this.#sequence.catchUp(channel);
+      });
+    }
+  }
+
+  // ------------------------------------------------------------ internals
+
+  #wrap(listener: Listener): Listener {
+    let wrapped = this.#wrapped.get(listener);
+    if (wrapped === undefined) {
+      wrapped = (message, channel) => this.#sequence.receive(message, channel, listener);
+      this.#wrapped.set(listener, wrapped);
+    }
+    return wrapped;
+  }
+
+  /** One SSUBSCRIBE at a time per channel, tried again with backoff until it holds or is no longer wanted. */
+  #subscribe(channel: string): Promise<void> {
+    const running = this.#pending.get(channel);
+    if (running !== undefined) return running;
+    const work = (async () => {
+      for (let retries = 0; ; retries++) {
+        const listener = this.#wanted.get(channel);
+        if (listener === undefined || this.#closed) return;
+        try {
+          await this.connect();
+          await this.#bounded(this.sentinel.sSubscribe(channel, listener));
+          return;
+        } catch (err) {
+          if (this.#closed) return;
+          if (retries === 0) this.#onError(asError(err));
+          await new Promise((r) =>
+            setTimeout(r, reconnectDelay(retries, this.#options.maxReconnectDelay)).unref(),
+          );
+        }
+      }
+    })().finally(() => this.#pending.delete(channel));
+    this.#pending.set(channel, work);
+    return work;
+  }
+
+  #failed(err: unknown): void {
+    if (this.#closed) return;
+    this.#onError(asError(err));
+    this.#look();
+  }
+
+  /** Reports a change of readiness to the listeners (`ready` or `reconnecting`). */
+  #look(): void {
+    if (this.#closed) return;
+    const up = this.isReady;
+    if (up === this.#up) return;
+    this.#up = up;
+    this.#downSince = up ? null : Date.now();
+    if (up && this.#wasUp) {
+      this.recovered += 1;
+      this.#rejoined();
+    }
+    if (up) this.#wasUp = true;
+    for (const listener of this.#listeners.get(up ? 'ready' : 'reconnecting') ?? []) listener();
+  }
+
+  /**
+   * A command's answer, or a rejection after `commandTimeout` (a failover included). The
+   * command is withdrawn then: node-redis holds a command while the master changes, and one
+   * that ran on the new master after its caller gave up (a history script whose message was
+   * already served locally) would deliver its message twice.
+   */
+  #run<T>(command: (client: Sentinel) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const client = this.sentinel.withCommandOptions({ abortSignal: controller.signal });
+    return this.#bounded(command(client as Sentinel), () => controller.abort());
+  }
+
+  /** A promise's answer, or a rejection after `commandTimeout`. */
+  #bounded<T>(work: Promise<T>, onTimeout?: () => void): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = this.#options.commandTimeout;
+    return new Promise<T>((resolve, reject) => {
+      timer = setTimeout(() => {
+        onTimeout?.();
+        reject(new Error(`Redis Sentinel: no answer from the master within ${limit} ms`));
+      }, limit);
+      work.then(resolve, reject);
+    }).finally(() => clearTimeout(timer));
+  }
+}
