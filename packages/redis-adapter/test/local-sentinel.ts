@@ -1,0 +1,157 @@
+// A Redis Sentinel set-up of its own for a test file: one master and one replica of
+// `redis-server` (no persistence) and three sentinels that monitor them as `mymaster`
+// (quorum 2, down after 1 s, failover timeout 3 s), on free ports of 127.0.0.1 in a
+// temporary directory. `stop()` kills every process and removes the directory; call it in
+// afterAll, and it also runs when the start fails half-way.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClient } from 'redis';
+import { freePort, redisAnswers, waitFor } from './helpers';
+
+export const MASTER_NAME = 'mymaster';
+
+export class LocalSentinel {
+  /** The two data nodes; the first is the master at the start. */
+  readonly dataPorts: number[] = [];
+  readonly sentinelPorts: number[] = [];
+  readonly #children = new Map<number, ChildProcess>();
+  readonly #dir = mkdtempSync(path.join(tmpdir(), 'pkg-redis-sentinel-'));
+
+  static async start(): Promise<LocalSentinel> {
+    const set = new LocalSentinel();
+    try {
+      const taken = new Set<number>();
+      const port = async (): Promise<number> => {
+        for (;;) {
+          const p = await freePort();
+          if (!taken.has(p)) {
+            taken.add(p);
+            return p;
+          }
+        }
+      };
+      for (let i = 0; i < 2; i++) set.dataPorts.push(await port());
+      for (let i = 0; i < 3; i++) set.sentinelPorts.push(await port());
+      const [master, replica] = set.dataPorts as [number, number];
+      await set.startData(master, null);
+      await set.startData(replica, master);
+      await Promise.all(set.sentinelPorts.map((p) => set.#startSentinel(p, master)));
+      await set.waitSettled(master);
+      return set;
+    } catch (err) {
+      await set.stop();
+      throw err;
+    }
+  }
+
+  get rootNodes(): Array<{ host: string; port: number }> {
+    return this.sentinelPorts.map((port) => ({ host: '127.0.0.1', port }));
+  }
+
+  /** Starts (or starts again) a data node, as a replica of `of` when given. */
+  async startData(port: number, of: number | null): Promise<void> {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly'];
+    // A replica syncs at once (Redis 7 waits 5 s by default before the first full sync).
+    args.push('no', '--dir', this.#dir, '--repl-diskless-sync-delay', '0');
+    if (of !== null) args.push('--replicaof', '127.0.0.1', String(of));
+    this.#children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
+    await waitFor(() => redisAnswers(port), `redis-server on port ${port}`);
+  }
+
+  async #startSentinel(port: number, master: number): Promise<void> {
+    const file = path.join(this.#dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      file,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${this.#dir}`,
+        `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master} 2`,
+        `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
+        `sentinel failover-timeout ${MASTER_NAME} 3000`,
+        '',
+      ].join('\n'),
+    );
+    this.#children.set(port, spawn('redis-server', [file, '--sentinel'], { stdio: 'ignore' }));
+    await waitFor(() => redisAnswers(port), `redis-sentinel on port ${port}`);
+  }
+
+  /** Kills the process on that port (SIGKILL) and waits for it to be gone. */
+  async kill(port: number): Promise<void> {
+    const child = this.#children.get(port);
+    this.#children.delete(port);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Stops (SIGSTOP) or lets go on (SIGCONT) the process on that port. */
+  pause(port: number, paused: boolean): void {
+    this.#children.get(port)?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
+  }
+
+  /** Kills every process and removes the directory; never throws. */
+  async stop(): Promise<void> {
+    for (const port of this.#children.keys()) this.pause(port, false);
+    await Promise.all([...this.#children.keys()].map((p) => this.kill(p)));
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+
+  /** Runs one command on one process. */
+  async command(port: number, args: string[]): Promise<unknown> {
+    const client = createClient({ url: `redis://127.0.0.1:${port}` });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return await client.sendCommand(args);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  /** The master's port as a live sentinel names it. */
+  async master(): Promise<number> {
+    for (const port of this.sentinelPorts) {
+      if (!this.#children.has(port)) continue;
+      const reply = (await this.command(port, [
+        'SENTINEL',
+        'GET-MASTER-ADDR-BY-NAME',
+        MASTER_NAME,
+      ]).catch(() => null)) as string[] | null;
+      if (reply) return Number(reply[1]);
+    }
+    throw new Error('no sentinel answers');
+  }
+
+  /**
+   * Waits until every live sentinel names `master`, the master says it is one, the other
+   * data node is its replica with the replication link up, and every sentinel knows that
+   * replica (so that a failover can happen without losing what was written so far).
+   */
+  async waitSettled(master: number, limitMs = 20_000): Promise<void> {
+    await waitFor(
+      async () => {
+        const role = String(await this.command(master, ['ROLE']).catch(() => ''));
+        if (!role.startsWith('master')) return false;
+        for (const port of this.dataPorts) {
+          if (port === master || !this.#children.has(port)) continue;
+          const info = String(await this.command(port, ['INFO', 'replication']).catch(() => ''));
+          if (!info.includes(`master_port:${master}`) || !info.includes('master_link_status:up')) {
+            return false;
+          }
+        }
+        for (const port of this.sentinelPorts) {
+          if (!this.#children.has(port)) continue;
+          const info = String(await this.command(port, ['INFO', 'sentinel']).catch(() => ''));
+          if (!info.includes(`address=127.0.0.1:${master},slaves=1,sentinels=3`)) return false;
+        }
+        return true;
+      },
+      `the sentinels to agree on master ${master}`,
+      limitMs,
+    );
+  }
+}
