@@ -154,8 +154,11 @@ export class SentinelConnection {
       if (this.#closed) throw new Error('the Redis Sentinel link was closed');
       try {
         await this.sentinel.connect();
+        // node-redis ends its attempt without an error when it is closed meanwhile.
+        if (this.#closed) throw new Error('the Redis Sentinel link was closed');
         break;
       } catch (err) {
+        if (this.#closed) throw new Error('the Redis Sentinel link was closed');
         this.#failed(err);
         await new Promise((r) =>
           setTimeout(r, reconnectDelay(retries, this.#options.maxReconnectDelay)).unref(),
