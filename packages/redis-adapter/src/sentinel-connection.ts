@@ -102,8 +102,6 @@ export class SentinelConnection {
   /** When the master stopped answering (null while it answers, or before the first connection). */
   #downSince: number | null = null;
   #timer: NodeJS.Timeout | undefined;
-  /** Times the master connection came back (after a failover or a restart of the master). */
-  recovered = 0;
 
   constructor(options: SentinelConnectionOptions, onError: (err: Error) => void) {
     this.#options = options;
@@ -236,8 +234,11 @@ export class SentinelConnection {
     this.#sequence.forget(channel);
     const tag = tagOf(channel);
     if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
-    if (!this.isReady) return; // the next master is subscribed to what is wanted then
-    await this.#bounded(this.sentinel.sUnsubscribe(channel, wrapped));
+    // Always told to node-redis, which keeps the listener otherwise and subscribes it again
+    // on the next master; while there is no master, the call is not waited for.
+    const done = this.#bounded(this.sentinel.sUnsubscribe(channel, wrapped));
+    if (this.isReady) await done;
+    else done.catch(() => undefined);
   }
 
   /** Messages filled in from history because a room's channel missed them. */
@@ -396,10 +397,7 @@ export class SentinelConnection {
     if (up === this.#up) return;
     this.#up = up;
     this.#downSince = up ? null : Date.now();
-    if (up && this.#wasUp) {
-      this.recovered += 1;
-      this.#rejoined();
-    }
+    if (up && this.#wasUp) this.#rejoined();
     if (up) this.#wasUp = true;
     for (const listener of this.#listeners.get(up ? 'ready' : 'reconnecting') ?? []) listener();
   }
