@@ -4,7 +4,7 @@
 // temporary directory. `stop()` kills every process and removes the directory; call it in
 // afterAll, and it also runs when the start fails half-way.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from 'redis';
@@ -71,11 +71,52 @@ export class LocalSentinel {
         `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master} 2`,
         `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
         `sentinel failover-timeout ${MASTER_NAME} 3000`,
+        `logfile ${this.#log(port)}`,
         '',
       ].join('\n'),
     );
     this.#children.set(port, spawn('redis-server', [file, '--sentinel'], { stdio: 'ignore' }));
     await waitFor(() => redisAnswers(port), `redis-sentinel on port ${port}`);
+  }
+
+  #log(port: number): string {
+    return path.join(this.#dir, `sentinel-${port}.log`);
+  }
+
+  /** The sentinels' events so far (`+switch-master`, `-failover-abort-...`), for error messages. */
+  events(): string {
+    return this.sentinelPorts
+      .flatMap((port) =>
+        existsSync(this.#log(port))
+          ? readFileSync(this.#log(port), 'utf8')
+              .split('\n')
+              .filter((line) => / # [+-]/.test(line))
+              .map((line) => `${port}: ${line.slice(line.indexOf(' # ') + 3)}`)
+          : [],
+      )
+      .join('\n');
+  }
+
+  /** Whether a process runs on that port (started here and not killed). */
+  alive(port: number): boolean {
+    return this.#children.has(port);
+  }
+
+  /**
+   * Brings the set back to a master and a synced replica: a data node that was killed is
+   * started again as a replica of the master the sentinels name.
+   */
+  async heal(): Promise<void> {
+    await waitFor(
+      async () => this.alive(await this.master()),
+      'the sentinels to name a live master',
+      20_000,
+    );
+    const master = await this.master();
+    for (const port of this.dataPorts) {
+      if (!this.alive(port)) await this.startData(port, master);
+    }
+    await this.waitSettled(master);
   }
 
   /** Kills the process on that port (SIGKILL) and waits for it to be gone. */
