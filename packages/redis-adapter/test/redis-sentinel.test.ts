@@ -2,9 +2,11 @@
 // sentinels, started and stopped here): two servers in this process with the adapter's
 // `sentinel` option, `ws` clients on each. Delivery across instances, history, recovery and
 // presence through the sentinel-managed master; a manual failover (SENTINEL FAILOVER) during
-// traffic (nothing lost, one epoch); a forced failover (the master killed) that lost writes
-// (exactly those reported as a gap, one epoch); and the master killed during traffic (every
-// message delivered, or reported to a client that recovers across it).
+// traffic (every message delivered once, one epoch, what the old master took after the
+// promotion reported as lost); a forced failover (the master killed) that lost writes
+// (exactly those reported as a gap, one epoch); the master killed during traffic (every
+// message delivered, or reported to a client that recovers across it); the master restarted
+// in place without a failover; and close() while no master answers.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
@@ -456,6 +458,47 @@ suite('RedisAdapter on a master named by Redis Sentinel', () => {
     expect(later.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
     expect(later.events('msg').map((m) => m.data['n'])).toEqual([82, 83, 84]);
   }, 60_000);
+  it('with the master restarted in place (no failover), says so, resumes delivery, and starts a new epoch for what Redis lost', async () => {
+    const p = prefix();
+    const log = new Recording();
+    const a = await startServer(p, log);
+    const b = await startServer(p);
+    const onB = await client(b.url);
+    await onB.join('hr');
+    await b.adapter.synced();
+    await a.server.broadcast('msg', { n: 1 }, '/', 'hr');
+    await waitFor(() => onB.offsets('hr').length === 1, 'the first message at B');
+    const before = onB.events('msg')[0]!.pos!;
+    // Killed and started again on its port at once, with no data (no persistence): too
+    // short for the sentinels to fail over, so only the connections see it.
+    const master = await set.master();
+    await set.kill(master);
+    await set.startData(master, null);
+    await waitFor(
+      () => log.lines.some((l) => l.includes('reachable again')),
+      'the adapter to say Redis is reachable again',
+    );
+    expect(await set.master()).toBe(master);
+    await waitFor(
+      () => [a.adapter, b.adapter].every((x) => x.getState() === 'connected'),
+      'both adapters connected',
+    );
+    // Subscriptions are back: the next message reaches B, in a new epoch (the room's keys
+    // went with the restart), and a client holding the old position is told so.
+    await a.server.broadcast('msg', { n: 2 }, '/', 'hr');
+    await waitFor(() => onB.offsets('hr').length === 2, 'the second message at B');
+    const after = onB.events('msg')[1]!.pos!;
+    expect(after.epoch).not.toBe(before.epoch);
+    expect(after.offset).toBe(1);
+    const back = await client(a.url);
+    await back.join('hr', { epoch: before.epoch, offset: before.offset });
+    expect(back.events('$recovered')[0]!.data).toMatchObject({
+      recovered: false,
+      reason: 'epoch_changed',
+    });
+    expect(log.lines.filter((l) => l.includes('serving local clients only'))).toHaveLength(1);
+  }, 60_000);
+
   it('closes while the master is gone, with a broadcast waiting for it', async () => {
     const p = prefix();
     const a = await startServer(p);
