@@ -70,9 +70,23 @@ describe('options', () => {
     expect(() =>
       resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, scanInterval: 0 } }),
     ).toThrow(/"sentinel.scanInterval"/);
+    expect(
+      resolveAdapterOptions({
+        sentinel: { name: 'm', sentinelRootNodes, password: 'p', sentinelPassword: 's' },
+      }).sentinel,
+    ).toMatchObject({ password: 'p', sentinelPassword: 's' });
+    expect(
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes } }).sentinel,
+    ).not.toHaveProperty('password');
     expect(() =>
-      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, password: 'x' } }),
-    ).toThrow(/unknown option "password"/);
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, password: 1 } }),
+    ).toThrow(/"sentinel.password" must be a non-empty string/);
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, sentinelUsername: '' } }),
+    ).toThrow(/"sentinel.sentinelUsername" must be a non-empty string/);
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, tls: true } }),
+    ).toThrow(/unknown option "tls"/);
     expect(() => resolveAdapterOptions({ sentinel: 'mymaster' })).toThrow(
       expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
     );

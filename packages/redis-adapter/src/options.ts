@@ -61,6 +61,12 @@ export interface RedisSentinelOptions {
    * announce, ms. Default `5000`.
    */
   scanInterval?: number;
+  /** The ACL user and password of the data nodes (master and replicas, `requirepass`). */
+  username?: string;
+  password?: string;
+  /** The ACL user and password of the sentinels (their own `requirepass`). */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
 }
 
 /** The `cluster` option of {@link RedisAdapterOptions}. */
@@ -89,6 +95,10 @@ export interface ResolvedRedisAdapterOptions {
     readonly name: string;
     readonly sentinelRootNodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
     readonly scanInterval: number;
+    readonly username?: string;
+    readonly password?: string;
+    readonly sentinelUsername?: string;
+    readonly sentinelPassword?: string;
   } | null;
 }
 
@@ -289,6 +299,10 @@ function resolveSentinel(
     'name',
     'sentinelRootNodes',
     'scanInterval',
+    'username',
+    'password',
+    'sentinelUsername',
+    'sentinelPassword',
   ]);
   const name = checkString(owner, 'sentinel.name', o['name'], '');
   if (name === '') {
@@ -322,10 +336,15 @@ function resolveSentinel(
     }
     return { host: n.host, port: n.port as number };
   });
+  const credentials: Record<string, string> = {};
+  for (const key of ['username', 'password', 'sentinelUsername', 'sentinelPassword']) {
+    if (o[key] !== undefined) credentials[key] = checkString(owner, `sentinel.${key}`, o[key], '');
+  }
   return {
     name,
     sentinelRootNodes,
     scanInterval: checkPositiveInt(owner, 'sentinel.scanInterval', o['scanInterval'], 5000),
+    ...credentials,
   };
 }
 

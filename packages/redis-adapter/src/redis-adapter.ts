@@ -496,11 +496,11 @@ export class RedisAdapter implements Adapter {
     };
     const sentinel = this.#options.sentinel;
     if (sentinel !== null) {
+      const { name: masterName, ...nodes } = sentinel; // nodes, scanInterval, credentials
       const link = new SentinelConnection(
         {
-          masterName: sentinel.name,
-          sentinelRootNodes: sentinel.sentinelRootNodes,
-          scanInterval: sentinel.scanInterval,
+          ...nodes,
+          masterName,
           commandTimeout: this.#options.requestTimeout,
           maxReconnectDelay: this.#options.maxReconnectDelay,
           name: `pkg-${this.nodeId}`,

@@ -32,6 +32,11 @@ export interface SentinelConnectionOptions {
   readonly sentinelRootNodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   /** How often node-redis asks the sentinels for the master besides their announcements, ms. */
   readonly scanInterval: number;
+  /** Credentials of the data nodes and of the sentinels (absent: none). */
+  readonly username?: string;
+  readonly password?: string;
+  readonly sentinelUsername?: string;
+  readonly sentinelPassword?: string;
   readonly maxReconnectDelay: number;
   /** How long one command may wait for its answer, a failover included, ms. */
   readonly commandTimeout: number;
@@ -54,8 +59,22 @@ function createSentinelClient(options: SentinelConnectionOptions) {
     // sentinel connection dropped would not hear of a failover again.
     scanInterval: options.scanInterval,
     commandOptions: { timeout: options.commandTimeout },
+    // Every command on one reserved master connection, in the order it was sent: without a
+    // reserved client, node-redis leases its pooled one to each command asynchronously, and
+    // commands sent together (a burst of broadcasts to a room) reach Redis in another order.
+    reserveClient: true,
+    // node-redis asks the sentinels again about once a second while it has no master, up to
+    // this many times, before a command or connect() fails; it says nothing meanwhile (a
+    // wrong password stayed silent for 16 s). Rounds past commandTimeout are of no use here.
+    maxCommandRediscovers: Math.ceil(options.commandTimeout / 1000) + 1,
+    sentinelClientOptions: {
+      ...(options.sentinelUsername === undefined ? {} : { username: options.sentinelUsername }),
+      ...(options.sentinelPassword === undefined ? {} : { password: options.sentinelPassword }),
+    },
     nodeClientOptions: {
       name: options.name,
+      ...(options.username === undefined ? {} : { username: options.username }),
+      ...(options.password === undefined ? {} : { password: options.password }),
       socket: {
         reconnectStrategy: (retries: number) => reconnectDelay(retries, options.maxReconnectDelay),
       },

@@ -8,9 +8,35 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from 'redis';
-import { freePort, redisAnswers, waitFor } from './helpers';
+import { Socket } from 'node:net';
+import { freePort, waitFor } from './helpers';
 
 export const MASTER_NAME = 'mymaster';
+
+/** Passwords the set requires (`requirepass`): of the data nodes, of the sentinels. */
+export interface SentinelSetPasswords {
+  readonly password?: string;
+  readonly sentinelPassword?: string;
+}
+
+/** Whether something on the port answers PING (a refusal for want of a password counts). */
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    let reply = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG') || reply.startsWith('-NOAUTH'));
+    });
+  });
+}
 
 export class LocalSentinel {
   /** The two data nodes; the first is the master at the start. */
@@ -18,9 +44,14 @@ export class LocalSentinel {
   readonly sentinelPorts: number[] = [];
   readonly #children = new Map<number, ChildProcess>();
   readonly #dir = mkdtempSync(path.join(tmpdir(), 'pkg-redis-sentinel-'));
+  readonly #passwords: SentinelSetPasswords;
 
-  static async start(): Promise<LocalSentinel> {
-    const set = new LocalSentinel();
+  private constructor(passwords: SentinelSetPasswords) {
+    this.#passwords = passwords;
+  }
+
+  static async start(passwords: SentinelSetPasswords = {}): Promise<LocalSentinel> {
+    const set = new LocalSentinel(passwords);
     try {
       const taken = new Set<number>();
       const port = async (): Promise<number> => {
@@ -56,8 +87,10 @@ export class LocalSentinel {
     // A replica syncs at once (Redis 7 waits 5 s by default before the first full sync).
     args.push('no', '--dir', this.#dir, '--repl-diskless-sync-delay', '0');
     if (of !== null) args.push('--replicaof', '127.0.0.1', String(of));
+    const password = this.#passwords.password;
+    if (password !== undefined) args.push('--requirepass', password, '--masterauth', password);
     this.#children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
-    await waitFor(() => redisAnswers(port), `redis-server on port ${port}`);
+    await waitFor(() => answers(port), `redis-server on port ${port}`);
   }
 
   async #startSentinel(port: number, master: number): Promise<void> {
@@ -72,11 +105,18 @@ export class LocalSentinel {
         `sentinel down-after-milliseconds ${MASTER_NAME} 1000`,
         `sentinel failover-timeout ${MASTER_NAME} 3000`,
         `logfile ${this.#log(port)}`,
+        ...(this.#passwords.password === undefined
+          ? []
+          : [`sentinel auth-pass ${MASTER_NAME} ${this.#passwords.password}`]),
+        // Sentinels use their own password with each other too.
+        ...(this.#passwords.sentinelPassword === undefined
+          ? []
+          : [`requirepass ${this.#passwords.sentinelPassword}`]),
         '',
       ].join('\n'),
     );
     this.#children.set(port, spawn('redis-server', [file, '--sentinel'], { stdio: 'ignore' }));
-    await waitFor(() => redisAnswers(port), `redis-sentinel on port ${port}`);
+    await waitFor(() => answers(port), `redis-sentinel on port ${port}`);
   }
 
   #log(port: number): string {
@@ -143,7 +183,13 @@ export class LocalSentinel {
 
   /** Runs one command on one process. */
   async command(port: number, args: string[]): Promise<unknown> {
-    const client = createClient({ url: `redis://127.0.0.1:${port}` });
+    const password = this.sentinelPorts.includes(port)
+      ? this.#passwords.sentinelPassword
+      : this.#passwords.password;
+    const client = createClient({
+      url: `redis://127.0.0.1:${port}`,
+      ...(password === undefined ? {} : { password }),
+    });
     client.on('error', () => undefined);
     await client.connect();
     try {

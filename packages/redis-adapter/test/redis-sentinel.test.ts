@@ -42,8 +42,8 @@ interface Message {
 /** A logger that keeps the adapter's lines. */
 class Recording extends AbstractLogger {
   readonly lines: string[] = [];
-  log(level: string, message: string): void {
-    this.lines.push(`${level} ${message}`);
+  log(level: string, message: string, context?: Record<string, unknown>): void {
+    this.lines.push(`${level} ${message}${context ? ` ${JSON.stringify(context)}` : ''}`);
   }
 }
 
@@ -220,6 +220,19 @@ suite('RedisAdapter on a master named by Redis Sentinel', () => {
     expect(back.events('$recovered')[0]!.data).toMatchObject({ recovered: true, replayed: 3 });
     const keys = (await set.command(await set.master(), ['KEYS', `${p}:hist:*`])) as string[];
     expect(keys.sort()).toEqual([`${p}:hist:{%2F:h1}:m`, `${p}:hist:{%2F:h1}:s`]);
+
+    // A burst of broadcasts sent together reaches the other instance in the order sent,
+    // kept (h2) or not (r).
+    await b2.join('h2');
+    await b.adapter.synced();
+    for (let n = 1; n <= 30; n++) {
+      void a.server.broadcast('burst', { n }, '/', 'h2');
+      a.server.broadcast('burst', { n }, '/', 'r');
+    }
+    const burst = (c: Client): unknown[] => c.events('burst').map((m) => m.data['n']);
+    await waitFor(() => burst(b2).length === 30 && burst(b1).length === 30, 'the bursts at B');
+    const inOrder = Array.from({ length: 30 }, (_, i) => i + 1);
+    expect([burst(b2), burst(b1)]).toEqual([inOrder, inOrder]);
 
     // Presence across both.
     await a2.join('chat:1');
@@ -512,4 +525,89 @@ suite('RedisAdapter on a master named by Redis Sentinel', () => {
     expect(a.adapter.getState()).toBe('closed');
     expect(a.adapter.stats().pendingRequests).toBe(0);
   }, 60_000);
+});
+
+suite('RedisAdapter on a master named by Redis Sentinel, with passwords', () => {
+  let set: LocalSentinel;
+  const closers: Array<() => unknown> = [];
+  const passwords = { password: 'data-secret', sentinelPassword: 'sentinel-secret' };
+
+  beforeAll(async () => {
+    set = await LocalSentinel.start(passwords);
+  }, 30_000);
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  }, 30_000);
+
+  afterAll(async () => {
+    await set?.stop();
+  });
+
+  async function startServer(
+    credentials: { password?: string; sentinelPassword?: string },
+    log = new Recording(),
+  ): Promise<{ server: Server; adapter: RedisAdapter; url: string }> {
+    const server = new Server(
+      new ServerConfig({
+        host: '127.0.0.1',
+        port: 0,
+        heartbeat_interval: 0,
+        shutdown_timeout: 200,
+        history: [{ match: 'h*', size: 100, ttl: 60_000 }],
+        backend_connect_timeout: 500,
+      }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
+    );
+    const adapter = new RedisAdapter({
+      sentinel: { name: MASTER_NAME, sentinelRootNodes: set.rootNodes, ...credentials },
+      keyPrefix: 'pw',
+      maxReconnectDelay: 200,
+      unsubscribeGrace: 0,
+      logger: log,
+    });
+    server.setAdapter(adapter);
+    server.registerController(new RoomsController());
+    closers.push(() => server.close());
+    await server.run().catch(() => undefined); // without Redis, the server still serves
+    return { server, adapter, url: `ws://127.0.0.1:${server.getPort()}` };
+  }
+
+  it('delivers across instances and keeps history with the right passwords', async () => {
+    const a = await startServer(passwords);
+    const b = await startServer(passwords);
+    await Promise.all([a.adapter.ready(), b.adapter.ready()]);
+    const onB = await Client.open(b.url);
+    closers.push(() => onB.ws.terminate());
+    await onB.join('h1');
+    await b.adapter.synced();
+    // The first broadcasts of a fresh instance, sent together onto an empty script cache:
+    // they reach B in the order sent (node-redis's sentinel client reorders them unless the
+    // adapter reserves its master connection).
+    for (let n = 1; n <= 3; n++) a.server.broadcast('msg', { n }, '/', 'h1');
+    await waitFor(() => onB.offsets('h1').length === 3, 'three messages at B');
+    expect(onB.events('msg').map((m) => m.data['n'])).toEqual([1, 2, 3]);
+    expect((await b.server.history('h1')).messages).toHaveLength(3);
+    expect([a.adapter.getState(), b.adapter.getState()]).toEqual(['connected', 'connected']);
+  });
+
+  it('says why it cannot connect with a wrong or missing password, and still closes', async () => {
+    for (const credentials of [
+      { ...passwords, password: 'wrong' },
+      { password: passwords.password },
+    ]) {
+      const log = new Recording();
+      const { adapter, server } = await startServer(credentials, log);
+      await waitFor(
+        () => log.lines.some((l) => /WRONGPASS|NOAUTH|invalid username-password/i.test(l)),
+        'the refusal in the log',
+      );
+      expect(adapter.getState()).not.toBe('connected');
+      await server.close();
+      expect(adapter.getState()).toBe('closed');
+    }
+  }, 30_000);
 });
