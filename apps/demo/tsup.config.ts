@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
-import { bundlePageScript } from './src/page-bundle';
+import { bundleDocScript, bundlePageScript } from './src/page-bundle';
 
 export default defineConfig({
   entry: ['src/main.ts', 'src/cluster.ts'],
@@ -8,9 +8,10 @@ export default defineConfig({
   target: 'node20',
   sourcemap: true,
   clean: true,
-  // The chat page's script, with @pkg/client bundled in, for the browser.
+  // The pages' scripts, with @pkg/client (and yjs for the document) bundled in, for the browser.
   async onSuccess() {
     await mkdir('dist/public', { recursive: true });
     await writeFile('dist/public/chat.js', await bundlePageScript());
+    await writeFile('dist/public/doc.js', await bundleDocScript());
   },
 });

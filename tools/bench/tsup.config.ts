@@ -7,6 +7,7 @@ export default defineConfig({
     pkg: 'servers/pkg.ts',
     'target-split': 'micro/target-split.ts',
     'binary-fanout': 'micro/binary-fanout.ts',
+    'json-send': 'micro/json-send.ts',
   },
   format: ['esm'],
   target: 'node20',

@@ -31,7 +31,7 @@ module.exports = function preset(dir) {
       ],
     },
     moduleNameMapper: {
-      '^@pkg/(core|ws-protocol|http|logger|decorators|redis-adapter|client|wire)$': `${root}/packages/$1/src/index.ts`,
+      '^@pkg/(core|ws-protocol|http|logger|decorators|redis-adapter|client|wire|admin)$': `${root}/packages/$1/src/index.ts`,
     },
     // A mutation run's copy of a package (`pnpm run mutate:core`) is not a second package.
     modulePathIgnorePatterns: ['/\\.stryker-tmp/'],

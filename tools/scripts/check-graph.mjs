@@ -30,13 +30,14 @@ const allowed = {
   },
   '@pkg/redis-adapter': { '@pkg/core': 'any', '@pkg/wire': 'runtime' },
   '@pkg/client': { '@pkg/wire': 'runtime', '@pkg/core': 'tests' },
+  '@pkg/admin': { '@pkg/core': 'any', '@pkg/redis-adapter': 'tests' },
   '@pkg/demo': {
     '@pkg/core': 'any',
     '@pkg/decorators': 'any',
     '@pkg/client': 'any',
     '@pkg/redis-adapter': 'any',
   },
-  '@pkg/bench': { '@pkg/core': 'any', '@pkg/redis-adapter': 'any' },
+  '@pkg/bench': { '@pkg/core': 'any', '@pkg/redis-adapter': 'any', '@pkg/admin': 'any' },
 };
 // Packages with no runtime dependency at all (not even a Node built-in): they run in any
 // browser and are what a client in another language reads beside docs/protocol.md.

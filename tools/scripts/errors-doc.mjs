@@ -17,6 +17,7 @@ const areas = [
   ['@pkg/core', 'core', 'coreErrorCodes'],
   ['@pkg/client', 'client', 'clientErrorCodes'],
   ['@pkg/redis-adapter', 'redis-adapter', 'redisErrorCodes'],
+  ['@pkg/admin', 'admin', 'adminErrorCodes'],
 ];
 
 const lines = [

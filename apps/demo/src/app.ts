@@ -11,6 +11,8 @@ import {
 import { CredentialsController } from './controllers/credentials-controller';
 import { DEFAULT_CONFIG, type DemoConfig } from './config';
 import { createChatController } from './controllers/chat-controller';
+import { DOC_HISTORY, createDocController } from './controllers/doc-controller';
+import { DocPageController } from './controllers/doc-page-controller';
 import { GreetingV1Controller } from './controllers/greeting-v1-controller';
 import { GreetingV2Controller } from './controllers/greeting-v2-controller';
 import { PageController } from './controllers/page-controller';
@@ -32,6 +34,11 @@ export interface CreateAppOptions {
    * build; `bundlePageScript()` in tests). Without it the page says it is not built.
    */
   pageScript?: string;
+  /**
+   * The document page's bundled script, served at `/doc.js` (`dist/public/doc.js` after the
+   * build; `bundleDocScript()` in tests). Without it the page says it is not built.
+   */
+  docScript?: string;
 }
 
 export interface DemoApp {
@@ -89,7 +96,7 @@ export function createApp(
       metrics_path: settings.metrics ? '/metrics' : null,
       restart_spread: settings.restartSpread,
       tracing: settings.otlpEndpoint !== null,
-      history: [{ ...CHAT_HISTORY }],
+      history: [{ ...CHAT_HISTORY }, { ...DOC_HISTORY }],
       presence: PRESENCE_ROOMS.map((pattern) => ({ ...pattern })),
     }),
     undefined,
@@ -124,6 +131,9 @@ export function createApp(
   server.registerController(new PageController(options.pageScript));
   const limits = scaleLimits(settings.rateLimitScale);
   server.registerController(createChatController(limits));
+  // The shared document: a page at /doc, Yjs updates relayed as bytes in namespace /docs.
+  server.registerController(new DocPageController(options.docScript));
+  server.registerController(createDocController(limits));
   server.registerController(new GreetingV1Controller());
   server.registerController(new GreetingV2Controller());
   server.registerController(new ShowcaseController());

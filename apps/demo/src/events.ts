@@ -63,3 +63,23 @@ export interface ServerEvents {
   /** From `POST /api/broadcast`: `room` null when it went to every client. */
   'api.message': (data: { message: string; room: string | null; timestamp: number }) => void;
 }
+
+/**
+ * The shared document's event maps (`DocController` and the document page's client). A Yjs
+ * update travels as bytes, one binary frame each way; the server relays it to the document's
+ * other pages without reading it.
+ */
+export interface DocClientEvents {
+  /** Open a document (leaving the one open before); answered with its name. */
+  'doc.open': (data: { doc: string }) => { doc: string };
+  /** A Yjs update of the open document, relayed to its other pages and kept in its history. */
+  'doc.update': (data: Uint8Array) => { relayed: true };
+  /** The sender's whole document as one Yjs update (`Y.encodeStateAsUpdate`); relayed and kept alike. */
+  'doc.state': (data: Uint8Array) => { relayed: true };
+}
+
+/** What the server sends to a document page. */
+export interface DocServerEvents {
+  'doc.update': (data: Uint8Array) => void;
+  'doc.state': (data: Uint8Array) => void;
+}

@@ -15,6 +15,10 @@ export const BASE_LIMITS = Object.freeze({
   roomJoin: Object.freeze({ maxCount: 20, timeWindow: 10 }),
   /** `chat.message`: 30 per 10 s. */
   chatMessage: Object.freeze({ maxCount: 30, timeWindow: 10 }),
+  /** `doc.update`: 150 per 10 s, a page sends one per edit. */
+  docUpdate: Object.freeze({ maxCount: 150, timeWindow: 10 }),
+  /** `doc.state` (a whole document): 10 per 10 s, a page sends one per 100 edits or visit. */
+  docState: Object.freeze({ maxCount: 10, timeWindow: 10 }),
 });
 
 export type DemoLimits = { readonly [K in keyof typeof BASE_LIMITS]: RateLimitRule };
@@ -33,5 +37,7 @@ export function scaleLimits(scale: number): DemoLimits {
     status: scaled(BASE_LIMITS.status),
     roomJoin: scaled(BASE_LIMITS.roomJoin),
     chatMessage: scaled(BASE_LIMITS.chatMessage),
+    docUpdate: scaled(BASE_LIMITS.docUpdate),
+    docState: scaled(BASE_LIMITS.docState),
   };
 }

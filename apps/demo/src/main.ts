@@ -1,15 +1,20 @@
 // Entry point of `node dist/main.js`: configuration from the environment, graceful shutdown
-// on SIGINT / SIGTERM. Everything testable lives in cli.ts and app.ts. The chat page's
-// script was bundled next to this file by the build (dist/public/chat.js).
+// on SIGINT / SIGTERM. Everything testable lives in cli.ts and app.ts. The chat
+// and document pages' scripts were bundled next to this file by the build (dist/public/).
 import { existsSync, readFileSync } from 'node:fs';
 import { processIo, runCli } from './cli';
 
-const scriptFile = new URL('./public/chat.js', import.meta.url);
-const pageScript = existsSync(scriptFile) ? readFileSync(scriptFile, 'utf8') : undefined;
+const read = (name: string): string | undefined => {
+  const file = new URL(`./public/${name}`, import.meta.url);
+  return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+};
+const pageScript = read('chat.js');
+const docScript = read('doc.js');
 
-runCli(process.env, processIo, pageScript === undefined ? {} : { pageScript }).catch(
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runCli(process.env, processIo, {
+  ...(pageScript === undefined ? {} : { pageScript }),
+  ...(docScript === undefined ? {} : { docScript }),
+}).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { PAGE_SCRIPT_ENTRY, bundlePageScript } from './page-bundle';
+import { PAGE_SCRIPT_ENTRY, bundleDocScript, bundlePageScript } from './page-bundle';
 
 describe('the page script bundle', () => {
   it('is one browser script with @pkg/client inside and nothing left to load', async () => {
@@ -12,6 +12,16 @@ describe('the page script bundle', () => {
     // The client's own texts made it in (its error messages are not minified away).
     expect(script).toContain('emitWithAck(');
     expect(script).toContain('$hello');
+  });
+
+  it('bundles the document page with yjs and @pkg/client, nothing left to load', async () => {
+    const script = await bundleDocScript();
+    expect(script.startsWith('"use strict";(()=>{')).toBe(true);
+    expect(script).not.toMatch(/\brequire\(|^import |\bimport\s*\{/m);
+    expect(script).toContain('doc.update');
+    expect(script).toContain('$hello');
+    // lib0's decoder (under yjs) made it in, with its error text.
+    expect(script).toContain('Unexpected end of array');
   });
 
   it('writes received text with textContent, never as HTML', () => {

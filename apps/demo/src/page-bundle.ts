@@ -1,18 +1,21 @@
 import path from 'node:path';
 import { build } from 'esbuild';
 
-/** The page script's entry: TypeScript that imports @pkg/client. */
+/** The chat page script's entry: TypeScript that imports @pkg/client. */
 export const PAGE_SCRIPT_ENTRY = path.join(__dirname, 'browser', 'chat-page.ts');
 
+/** The document page script's entry: TypeScript that imports @pkg/client and yjs. */
+export const DOC_SCRIPT_ENTRY = path.join(__dirname, 'browser', 'doc-page.ts');
+
 /**
- * Bundles the page script and @pkg/client (read from its sources) into one minified
- * browser script. The build writes it to `dist/public/chat.js` (see tsup.config.ts); the
- * tests call this directly so they need no build. esbuild is a development dependency:
- * the running demo only reads the file.
+ * Bundles a page script with what it imports (@pkg/client read from its sources, yjs from
+ * its browser module) into one minified browser script. The build writes them to
+ * `dist/public/` (see tsup.config.ts); the tests call this directly so they need no build.
+ * esbuild is a development dependency: the running demo only reads the files.
  */
-export async function bundlePageScript(): Promise<string> {
+async function bundle(entry: string): Promise<string> {
   const result = await build({
-    entryPoints: [PAGE_SCRIPT_ENTRY],
+    entryPoints: [entry],
     bundle: true,
     write: false,
     format: 'iife',
@@ -24,6 +27,16 @@ export async function bundlePageScript(): Promise<string> {
     logLevel: 'silent',
   });
   const file = result.outputFiles[0];
-  if (!file) throw new Error('esbuild produced no output for the page script.');
+  if (!file) throw new Error(`esbuild produced no output for ${path.basename(entry)}.`);
   return file.text;
+}
+
+/** The chat page's script (`dist/public/chat.js`). */
+export function bundlePageScript(): Promise<string> {
+  return bundle(PAGE_SCRIPT_ENTRY);
+}
+
+/** The document page's script (`dist/public/doc.js`). */
+export function bundleDocScript(): Promise<string> {
+  return bundle(DOC_SCRIPT_ENTRY);
 }

@@ -42,8 +42,12 @@ const RUNTIME_EXPORTS = [
   'WebSocketHandler',
   'WsCloseCode',
   'WsEventErrorCode',
+  'bytesSchema',
   'coreErrorCodes',
+  'createAccessCheck',
   'currentLogContext',
+  'fillTemplate',
+  'isBinaryTemplate',
   'runWithLogContext',
 ];
 

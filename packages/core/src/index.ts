@@ -86,6 +86,23 @@ export type {
 export type { EmitWithAckOptions } from './protocol/acks';
 export { LocalAdapter } from './cluster/adapter';
 export type {
+  ClusterAnswer,
+  ClusterQueryHandler,
+  ClusterQueryOptions,
+  ClusterQueryResult,
+} from './cluster/cluster-query';
+export type {
+  ConnectionCursor,
+  ConnectionInfo,
+  ConnectionPage,
+  ConnectionQuery,
+  ConnectionRoom,
+  ConnectionSort,
+} from './protocol/connection-list';
+export type { ConnectionStateName } from './protocol/connection';
+export { createAccessCheck } from './observability/access-check';
+export type { AccessCheckOptions } from './observability/access-check';
+export type {
   Adapter,
   AdapterHost,
   AdapterState,
@@ -93,8 +110,10 @@ export type {
   CountTarget,
   RemoteClientOperation,
 } from './cluster/adapter';
-export { MAX_KEPT_EXCEPT } from './history/history';
+export { MAX_KEPT_EXCEPT, fillTemplate, isBinaryTemplate } from './history/history';
 export type {
+  BinaryTemplate,
+  MessageTemplate,
   HistoryPolicy,
   HistoryQuery,
   HistoryRead,
@@ -113,6 +132,9 @@ export type {
   ServerEventDeclaration,
 } from './docs/api-docs';
 export type { ClientType } from './ws/client-registry';
+export type { SerializedMessage } from './ws/serialized-message';
+export { bytesSchema } from './routing/bytes-schema';
+export type { BytesSchemaOptions } from './routing/bytes-schema';
 export type {
   HttpRouteMatch,
   RegisteredHttpRoute,

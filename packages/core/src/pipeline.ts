@@ -7,10 +7,12 @@ import {
   type Request,
   type Response,
 } from '@pkg/http';
+import { SUBPROTOCOL } from '@pkg/wire';
 import type { LoggerInterface } from '@pkg/logger';
 import { WebSocketHandler, createClientIdGenerator, guardLogger } from '@pkg/ws-protocol';
 import { AdapterBridge } from './cluster/adapter-bridge';
 import { AdapterSlot } from './cluster/adapter-slot';
+import { ClusterQueries } from './cluster/cluster-query';
 import { RoomHistory } from './history/room-history';
 import { HISTORY_DOCS } from './history/asyncapi-history';
 import { ApiDocs } from './docs/api-docs';
@@ -37,6 +39,7 @@ import type { ServerConfig } from './config/server-config';
 import { rateLimitKey, ReplaceableStore } from './routing/rate-limit-key';
 import { WsDispatcher } from './routing/ws-dispatch';
 import { Observability, socketBytes } from './observability/observability';
+import { RefusalCounts } from './observability/refusal-counts';
 import { TracingSlot } from './observability/tracing-load';
 
 /** What the pipeline is built from. */
@@ -69,6 +72,12 @@ export interface Pipeline {
   readonly presence: PresenceTracker;
   /** The HTTP stages in order, the first one outermost (their names, for docs and tests). */
   readonly httpStages: readonly string[];
+  /** The one table of WebSocket connections (read by `server.listConnections`). */
+  readonly connections: ConnectionTable;
+  /** Refusals by code since the start (`server.getRefusals`). */
+  readonly refusals: RefusalCounts;
+  /** The cluster queries this instance answers (`server.answerClusterQuery`). */
+  readonly queries: ClusterQueries;
 }
 
 /**
@@ -108,6 +117,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   // Metrics call sites read `observability.holder.metrics` (null while metrics are off).
   const observability = new Observability(config);
   const metered = observability.holder;
+  const refusals = new RefusalCounts();
   // tracing off: null, and nothing below wraps or consults it.
   const tracing = config.isTracing() ? new TracingSlot() : null;
 
@@ -134,8 +144,12 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     handshakeTimeout: config.getHandshakeTimeout(),
     closeTimeout: config.getWebSocketCloseTimeout(),
     binaryMessages: config.getWebSocketBinaryMessages(),
-    // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames").
-    binaryFrames: config.getWebSocketBinaryFrames(),
+    // Protocol version 1 carries binary frames (docs/protocol.md, "Binary frames"): only a
+    // connection that said `$hello` (a `pkg.v1` one served as version 0 takes none).
+    binaryFrames:
+      config.getWebSocketBinaryFrames() &&
+      ((client) =>
+        client.socket.protocol === SUBPROTOCOL && connections.get(client.id)?.hello === true),
     prototypeKeys: config.getJsonPrototypeKeys(),
     keepRequest: config.getWebSocketKeepRequest(),
     logger,
@@ -147,7 +161,10 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     maxProtocolErrors: config.get('ws_max_protocol_errors'),
     errorReplyInterval: config.get('ws_error_reply_interval'),
     maxMessagesPerTurn: config.get('ws_max_messages_per_turn'),
-    onRefusal: (code) => metered.metrics?.refused(code),
+    onRefusal: (code) => {
+      refusals.count(code);
+      metered.metrics?.refused(code);
+    },
   });
   const gate = new ConnectionGate({
     maxConnections: config.getMaxConnections(),
@@ -254,7 +271,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   protocol.onAway(presence.awayChanged);
 
   // ---------------------------------------------------------------- the adapter
+  const queries = new ClusterQueries();
   const adapter = new AdapterBridge({
+    queries,
     slot,
     namespaces,
     clients,
@@ -286,7 +305,11 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
   // ---------------------------------------------------------------- the front door
   const lifecycle = new Lifecycle({
     // PKG_ERR_CORE_TOO_MANY_CONNECTIONS -> too_many_connections, like the wire's codes.
-    onRefusal: (code) => metered.metrics?.refused(code.replace(/^PKG_ERR_CORE_/, '').toLowerCase()),
+    onRefusal: (code) => {
+      const name = code.replace(/^PKG_ERR_CORE_/, '').toLowerCase();
+      refusals.count(name);
+      metered.metrics?.refused(name);
+    },
     config,
     logger,
     clients,
@@ -345,6 +368,7 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
         }
         return { received, sent };
       },
+      binarySkipped: () => wsHandler.skippedBinary,
       adapterState: () => adapter.state() ?? 'local',
       adapterStats: () => {
         const stats = (adapter.adapter as { stats?: () => unknown }).stats;
@@ -415,6 +439,9 @@ export function buildPipeline(options: PipelineOptions): Pipeline {
     tracing,
     presence,
     httpStages: httpStages.map((stage) => stage.name),
+    connections,
+    refusals,
+    queries,
   };
 }
 

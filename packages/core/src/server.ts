@@ -52,6 +52,16 @@ import {
   type RouteHandlerOptions,
 } from './routing/programmatic';
 import type { NodeServer } from './lifecycle/node-server';
+import {
+  listConnections,
+  type ConnectionPage,
+  type ConnectionQuery,
+} from './protocol/connection-list';
+import type {
+  ClusterQueryHandler,
+  ClusterQueryOptions,
+  ClusterQueryResult,
+} from './cluster/cluster-query';
 import { resolveServerArguments } from './config/server-arguments';
 import { buildPipeline, type Pipeline } from './pipeline';
 import type { AuthHandler } from './protocol/protocol-v1';
@@ -425,9 +435,12 @@ export class Server implements ControllerHost {
    * Sends an event to one WebSocket client; false when it is not connected. To a client with
    * a recovery session (protocol version 1) the message carries `seq` and is kept for
    * replay, also while the client is away (then true). With a cluster adapter, a client of
-   * another instance is reached through it (true once handed over).
+   * another instance is reached through it (true once handed over). `data` a Uint8Array (a
+   * Buffer is one): the bytes go out as one binary frame (docs/protocol.md, "Binary
+   * frames"); a version 0 client never gets one: it is skipped, counted
+   * (`pkg_ws_binary_skipped_total`), and `send` returns false.
    */
-  send(clientId: string, event: string, data: EventData): boolean {
+  send(clientId: string, event: string, data: EventData | Uint8Array): boolean {
     return this.#parts.adapter.send(clientId, event, data);
   }
 
@@ -437,12 +450,15 @@ export class Server implements ControllerHost {
    * `PKG_ERR_CORE_ACK_REFUSED` on `$nack`, `PKG_ERR_CORE_CLIENT_GONE` when the client is not
    * connected or disconnects first, `PKG_ERR_CORE_PROTOCOL_UNSUPPORTED` for a client that did
    * not say `$hello`, and a RangeError `PKG_ERR_CORE_TOO_MANY_PENDING` past
-   * `max_pending_server_requests` (nothing is sent then).
+   * `max_pending_server_requests` (nothing is sent then). Bytes (`data` a Uint8Array) go as
+   * one binary frame; a client that does not take binary frames is refused at send
+   * (`PKG_ERR_CORE_PROTOCOL_UNSUPPORTED`). The answer is a Uint8Array when the client
+   * answers with bytes.
    */
   emitWithAck(
     clientId: string,
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     options: EmitWithAckOptions = {},
   ): Promise<unknown> {
     return this.#parts.protocol.emitWithAck(clientId, event, data, options);
@@ -531,11 +547,13 @@ export class Server implements ControllerHost {
    * null). `options.except` leaves clients out. The envelope is serialised once. The same
    * target can be given as one object: `broadcast(event, data, { namespace, room, except })`.
    * Returns the number of clients of this process it was handed to (0 for an adapter that
-   * delivers asynchronously, and while the server shuts down).
+   * delivers asynchronously, and while the server shuts down). `data` a Uint8Array: one
+   * binary frame per receiver, the header built once and the bytes never copied per
+   * receiver; version 0 clients are skipped, counted, and not in the number returned.
    */
   broadcast(
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     namespace: string | null | BroadcastTargetOptions = null,
     room?: string | null,
     options?: BroadcastOptions,
@@ -735,6 +753,53 @@ export class Server implements ControllerHost {
    */
   metrics(): Promise<string> {
     return this.#parts.observability.text();
+  }
+
+  // ------------------------------------------------------------ operators' views
+
+  /**
+   * One page of this process's WebSocket connections (every state, away sessions included),
+   * filtered by `search` (a part of the id, identity or address), sorted by `age` (oldest
+   * first) or `traffic` (most bytes first), `limit` rows (default 50, at most 500) after the
+   * cursor `after` (the `next` of the page before). One pass over the connection table.
+   * Throws a TypeError `PKG_ERR_CORE_INVALID_ARGUMENT` for a query it cannot read.
+   */
+  listConnections(query: ConnectionQuery = {}): ConnectionPage {
+    return listConnections(this.#parts.connections, this.#parts.namespaces, query);
+  }
+
+  /**
+   * Refusals by code since the server started, whether or not metrics are on: connections
+   * over a cap (`too_many_connections`, ...), messages over an inbound budget
+   * (`rate_limited`, ...), with the codes of the `refusals_total` metric. Refused
+   * authentications are not among them: they end in a close code (4401, 4403).
+   */
+  getRefusals(): Record<string, number> {
+    return this.#parts.refusals.snapshot();
+  }
+
+  /**
+   * Answers the cluster query `topic` for this instance: `handler(payload)` returns (or
+   * resolves to) a JSON value; `undefined` removes the handler. See {@link queryCluster}.
+   */
+  answerClusterQuery(topic: string, handler: ClusterQueryHandler | undefined): this {
+    this.#parts.queries.handle(topic, handler);
+    return this;
+  }
+
+  /**
+   * Asks every instance (through a cluster adapter with `query`, such as
+   * `@pkg/redis-adapter`; only this one otherwise) for its answer to `topic`, and resolves
+   * with the answers that came within `options.timeout` ms (default 1000) and the number of
+   * instances that did not answer. An instance without a handler for the topic answers
+   * with `error`. Rejects when the adapter cannot ask (Redis unreachable).
+   */
+  queryCluster(
+    topic: string,
+    payload: unknown = null,
+    options: ClusterQueryOptions = {},
+  ): Promise<ClusterQueryResult> {
+    return this.#parts.queries.ask(this.#parts.adapter.adapter, topic, payload, options);
   }
 
   // ------------------------------------------------------------ presence

@@ -214,8 +214,8 @@ describe('Events rules', () => {
   });
 
   it('hands the adapter one serialised envelope per broadcast, delivered as is', async () => {
-    const seen: Array<{ text: string; target: BroadcastTarget }> = [];
-    const delivered: Array<{ ids: string[]; text: string }> = [];
+    const seen: Array<{ text: string | Uint8Array; target: BroadcastTarget }> = [];
+    const delivered: Array<{ ids: string[]; text: string | Uint8Array }> = [];
     class SpyAdapter extends LocalAdapter {
       override attach(host: AdapterHost): void {
         super.attach({
@@ -228,7 +228,7 @@ describe('Events rules', () => {
           },
         });
       }
-      override broadcast(text: string, target: BroadcastTarget): number {
+      override broadcast(text: string | Uint8Array, target: BroadcastTarget): number {
         seen.push({ text, target });
         return super.broadcast(text, target);
       }

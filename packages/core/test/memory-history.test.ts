@@ -17,7 +17,7 @@ function storeAt(clock: { now: number }): { store: MemoryHistoryStore; sent: str
   const sent: string[] = [];
   const store = new MemoryHistoryStore({
     deliver: (text) => {
-      sent.push(text);
+      sent.push(text as string);
       return 1;
     },
     now: () => clock.now,
@@ -109,11 +109,15 @@ describe('MemoryHistoryStore', () => {
               expect(p.position.epoch).toBe(m.epoch);
             }
             m.times.push(clock.now);
-            m.texts.push(p.text);
+            m.texts.push(p.text as string);
             m.touched = clock.now;
             expect(p.position.offset).toBe(m.times.length);
             expect(sent.at(-1)).toBe(p.text);
-            expect(JSON.parse(p.text).pos).toEqual({ room: name, namespace: '/', ...p.position });
+            expect(JSON.parse(p.text as string).pos).toEqual({
+              room: name,
+              namespace: '/',
+              ...p.position,
+            });
             continue;
           }
           const last = m.times.length;
@@ -205,7 +209,11 @@ describe('MemoryHistoryStore', () => {
       if (n % 97 === 0) {
         const read = store.read('/', 'a', { limit: 10, policy: small });
         expect(read.messages.map((m) => m.offset)).toEqual([n - 2, n - 1, n]);
-        expect(read.messages.map((m) => JSON.parse(m.text).data.n)).toEqual([n - 2, n - 1, n]);
+        expect(read.messages.map((m) => JSON.parse(m.text as string).data.n)).toEqual([
+          n - 2,
+          n - 1,
+          n,
+        ]);
       }
     }
     const since = store.read('/', 'a', { since: { offset: 498, epoch }, limit: 10, policy: small });

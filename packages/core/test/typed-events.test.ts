@@ -7,6 +7,7 @@ import {
   OnConnect,
   SocketController,
   SocketOn,
+  bytesSchema,
   type ControllerHost,
   type EventAnswer,
   type EventPayload,
@@ -162,3 +163,59 @@ async function asks(a: Asker): Promise<void> {
   void no;
 }
 void asks;
+
+/** Binary events: a map member whose data is a Uint8Array types bytes end to end. */
+interface DocServerEvents {
+  'doc.update': (data: Uint8Array) => void;
+  'doc.sign': (data: Uint8Array) => Uint8Array;
+  'doc.title': (data: { title: string }) => void;
+}
+interface DocClientEvents {
+  'doc.update': (data: Uint8Array) => Uint8Array;
+}
+class DocSync extends SocketController<ControllerHost, DocServerEvents, DocClientEvents> {
+  @SocketOn('doc.update')
+  update(clientId: string, data: Uint8Array): Uint8Array {
+    this.broadcastToRoomClients('doc.update', data, 'doc', '/', clientId);
+    return data;
+  }
+}
+async function binaryUses(doc: DocSync): Promise<void> {
+  doc.emit('c1', 'doc.update', new Uint8Array(4));
+  doc.broadcast('doc.update', Buffer.from('a'), { room: 'doc' });
+  const signed: Uint8Array = await doc.emitWithAck('c1', 'doc.sign', Uint8Array.of(1));
+  // @ts-expect-error -- doc.update carries bytes, not JSON
+  doc.emit('c1', 'doc.update', { bytes: [1] });
+  // @ts-expect-error -- doc.title carries JSON, not bytes
+  doc.broadcast('doc.title', new Uint8Array(1));
+  // @ts-expect-error -- the answer is bytes
+  const text: string = await doc.emitWithAck('c1', 'doc.sign', Uint8Array.of(1));
+  class WrongBytes extends SocketController<ControllerHost, DocServerEvents, DocClientEvents> {
+    // @ts-expect-error -- the handler must accept bytes
+    @SocketOn('doc.update')
+    update(_clientId: string, _data: { text: string }): Uint8Array {
+      return new Uint8Array(0);
+    }
+  }
+  void signed;
+  void text;
+  void WrongBytes;
+}
+void binaryUses;
+
+/** The core README's "Sending bytes" example: a typed bytes event bounded by bytesSchema. */
+class BoundedDoc extends SocketController<ControllerHost, DocServerEvents, DocClientEvents> {
+  @SocketOn('doc.update', { schema: bytesSchema({ maxLength: 256 * 1024 }) })
+  update(clientId: string, data: Uint8Array): Uint8Array {
+    this.broadcast('doc.update', data, { room: 'doc', except: clientId });
+    return data;
+  }
+}
+void BoundedDoc;
+
+/** An untyped controller sends bytes too. */
+function untypedBytes(controller: Untyped): void {
+  controller.emit('c1', 'blob', new Uint8Array(2));
+  controller.broadcast('blob', Buffer.alloc(2), null, 'room');
+}
+void untypedBytes;

@@ -13,8 +13,11 @@ import type { EventData } from './types';
 /** Any interface whose members are `(data) => answer` functions. */
 export type EventsMap<T> = { [K in keyof T]: (data: never) => unknown };
 
-/** The map of an untyped controller: every event name, `data` an object or an array. */
-export type UntypedEvents = Record<string, (data: EventData) => unknown>;
+/**
+ * The map of an untyped controller: every event name, `data` an object or an array, or
+ * bytes (a `Uint8Array`: a binary message of protocol version 1).
+ */
+export type UntypedEvents = Record<string, (data: EventData | Uint8Array) => unknown>;
 
 /** The event names of a map. */
 export type EventName<M> = Extract<keyof M, string>;

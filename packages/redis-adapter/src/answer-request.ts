@@ -1,4 +1,4 @@
-import type { RequestBody, WireTarget } from './wire';
+import type { QueryBody, RequestBody, WireTarget } from './wire';
 
 /** What an instance can do for a request from another instance: all of it local. */
 export interface LocalOperations {
@@ -22,8 +22,12 @@ export type Answer = { count: number } | { ids: string[] } | { found: boolean };
 /**
  * Carries out a request from another instance on this one. Every instance answers every
  * request (the asker counts replies), so a client that is not here is `found: false`.
+ * Queries are answered apart (redis-adapter.ts): their answer may take a while.
  */
-export function answerRequest(body: RequestBody, local: LocalOperations): Answer {
+export function answerRequest(
+  body: Exclude<RequestBody, QueryBody>,
+  local: LocalOperations,
+): Answer {
   switch (body.kind) {
     case 'count':
       return { count: local.count(body.target) };

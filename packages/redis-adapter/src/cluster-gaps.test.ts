@@ -13,7 +13,7 @@ function setUp(missed: MissedReader = () => Promise.resolve(null)) {
   const sequence = new RoomSequence(missed, (err) => errors.push(err));
   const listener = (raw: string): void => {
     const decoded = decodeBroadcast(raw);
-    got.push(decoded.ok ? decoded.value.text : `bad:${raw}`);
+    got.push(decoded.ok ? String(decoded.value.text) : `bad:${raw}`);
   };
   return { got, errors, sequence, receive: (raw: string) => sequence.receive(raw, 'ch', listener) };
 }

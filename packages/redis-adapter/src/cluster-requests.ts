@@ -25,6 +25,10 @@ export function wireTarget(target: CountTarget): WireTarget {
 /** The request that carries out an operation on a client of another instance. */
 export function forwardRequest(operation: RemoteClientOperation): RequestBody {
   if (operation.type === 'send') {
+    if (typeof operation.text !== 'string') {
+      // The adapter's forward() keeps bytes here: requests between instances are JSON.
+      throw new TypeError('A binary send is not forwarded to another instance.');
+    }
     return { kind: 'send', clientId: operation.clientId, text: operation.text };
   }
   if (operation.type === 'disconnect') {
@@ -83,6 +87,37 @@ export class ClusterRequests {
    * or an instance does not answer within the timeout (option requestTimeout).
    */
   async ask(link: RequestLink, body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
+    const timeout = this.#timeout;
+    const { replies } = await this.#send(link, body, stopOnFound, timeout, (received, expected) =>
+      createRedisError(
+        Error,
+        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
+        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
+      ),
+    );
+    return replies;
+  }
+
+  /**
+   * Publishes a request and resolves, at the latest after `timeout` ms, with the replies that
+   * came and the number of instances that were asked (a late instance is left out, never
+   * waited for). Rejects only when Redis is unreachable.
+   */
+  gather(
+    link: RequestLink,
+    body: RequestBody,
+    timeout: number,
+  ): Promise<{ replies: ReplyMessage[]; expected: number }> {
+    return this.#send(link, body, false, timeout, null);
+  }
+
+  async #send(
+    link: RequestLink,
+    body: RequestBody,
+    stopOnFound: boolean,
+    timeout: number,
+    onTimeout: ((received: number, expected: number) => Error) | null,
+  ): Promise<{ replies: ReplyMessage[]; expected: number }> {
     const { pub, state } = link;
     if (!pub || state !== 'connected') {
       throw createRedisError(
@@ -103,13 +138,12 @@ export class ClusterRequests {
     }
     this.#seq += 1;
     const id = `${this.#nodeId}:${this.#seq}`;
-    const timeout = this.#timeout;
-    const answer = this.#pending.add(id, expected, stopOnFound, timeout, (received) =>
-      createRedisError(
-        Error,
-        'PKG_ERR_REDIS_REQUEST_TIMEOUT',
-        `RedisAdapter: ${received} of ${expected} instances answered the "${body.kind}" request within ${timeout} ms (option requestTimeout).`,
-      ),
+    const answer = this.#pending.add(
+      id,
+      expected,
+      stopOnFound,
+      timeout,
+      onTimeout === null ? null : (received) => onTimeout(received, expected),
     );
     try {
       await pub.publish(this.#channels.requests, encodeRequest(this.#nodeId, id, body));
@@ -123,6 +157,6 @@ export class ClusterRequests {
         ),
       );
     }
-    return answer;
+    return { replies: await answer, expected };
   }
 }

@@ -5,7 +5,9 @@
  * room's epoch (`e`), last offset (`o`) and the time of its last message (`t`), and a stream whose entry ids are `0-<offset>`,
  * each with the time it was kept (`t`, ms, Redis clock) and the delivered text (`d`).
  */
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
+import { isBinaryFrame } from '@pkg/wire';
 import type { LostRange } from '@pkg/wire';
 
 /**
@@ -22,8 +24,15 @@ import type { LostRange } from '@pkg/wire';
  * An entry keeps the clients its broadcast left out in `x` (a JSON array of client ids, or
  * `*` when they were too many to keep), so that a read for one of them leaves it out.
  *
+ * A binary message (ARGV[11] `b`) is kept as the bytes of its binary frame: `head` is the
+ * frame up to the epoch of its `pos` (docs/protocol.md, "Binary frames"), `tail` the
+ * payload, and the script puts the epoch (a u8 length and its bytes) and the offset (a
+ * big-endian u64) between them, as `encodeBinaryFrame` would. Redis strings are
+ * binary-safe: the bytes are kept and published as they are, never as a text.
+ *
  * KEYS: meta hash, stream. ARGV: size, ttl ms, candidate epoch, force ('1'/'0'), channel,
- * pub/sub header (ends with a newline), head, tail, meta ttl ms, except ('' = nobody).
+ * pub/sub header (ends with a newline), head, tail, meta ttl ms, except ('' = nobody),
+ * kind ('b' = binary frame, '' = text).
  * Reply: { offset, epoch, 1 when the candidate was used else 0 }.
  */
 export const PUBLISH_SCRIPT = `
@@ -45,7 +54,14 @@ if (not epoch) or ARGV[4] == '1'
 end
 local offset = redis.call('HINCRBY', meta, 'o', 1)
 local t = string.format('%.0f', ms)
-local text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
+local text
+if ARGV[11] == 'b' then
+  local n, u64 = offset, {}
+  for i = 8, 1, -1 do u64[i] = n % 256 n = math.floor(n / 256) end
+  text = ARGV[7] .. string.char(#epoch) .. epoch .. string.char(unpack(u64)) .. ARGV[8]
+else
+  text = ARGV[7] .. '"' .. epoch .. '","offset":' .. offset .. ARGV[8]
+end
 if ARGV[10] == '' then
   redis.call('XADD', stream, 'MAXLEN', '~', ARGV[1], '0-' .. offset, 't', t, 'd', text)
 else
@@ -233,24 +249,38 @@ export interface ReadReply {
   readonly reason: string;
   /** With `messages_lost`: the offsets the read skipped because a failover lost them. */
   readonly lost: LostRange[];
-  readonly messages: { offset: number; text: string }[];
+  /** Texts, and binary frames as their bytes (read as bytes, see `parseReadReply`). */
+  readonly messages: { offset: number; text: string | Uint8Array }[];
+}
+
+/** A reply string, read as bytes (a Buffer) or as a string. */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : undefined;
 }
 
 /** Reads the script's `'<from>-<to> '` list; anything else reads as no range. */
 function parseLost(value: unknown): LostRange[] {
-  if (typeof value !== 'string') return [];
+  const text = textOf(value);
+  if (text === undefined) return [];
   const lost: LostRange[] = [];
-  for (const [, from, to] of value.matchAll(/(\d+)-(\d+) /g)) {
+  for (const [, from, to] of text.matchAll(/(\d+)-(\d+) /g)) {
     lost.push({ from: Number(from), to: Number(to) });
   }
   return lost;
 }
 
+/**
+ * The read script's reply, checked: strings, or bytes when read in buffer mode (then a kept
+ * binary frame stays bytes, a copy of the reply's, and a text is decoded as UTF-8).
+ */
 export function parseReadReply(reply: unknown): ReadReply {
   if (!Array.isArray(reply) || reply.length < 4 || reply.length % 2 === 1) {
     throw new Error('unexpected reply from the history read script');
   }
-  const [epoch, offset, reason, lost] = reply as unknown[];
+  const [rawEpoch, offset, rawReason, lost] = reply as unknown[];
+  const epoch = textOf(rawEpoch);
+  const reason = textOf(rawReason);
   if (
     typeof epoch !== 'string' ||
     epoch === '' ||
@@ -259,11 +289,12 @@ export function parseReadReply(reply: unknown): ReadReply {
   ) {
     throw new Error('unexpected reply from the history read script');
   }
-  const messages: { offset: number; text: string }[] = [];
+  const messages: { offset: number; text: string | Uint8Array }[] = [];
   for (let i = 4; i < reply.length; i += 2) {
     const o = reply[i] as unknown;
-    const text = reply[i + 1] as unknown;
-    if (!Number.isSafeInteger(o) || typeof text !== 'string') {
+    const raw = reply[i + 1] as unknown;
+    const text = Buffer.isBuffer(raw) && isBinaryFrame(raw) ? new Uint8Array(raw) : textOf(raw);
+    if (!Number.isSafeInteger(o) || text === undefined) {
       throw new Error('unexpected message in the history read reply');
     }
     messages.push({ offset: o as number, text });

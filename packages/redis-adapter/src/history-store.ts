@@ -12,8 +12,10 @@
  * so clients holding positions from before are told `epoch_changed`.
  */
 import { randomBytes } from 'node:crypto';
-import { MAX_KEPT_EXCEPT, type LoggerInterface } from '@pkg/core';
-import { fillPosition, type RecoveryFailureReason, type StreamPosition } from '@pkg/wire';
+import { Buffer } from 'node:buffer';
+import { MAX_KEPT_EXCEPT, fillTemplate, isBinaryTemplate, type LoggerInterface } from '@pkg/core';
+import { encodeBinaryHeader, type RecoveryFailureReason, type StreamPosition } from '@pkg/wire';
+import { RESP_TYPES } from 'redis';
 import type { RedisClient } from './connection';
 import {
   PUBLISH_SCRIPT,
@@ -30,8 +32,9 @@ import type {
   HistoryStore,
   KeptMessage,
   KeptTarget,
-  PositionTemplate,
+  MessageTemplate,
   PublishedMessage,
+  SerializedMessage,
 } from '@pkg/core';
 import { encodeBroadcast, type Channels } from './wire';
 
@@ -57,7 +60,12 @@ export interface HistoryLink {
   /** Whether a message published on that channel now will come back to this instance. */
   echoes(channel: string): boolean;
   /** Writes to this instance's clients of the target; how many. */
-  deliverLocal(text: string, target: KeptTarget): number;
+  deliverLocal(text: SerializedMessage, target: KeptTarget): number;
+  /**
+   * Whether binary messages are kept in Redis (single Redis). False on a Redis Cluster:
+   * a binary broadcast to a room that keeps history reaches this instance's clients only.
+   */
+  readonly binary?: boolean;
   log(): LoggerInterface;
 }
 
@@ -80,8 +88,33 @@ function newEpoch(): string {
   return randomBytes(8).toString('hex');
 }
 
-function buildText(template: PositionTemplate, position: StreamPosition): string {
-  return fillPosition(template, position.epoch, position.offset);
+function buildText(
+  template: MessageTemplate,
+  target: KeptTarget,
+  position: StreamPosition,
+): SerializedMessage {
+  return fillTemplate(template, target, position.epoch, position.offset);
+}
+
+/** Bytes of a binary frame's `pos` after its epoch: the epoch's u8 length, one byte, the u64 offset. */
+const POS_TAIL = 1 + 1 + 8;
+
+/**
+ * The head and tail the publish script puts a position between: for a text, the template's;
+ * for a binary message, its frame up to the epoch of `pos` (built with a one-byte epoch,
+ * cut before its length byte) and its payload.
+ */
+function scriptParts(
+  template: MessageTemplate,
+  target: KeptTarget,
+): [string | Buffer, string | Buffer] {
+  if (!isBinaryTemplate(template)) return [template.head, template.tail];
+  const { room, namespace } = target;
+  const pos = { room, namespace, epoch: 'e', offset: 1 };
+  const header = encodeBinaryHeader({ event: template.event, pos }, template.data.length);
+  const head = Buffer.from(header.buffer, header.byteOffset, header.length - POS_TAIL);
+  const { data } = template;
+  return [head, Buffer.from(data.buffer, data.byteOffset, data.length)];
 }
 
 function exceptList(except: KeptTarget['except']): string[] {
@@ -134,31 +167,39 @@ export class RedisHistoryStore implements HistoryStore {
 
   async publish(
     target: KeptTarget,
-    template: PositionTemplate,
+    template: MessageTemplate,
     policy: HistoryPolicy,
   ): Promise<PublishedMessage> {
     const { namespace, room } = target;
     const channel = this.#link.channels.room(namespace, room);
     const keys = this.#link.channels.history(namespace, room);
     const client = this.#link.client();
+    const binary = isBinaryTemplate(template);
+    if (binary && this.#link.binary === false) {
+      const why = new Error('binary messages are not kept on a Redis Cluster');
+      return this.#publishLocally(keys.meta, target, template, why);
+    }
     if (!this.#writable(client)) return this.#publishLocally(keys.meta, target, template, null);
     const echoes = this.#link.echoes(channel);
     const header = encodeBroadcast(this.#link.nodeId, exceptList(target.except), '', {
       self: echoes,
       sentAt: Date.now(),
+      binary,
     });
     const candidate = this.#candidate;
-    const args = [
+    const [head, tail] = scriptParts(template, target);
+    const args: Array<string | Buffer> = [
       String(policy.size),
       String(Math.max(1, Math.round(policy.ttl))),
       candidate,
       this.#outage.has(keys.meta) ? '1' : '0',
       channel,
       header,
-      template.head,
-      template.tail,
+      head,
+      tail,
       String(Math.max(1, Math.round(policy.ttl)) + HISTORY_META_GRACE),
       keptExcept(target.except),
+      binary ? 'b' : '',
     ];
     let reply;
     try {
@@ -171,7 +212,7 @@ export class RedisHistoryStore implements HistoryStore {
     this.#recovered();
     this.#stats.historyWrites += 1;
     const position = { offset: reply.offset, epoch: reply.epoch };
-    const text = buildText(template, position);
+    const text = buildText(template, target, position);
     // With an echo, this instance delivers when Redis hands the message back, in stream
     // order with the other instances' messages (see the adapter's receiving side).
     const delivered = echoes ? 0 : this.#link.deliverLocal(text, target);
@@ -206,7 +247,7 @@ export class RedisHistoryStore implements HistoryStore {
     let timer: NodeJS.Timeout | undefined;
     try {
       const raw = await Promise.race([
-        this.#eval(client, READ_SHA, READ_SCRIPT, keys, args),
+        this.#eval(this.#bytes(client), READ_SHA, READ_SCRIPT, keys, args),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`no answer within ${this.#link.readTimeout} ms`)),
@@ -261,7 +302,7 @@ export class RedisHistoryStore implements HistoryStore {
   #publishLocally(
     key: string,
     target: KeptTarget,
-    template: PositionTemplate,
+    template: MessageTemplate,
     err: unknown,
   ): PublishedMessage {
     this.#stats.historyWriteFailures += 1;
@@ -280,7 +321,7 @@ export class RedisHistoryStore implements HistoryStore {
     }
     state.offset += 1;
     const position = { offset: state.offset, epoch: state.epoch };
-    const text = buildText(template, position);
+    const text = buildText(template, target, position);
     return { position, text, delivered: this.#link.deliverLocal(text, target) };
   }
 
@@ -301,12 +342,21 @@ export class RedisHistoryStore implements HistoryStore {
     this.#link.log().info('RedisAdapter: history writes work again', { ...this.#stats });
   }
 
+  /**
+   * The client that reads replies as bytes (single Redis), so that a kept binary frame comes
+   * back byte for byte; a Redis Cluster link reads strings (it keeps no binary message).
+   */
+  #bytes(client: RedisClient): RedisClient {
+    if (this.#link.binary === false || typeof client.withTypeMapping !== 'function') return client;
+    return client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }) as unknown as RedisClient;
+  }
+
   async #eval(
     client: RedisClient,
     sha: string,
     script: string,
     keys: { meta: string; stream: string },
-    args: string[],
+    args: Array<string | Buffer>,
   ): Promise<unknown> {
     const options = { keys: [keys.meta, keys.stream], arguments: args };
     try {

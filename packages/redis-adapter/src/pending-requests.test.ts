@@ -35,6 +35,15 @@ describe('PendingRequests', () => {
     expect(table.size).toBe(0);
   });
 
+  it('resolves with the replies that came in time when it has no timeout error', async () => {
+    const table = new PendingRequests();
+    const answer = table.add('r4', 3, false, 5, null);
+    table.reply({ origin: 'a', id: 'r4', data: 1 });
+    await expect(answer).resolves.toEqual([{ origin: 'a', id: 'r4', data: 1 }]);
+    expect(table.size).toBe(0);
+    expect(table.reply({ origin: 'b', id: 'r4', data: 2 })).toBe(false);
+  });
+
   it('rejects everything on failAll', async () => {
     const table = new PendingRequests();
     const answers = [

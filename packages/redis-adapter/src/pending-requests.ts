@@ -25,20 +25,22 @@ export class PendingRequests {
 
   /**
    * Registers a request; the promise resolves with its replies, or rejects with
-   * `onTimeout(repliesSoFar)` after `timeoutMs`.
+   * `onTimeout(repliesSoFar)` after `timeoutMs` (`onTimeout` null: resolves with the
+   * replies that came in time).
    */
   add(
     id: string,
     expected: number,
     stopOnFound: boolean,
     timeoutMs: number,
-    onTimeout: (received: number) => Error,
+    onTimeout: ((received: number) => Error) | null,
   ): Promise<ReplyMessage[]> {
     return new Promise<ReplyMessage[]>((resolve, reject) => {
       const timer = setTimeout(() => {
-        const entry = this.#entries.get(id);
+        const replies = this.#entries.get(id)?.replies ?? [];
         this.#entries.delete(id);
-        reject(onTimeout(entry?.replies.length ?? 0));
+        if (onTimeout === null) resolve(replies);
+        else reject(onTimeout(replies.length));
       }, timeoutMs);
       this.#entries.set(id, { expected, replies: [], stopOnFound, resolve, reject, timer });
     });

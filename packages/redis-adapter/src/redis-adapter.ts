@@ -13,10 +13,13 @@ import {
   type AdapterHost,
   type AdapterState,
   type BroadcastTarget,
+  type ClusterQueryResult,
   type CountTarget,
   type LoggerInterface,
   type RemoteClientOperation,
+  type SerializedMessage,
 } from '@pkg/core';
+import { Buffer } from 'node:buffer';
 import { closeConnection, createConnection, type RedisClient } from './connection';
 import { ClusterChannels } from './cluster-channels';
 import { ClusterConnection } from './cluster-connection';
@@ -41,6 +44,7 @@ import {
   decodeRequest,
   encodeBroadcast,
   encodeReply,
+  type QueryBody,
   type ReplyMessage,
   type RequestBody,
 } from './wire';
@@ -136,7 +140,15 @@ export class RedisAdapter implements Adapter {
     echoesIgnored: 0,
     dropped: 0,
   };
-  readonly #onMessage = (message: string, channel: string): void => this.#receive(message, channel);
+  /**
+   * Every channel of the adapter is subscribed in buffer mode (a Redis Cluster link gives
+   * strings): a binary message arrives byte for byte; requests, replies and texts are read
+   * as UTF-8 from the bytes.
+   */
+  readonly #onMessage = (message: string | Buffer, channel: string | Buffer): void =>
+    this.#receive(message, typeof channel === 'string' ? channel : channel.toString('utf8'));
+  /** Logged once: binary messages do not cross instances on a Redis Cluster. */
+  #clusterBinaryWarned = false;
   /** What this instance does for requests from the others. */
   readonly #operations: LocalOperations = {
     count: (target) => this.#local.clientCount(target),
@@ -196,6 +208,7 @@ export class RedisAdapter implements Adapter {
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
+        binary: this.#options.cluster === null,
         log: () => this.#log(),
       });
     }
@@ -221,8 +234,8 @@ export class RedisAdapter implements Adapter {
     this.#subscriptions = new Subscriptions(
       this.#channels,
       {
-        subscribe: (channel) => sub.subscribe(channel, this.#onMessage),
-        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage),
+        subscribe: (channel) => sub.subscribe(channel, this.#onMessage, true),
+        unsubscribe: (channel) => sub.unsubscribe(channel, this.#onMessage, true),
       },
       (err) => this.#link.failed(err, this.#isUp()),
       this.#options.unsubscribeGrace,
@@ -243,7 +256,7 @@ export class RedisAdapter implements Adapter {
       this.#channels.requests,
       this.#channels.replies(this.nodeId),
     ];
-    const subscribed = sub.subscribe(fixed, this.#onMessage);
+    const subscribed = sub.subscribe(fixed, this.#onMessage, true);
     this.#ready = Promise.all([connected, subscribed]).then(linkChanged);
     // A failure here is logged through the client's error listener; reconnection goes on.
     this.#ready.catch(() => undefined);
@@ -343,9 +356,16 @@ export class RedisAdapter implements Adapter {
 
   // ------------------------------------------------------------ broadcast
 
-  /** Delivers to local clients at once, then publishes once for the other instances. */
-  broadcast(text: string, target: BroadcastTarget): number {
+  /**
+   * Delivers to local clients at once, then publishes once for the other instances: a text
+   * as it is, a binary frame as its bytes (see wire.ts).
+   */
+  broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const delivered = this.#local.broadcast(text, target);
+    if (typeof text !== 'string' && this.#options.cluster !== null) {
+      this.#clusterBinary('a binary broadcast reached this instance only');
+      return delivered;
+    }
     let channel: string;
     if (target.room != null)
       channel = this.#channels.room(target.namespace ?? DEFAULT_NAMESPACE, target.room);
@@ -377,6 +397,14 @@ export class RedisAdapter implements Adapter {
 
   /** Carries out an operation on a client of another instance; true when some instance had it. */
   async forward(operation: RemoteClientOperation): Promise<boolean> {
+    if (operation.type === 'send' && typeof operation.text !== 'string') {
+      // Requests between instances are JSON: bytes would have to be re-encoded.
+      this.#log().warning(
+        'RedisAdapter: bytes sent to a client of another instance are not forwarded; broadcast them to a room the client is in instead',
+        { clientId: operation.clientId },
+      );
+      return false;
+    }
     const replies = await this.#ask(forwardRequest(operation), true);
     return replies.some((r) => r.found === true);
   }
@@ -391,6 +419,28 @@ export class RedisAdapter implements Adapter {
     return replies.reduce((sum, r) => sum + (r.count ?? 0), 0);
   }
 
+  /**
+   * `server.queryCluster`: every instance (this one included) answers `topic` for itself;
+   * resolves with the answers that came within `timeout` ms and how many instances did not
+   * answer. Rejects when Redis is unreachable.
+   */
+  async query(topic: string, payload: unknown, timeout: number): Promise<ClusterQueryResult> {
+    this.#require('query');
+    const { replies, expected } = await this.#requests.gather(
+      { pub: this.#pub, state: this.#link.state },
+      { kind: 'query', topic, payload },
+      timeout,
+    );
+    return {
+      answers: replies.map((r) =>
+        r.error === undefined
+          ? { node: r.origin, data: r.data ?? null }
+          : { node: r.origin, error: r.error },
+      ),
+      missing: Math.max(0, expected - replies.length),
+    };
+  }
+
   #ask(body: RequestBody, stopOnFound: boolean): Promise<ReplyMessage[]> {
     this.#require(body.kind);
     return this.#requests.ask({ pub: this.#pub, state: this.#link.state }, body, stopOnFound);
@@ -398,13 +448,23 @@ export class RedisAdapter implements Adapter {
 
   // ------------------------------------------------------------ receiving
 
-  #receive(raw: string, channel: string): void {
-    if (channel === this.#channels.requests) this.#onRequest(raw);
-    else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(raw);
+  #receive(raw: string | Buffer, channel: string): void {
+    const text = (): string => (typeof raw === 'string' ? raw : raw.toString('utf8'));
+    if (channel === this.#channels.requests) this.#onRequest(text());
+    else if (channel === this.#channels.replies(this.nodeId)) this.#onReply(text());
     else this.#onBroadcast(raw, channel);
   }
 
-  #onBroadcast(raw: string, channel: string): void {
+  /** Warns once that a Redis Cluster does not carry binary messages between instances. */
+  #clusterBinary(what: string): void {
+    if (this.#clusterBinaryWarned) return;
+    this.#clusterBinaryWarned = true;
+    this.#log().warning(
+      `RedisAdapter: ${what}: on a Redis Cluster, binary messages are delivered to the clients of the instance that sent them only`,
+    );
+  }
+
+  #onBroadcast(raw: string | Uint8Array, channel: string): void {
     const decoded = decodeBroadcast(raw);
     if (!decoded.ok) return this.#drop(channel, decoded.reason);
     const message = decoded.value;
@@ -440,12 +500,38 @@ export class RedisAdapter implements Adapter {
     if (!decoded.ok) return this.#drop(this.#channels.requests, decoded.reason);
     const { origin, id, body } = decoded.value;
     if (!this.#host) return;
+    if (body.kind === 'query') return this.#answerQuery(origin, id, body);
     const reply: ReplyMessage = {
       origin: this.nodeId,
       id,
       ...answerRequest(body, this.#operations),
     };
     this.#publish(this.#channels.replies(origin), encodeReply(reply), false);
+  }
+
+  /** A query's answer may take a while: the reply goes out when the host's answer settles. */
+  #answerQuery(origin: string, id: string, body: QueryBody): void {
+    const answer = this.#host?.answerQuery;
+    const work =
+      answer === undefined
+        ? Promise.reject(new Error('this instance answers no cluster queries'))
+        : answer.call(this.#host, body.topic, body.payload);
+    work
+      .then(
+        (data) => ({ data: data ?? null }),
+        (err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }),
+      )
+      .then((answer) => {
+        let text: string;
+        try {
+          text = encodeReply({ origin: this.nodeId, id, ...answer });
+        } catch (err) {
+          // An answer that is not JSON (a cycle, a BigInt): the asker learns why.
+          const error = `the answer is not JSON: ${err instanceof Error ? err.message : String(err)}`;
+          text = encodeReply({ origin: this.nodeId, id, error });
+        }
+        this.#publish(this.#channels.replies(origin), text, false);
+      });
   }
 
   #onReply(raw: string): void {
@@ -473,7 +559,7 @@ export class RedisAdapter implements Adapter {
       : host.namespaces.clientNamespaces.has(clientId);
   }
 
-  #publish(channel: string, message: string, isBroadcast = true): void {
+  #publish(channel: string, message: string | Buffer, isBroadcast = true): void {
     const pub = this.#pub;
     if (pub && pub.isReady) {
       if (isBroadcast) this.#counters.published += 1;
@@ -570,7 +656,9 @@ export class RedisAdapter implements Adapter {
       policy: { size: MAX_FILLED, ttl: HISTORY_META_GRACE },
     });
     if (read.reason !== undefined) return null;
-    return read.messages.filter((m) => m.offset < before).map((m) => m.text);
+    // A Redis Cluster keeps no binary message (history-store.ts): every kept one is a text.
+    const texts = read.messages.filter((m) => m.offset < before).map((m) => m.text);
+    return texts.every((t): t is string => typeof t === 'string') ? texts : null;
   }
 
   /** The history keys of a room channel (null for other channels, or without history). */

@@ -156,6 +156,35 @@ describe('wire format', () => {
     });
   });
 
+  it('carries a cluster query and its answer or error, and refuses a malformed one', () => {
+    const body = { kind: 'query', topic: 'admin', payload: { view: 'rooms', limit: 5 } } as const;
+    const decoded = decodeRequest(encodeRequest('a', 'a:4', body));
+    expect(decoded.ok && decoded.value.body).toEqual(body);
+    const noPayload = decodeRequest(JSON.stringify({ v: 1, o: 'a', id: 'a:5', b: { kind: 'query', topic: 't' } })); // prettier-ignore
+    expect(noPayload.ok && noPayload.value.body).toEqual({
+      kind: 'query',
+      topic: 't',
+      payload: null,
+    });
+    for (const bad of [
+      { kind: 'query' },
+      { kind: 'query', topic: '' },
+      { kind: 'query', topic: 3 },
+    ]) {
+      expect(decodeRequest(JSON.stringify({ v: 1, o: 'a', id: 'a:1', b: bad })).ok).toBe(false);
+    }
+    const data = { rows: [{ id: 'c1' }], total: 1 };
+    expect(decodeReply(encodeReply({ origin: 'b', id: 'a:4', data }))).toEqual({
+      ok: true,
+      value: { origin: 'b', id: 'a:4', data },
+    });
+    expect(decodeReply(encodeReply({ origin: 'b', id: 'a:4', error: 'no handler' }))).toEqual({
+      ok: true,
+      value: { origin: 'b', id: 'a:4', error: 'no handler' },
+    });
+    expect(decodeReply(JSON.stringify({ v: 1, o: 'b', id: 'a:4', error: 5 })).ok).toBe(false);
+  });
+
   it('percent-encodes names so that no room can pose as another channel', () => {
     const ch = new Channels('p');
     expect(ch.room('/', 'a:b')).toBe('p:room:%2F:a%3Ab');

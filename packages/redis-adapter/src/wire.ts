@@ -5,12 +5,17 @@
  * origin node (`o`), the ids left out (`x`) and, when the broadcast was made inside a trace,
  * its W3C trace context (`t`: `{traceparent, tracestate?}`; optional, so instances without
  * it read the same format version and ignore it); the envelope is the text the server
- * serialised once, passed on untouched (never parsed or re-escaped). Requests and replies
- * between instances are one JSON object each. Anything else is rejected by the decoders with
- * a reason, for a log line.
+ * serialised once, passed on untouched (never parsed or re-escaped). A binary message
+ * (protocol version 1) is the same with `"b":1` in the header and the bytes of its binary
+ * frame after the newline, as they are: Redis strings are binary-safe, so nothing is
+ * base64-encoded, and the frame reaches the other instances byte for byte. Requests and
+ * replies between instances are one JSON object each. Anything else is rejected by the
+ * decoders with a reason, for a log line.
  */
+import { Buffer } from 'node:buffer';
 import {
   encodeKeyName,
+  isBinaryFrame,
   isWellFormedName,
   readEnvelopeMeta,
   roomKey,
@@ -23,7 +28,8 @@ export const WIRE_VERSION = 1;
 export interface BroadcastMessage {
   readonly origin: string;
   readonly except: readonly string[];
-  readonly text: string;
+  /** The envelope's text, or a binary frame's bytes (a view of the message received). */
+  readonly text: string | Uint8Array;
   /** Kept in history and delivered by its origin too when it comes back (header `s`). */
   readonly self: boolean;
   /** The trace the broadcast belongs to (absent, or malformed and then ignored: undefined). */
@@ -38,7 +44,15 @@ export interface WireTarget {
   readonly room: string | null;
 }
 
+/** `server.queryCluster`: every instance answers `topic` for itself (JSON in, JSON out). */
+export interface QueryBody {
+  readonly kind: 'query';
+  readonly topic: string;
+  readonly payload: unknown;
+}
+
 export type RequestBody =
+  | QueryBody
   | { readonly kind: 'count'; readonly target: WireTarget }
   | { readonly kind: 'ids'; readonly target: WireTarget }
   | { readonly kind: 'send'; readonly clientId: string; readonly text: string }
@@ -63,13 +77,17 @@ export interface RequestMessage {
   readonly body: RequestBody;
 }
 
-/** A reply: a count, a list of ids, or whether the client was found. */
+/** A reply: a count, a list of ids, whether the client was found, or a query's answer. */
 export interface ReplyMessage {
   readonly origin: string;
   readonly id: string;
   readonly count?: number;
   readonly ids?: readonly string[];
   readonly found?: boolean;
+  /** A query's answer (any JSON value). */
+  readonly data?: unknown;
+  /** Why a query got no answer on that instance. */
+  readonly error?: string;
 }
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -125,17 +143,39 @@ export function encodeBroadcast(
   origin: string,
   except: readonly string[],
   text: string,
-  extra: {
-    readonly self?: boolean;
-    readonly trace?: EnvelopeMeta | undefined;
-    readonly sentAt?: number;
-  } = {},
-): string {
+  extra?: BroadcastExtra,
+): string;
+export function encodeBroadcast(
+  origin: string,
+  except: readonly string[],
+  text: string | Uint8Array,
+  extra?: BroadcastExtra,
+): string | Buffer;
+export function encodeBroadcast(
+  origin: string,
+  except: readonly string[],
+  text: string | Uint8Array,
+  extra: BroadcastExtra = {},
+): string | Buffer {
   const header: Record<string, unknown> = { v: WIRE_VERSION, o: origin, x: except };
   if (extra.sentAt !== undefined) header['ms'] = extra.sentAt;
   if (extra.self === true) header['s'] = 1;
   if (extra.trace !== undefined) header['t'] = extra.trace;
-  return `${JSON.stringify(header)}\n${text}`;
+  const binary = typeof text !== 'string';
+  if (binary || extra.binary === true) header['b'] = 1;
+  const line = `${JSON.stringify(header)}\n`;
+  if (!binary) return `${line}${text}`;
+  // One copy per broadcast (header line + frame), never one per receiver.
+  return Buffer.concat([Buffer.from(line, 'utf8'), text]);
+}
+
+/** The optional members of a broadcast's header. */
+export interface BroadcastExtra {
+  readonly self?: boolean;
+  readonly trace?: EnvelopeMeta | undefined;
+  readonly sentAt?: number;
+  /** The header of a binary message whose bytes are appended elsewhere (a history script). */
+  readonly binary?: boolean;
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -162,15 +202,32 @@ function parseObject(raw: string): Decoded<Record<string, unknown>> {
   return { ok: true, value: obj };
 }
 
-export function decodeBroadcast(raw: string): Decoded<BroadcastMessage> {
-  const newline = raw.indexOf('\n');
+/**
+ * Reads a broadcast: a string (a text message), or the bytes Redis delivered in buffer
+ * mode, whose header says whether the rest is a text (decoded) or a binary frame (a view of
+ * the bytes, not a copy).
+ */
+export function decodeBroadcast(raw: string | Uint8Array): Decoded<BroadcastMessage> {
+  const newline = typeof raw === 'string' ? raw.indexOf('\n') : raw.indexOf(0x0a);
   if (newline < 0) return { ok: false, reason: 'no header line' };
-  const header = parseObject(raw.slice(0, newline));
+  const bytes =
+    typeof raw === 'string' ? null : Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  const header = parseObject(
+    bytes === null ? (raw as string).slice(0, newline) : bytes.toString('utf8', 0, newline),
+  );
   if (!header.ok) return header;
   const except = header.value['x'];
   if (!isStringArray(except)) return { ok: false, reason: '"x" is not a list of client ids' };
   const origin = header.value['o'] as string;
-  const text = raw.slice(newline + 1);
+  let text: string | Uint8Array;
+  if (header.value['b'] === 1) {
+    if (bytes === null) return { ok: false, reason: 'a binary message read as text' };
+    text = new Uint8Array(bytes.buffer, bytes.byteOffset + newline + 1, bytes.length - newline - 1);
+    if (!isBinaryFrame(text)) return { ok: false, reason: 'not a binary frame after the header' };
+  } else {
+    text =
+      bytes === null ? (raw as string).slice(newline + 1) : bytes.toString('utf8', newline + 1);
+  }
   // Lenient: a malformed trace context loses the trace, never the message.
   const trace = readEnvelopeMeta(header.value['t']);
   const sentAt = header.value['ms'];
@@ -247,6 +304,10 @@ function checkBody(value: unknown): RequestBody | null {
         namespace: namespace as string | null,
       };
     }
+    case 'query':
+      return isName(b['topic'])
+        ? { kind: 'query', topic: b['topic'], payload: b['payload'] ?? null }
+        : null;
     default:
       return null;
   }
@@ -270,7 +331,7 @@ export function encodeReply(reply: ReplyMessage): string {
 export function decodeReply(raw: string): Decoded<ReplyMessage> {
   const parsed = parseObject(raw);
   if (!parsed.ok) return parsed;
-  const { id, count, ids, found } = parsed.value;
+  const { id, count, ids, found, data, error } = parsed.value;
   if (!isName(id)) return { ok: false, reason: 'no request id' };
   if (count !== undefined && !(Number.isInteger(count) && (count as number) >= 0)) {
     return { ok: false, reason: '"count" is not a whole number' };
@@ -278,6 +339,9 @@ export function decodeReply(raw: string): Decoded<ReplyMessage> {
   if (ids !== undefined && !isStringArray(ids)) return { ok: false, reason: '"ids" is not a list' };
   if (found !== undefined && typeof found !== 'boolean') {
     return { ok: false, reason: '"found" is not a boolean' };
+  }
+  if (error !== undefined && typeof error !== 'string') {
+    return { ok: false, reason: '"error" is not a string' };
   }
   return {
     ok: true,
@@ -287,6 +351,8 @@ export function decodeReply(raw: string): Decoded<ReplyMessage> {
       ...(count === undefined ? {} : { count: count as number }),
       ...(ids === undefined ? {} : { ids: ids as string[] }),
       ...(found === undefined ? {} : { found: found as boolean }),
+      ...(data === undefined ? {} : { data }),
+      ...(error === undefined ? {} : { error: error as string }),
     },
   };
 }

@@ -95,7 +95,7 @@ describeRedis('RedisHistoryStore', () => {
     expect(epoch).toMatch(/^[0-9a-f]{16}$/);
     expect(new Set(published.map((p) => p.position.epoch))).toEqual(new Set([epoch]));
     // The text is the template around the position, valid JSON with `pos` last.
-    expect(JSON.parse(published[2]!.text)).toEqual({
+    expect(JSON.parse(published[2]!.text as string)).toEqual({
       event: 'm',
       data: { n: 3 },
       pos: { room: 'r', namespace: '/', epoch, offset: 3 },

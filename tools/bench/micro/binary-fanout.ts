@@ -15,7 +15,12 @@
 // - `seq per receiver`: the same header and `sendBinary` of `[header, payload]`, which
 //   sends the pair as two fragments of one message (the payload shared, never copied);
 // - `ws, two fragments`: raw `ws`, the header as a first fragment (`fin: false`) and the
-//   shared payload as the second: no copy, one more frame on the wire.
+//   shared payload as the second: no copy, one more frame on the wire;
+// - `@pkg/core, room broadcast`: `server.broadcast(event, bytes, { room })` of the library
+//   (its defaults: `max_buffered_amount` 4 MiB, no heartbeat) to version 1 clients in one
+//   room, with sessions (`recovery_window` 120 s: each receiver's `seq` appended to a header
+//   built once, two fragments) and without (`recovery_window: 0`: one frame for all).
+//   `@pkg/core` is this workspace's build (`pnpm build` at the root first).
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -28,10 +33,11 @@ import {
   encodeBinaryHeader,
 } from '../../../packages/wire/src/index';
 import { WebSocketHandler } from '../../../packages/ws-protocol/src/index';
+import { NullLogger, Server, ServerConfig } from '@pkg/core';
 
 const PAYLOAD = 64 * 1024;
 
-async function clients(url: string, count: number): Promise<void> {
+async function clients(url: string, count: number, hello: boolean): Promise<void> {
   let bytes = 0;
   let want = 0;
   const sockets: WebSocket[] = [];
@@ -45,6 +51,7 @@ async function clients(url: string, count: number): Promise<void> {
       }
     });
     await once(ws, 'open');
+    if (hello) ws.send(JSON.stringify({ event: '$hello', data: { v: 1 } }));
     sockets.push(ws);
   }
   process.on('message', (message: { expect: number } | 'exit') => {
@@ -91,14 +98,21 @@ async function main(): Promise<void> {
     label: string,
     raw_: boolean,
     ways: (ids: string[]) => Way[],
+    core?: Server,
   ): Promise<void> => {
     useRaw = raw_;
-    const child = fork(process.argv[1]!, ['--clients', url, String(count)], {
+    const target = core === undefined ? url : `ws://127.0.0.1:${core.getPort()}/`;
+    const child = fork(process.argv[1]!, ['--clients', target, String(count), String(!!core)], {
       stdio: 'inherit',
     });
     const [ready] = (await once(child, 'message')) as [string];
     if (ready !== 'ready') throw new Error('the clients did not start');
-    const ids = raw_ ? [] : [...handler.getClients()].map((c) => c.id);
+    if (core !== undefined) {
+      // Every client said $hello: wait until all are open, then put them in the room.
+      while (core.getAllClients().length < count) await new Promise((r) => setTimeout(r, 10));
+      for (const id of core.getAllClients()) core.joinRoom(id, 'doc');
+    }
+    const ids = raw_ || core ? [] : [...handler.getClients()].map((c) => c.id);
     for (const way of ways(ids)) {
       const times: number[] = [];
       const cpus: number[] = [];
@@ -180,13 +194,45 @@ async function main(): Promise<void> {
       },
     },
   ]);
+  for (const sessions of [true, false]) {
+    const core = new Server(
+      new ServerConfig({
+        host: '127.0.0.1',
+        port: 0,
+        heartbeat_interval: 0,
+        shutdown_timeout: 100,
+        ...(sessions ? {} : { recovery_window: 0 }),
+      }),
+      undefined,
+      undefined,
+      undefined,
+      new NullLogger(),
+    );
+    await core.run();
+    const coreHeader = encodeBinaryHeader({ event: 'doc.update' }, PAYLOAD).length;
+    await run(
+      '@pkg/core',
+      false,
+      () => [
+        {
+          name: sessions
+            ? 'room broadcast, sessions (seq per receiver)'
+            : 'room broadcast, no sessions (one frame)',
+          perClient: PAYLOAD + coreHeader + (sessions ? 8 : 0),
+          send: () => void core.broadcast('doc.update', payload, { room: 'doc' }),
+        },
+      ],
+      core,
+    );
+    await core.close();
+  }
   console.log(`\n(WebSocket frame header per message: ${wsHeader} bytes, not counted above.)`);
   await handler.closeAll(1001, 'done', 100);
   server.close();
 }
 
 if (process.argv[2] === '--clients') {
-  void clients(process.argv[3]!, Number(process.argv[4]));
+  void clients(process.argv[3]!, Number(process.argv[4]), process.argv[5] === 'true');
 } else {
   void main();
 }

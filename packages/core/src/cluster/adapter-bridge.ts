@@ -1,6 +1,6 @@
 import type { LoggerInterface } from '@pkg/logger';
 import type { EnvelopeMeta } from '@pkg/wire';
-import { prepareMessage, type EventData, type WebSocketHandler } from '@pkg/ws-protocol';
+import type { WebSocketHandler } from '@pkg/ws-protocol';
 import type { AdapterSlot } from './adapter-slot';
 import {
   type Adapter,
@@ -17,6 +17,13 @@ import { eventErrorOf } from '../ws/event-refusal';
 import type { BroadcastOptions } from '../routing/socket-controller';
 import type { StreamPosition } from '@pkg/wire';
 import type { RoomHistory } from '../history/room-history';
+import type { ClusterQueries } from './cluster-query';
+import {
+  sendTo,
+  serialize,
+  type OutboundData,
+  type SerializedMessage,
+} from '../ws/serialized-message';
 
 const ADAPTER_METHODS = [
   'attach',
@@ -59,11 +66,13 @@ export interface AdapterBridgeOptions {
     namespace: string | null,
   ) => EnvelopeMeta | undefined;
   /** With tracing on: runs a delivery another instance asked for in a span of its trace. */
-  readonly runTraced?: <T>(trace: EnvelopeMeta, text: string, deliver: () => T) => T;
+  readonly runTraced?: <T>(trace: EnvelopeMeta, text: SerializedMessage, deliver: () => T) => T;
   /** A broadcast of another instance was delivered here `ms` after it was published. */
   readonly crossInstanceLatency?: (ms: number) => void;
   /** Told of each adapter once it is attached (the presence tracker starts its replicator). */
   readonly attached?: (adapter: Adapter) => void;
+  /** The cluster queries this instance answers for the others. */
+  readonly queries?: ClusterQueries;
 }
 
 /**
@@ -72,11 +81,11 @@ export interface AdapterBridgeOptions {
  */
 export interface LocalClients {
   /** Delivers one serialised broadcast to those of the clients that take deliveries. */
-  deliver(clientIds: Iterable<string>, text: string): number;
+  deliver(clientIds: Iterable<string>, text: SerializedMessage): number;
   /** The clients broadcasts and counts see (open connections and away sessions). */
   localClientIds(): Iterable<string>;
-  /** Sends to a client of this process; false when it has none by that id. */
-  send(clientId: string, event: string, data: EventData): boolean;
+  /** Sends to a client of this process; false when it has none by that id (or skipped it). */
+  send(clientId: string, message: SerializedMessage): boolean;
   /**
    * A local client was put in a room it was not in (`already` false): the protocol layer
    * recovers the room from `since` (or a position of its `$hello`). Also called, with
@@ -112,11 +121,14 @@ export class AdapterBridge {
     this.#slot = options.slot;
     const ws = options.wsHandler;
     this.#local = {
-      deliver: (clientIds, text) => ws.sendToMany(clientIds, text),
+      deliver: (clientIds, text) =>
+        typeof text === 'string'
+          ? ws.sendToMany(clientIds, text)
+          : ws.sendBinaryToMany(clientIds, text),
       *localClientIds() {
         for (const client of ws.getClients()) yield client.id;
       },
-      send: (clientId, event, data) => ws.send(clientId, event, data),
+      send: (clientId, message) => sendTo(ws, clientId, message),
       joined: () => undefined,
       revoke: () => 0,
     };
@@ -181,7 +193,7 @@ export class AdapterBridge {
 
   broadcast(
     event: string,
-    data: EventData,
+    data: OutboundData,
     namespace: string | null,
     room: string | null,
     options: BroadcastOptions,
@@ -204,7 +216,7 @@ export class AdapterBridge {
         return 0;
       }
     }
-    const text = prepareMessage(event, data);
+    const text = serialize(event, data);
     const trace = this.#o.traceContext?.(event, room, namespace);
     const target = {
       namespace,
@@ -218,11 +230,15 @@ export class AdapterBridge {
     return typeof delivered === 'number' ? delivered : 0;
   }
 
-  /** Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. */
-  send(clientId: string, event: string, data: EventData): boolean {
-    if (this.#local.send(clientId, event, data)) return true;
+  /**
+   * Sends to a local WebSocket client, or hands an unknown id to the cluster adapter. Bytes
+   * (`data` a Uint8Array) go as one binary frame; a version 0 client is skipped (false).
+   */
+  send(clientId: string, event: string, data: OutboundData): boolean {
+    const message = serialize(event, data);
+    if (this.#local.send(clientId, message)) return true;
     if (this.#o.clients.getType(clientId) !== undefined) return false;
-    return this.#forward({ type: 'send', clientId, text: prepareMessage(event, data) });
+    return this.#forward({ type: 'send', clientId, text: message });
   }
 
   /**
@@ -376,6 +392,9 @@ export class AdapterBridge {
         return true;
       },
       revoke: (identity, room, namespace) => this.#local.revoke(identity, room, namespace),
+      ...(this.#o.queries === undefined
+        ? {}
+        : { answerQuery: this.#o.queries.answer.bind(this.#o.queries) }),
       logger,
       ...(this.#o.runTraced === undefined ? {} : { runTraced: this.#o.runTraced }),
       ...(this.#o.crossInstanceLatency === undefined

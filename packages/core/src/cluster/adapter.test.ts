@@ -14,7 +14,7 @@ import { ServerConfig } from '../config/server-config';
 function setup(ids: string[]) {
   const namespaces = new NamespaceManager();
   const connected = new Set(ids);
-  const deliveries: Array<{ ids: string[]; text: string }> = [];
+  const deliveries: Array<{ ids: string[]; text: string | Uint8Array }> = [];
   const host: AdapterHost = {
     namespaces,
     localClientIds: () => connected.values(),

@@ -4,6 +4,8 @@ import type { EnvelopeMeta } from '@pkg/wire';
 import { DEFAULT_NAMESPACE, NamespaceManager } from '../ws/namespace-manager';
 import type { PresenceReplicator } from '../presence/cluster-presence';
 import type { BroadcastTarget } from '../ws/broadcast-target';
+import type { ClusterQueryResult } from './cluster-query';
+import type { SerializedMessage } from '../ws/serialized-message';
 
 export type { BroadcastTarget } from '../ws/broadcast-target';
 
@@ -23,10 +25,11 @@ export type AdapterState = 'local' | 'connecting' | 'connected' | 'degraded' | '
 
 /**
  * An operation on one client that is not connected to this process, carried out by the
- * instance that holds it. `send` carries an envelope serialised once by the sender.
+ * instance that holds it. `send` carries a message serialised once by the sender: the JSON
+ * text of an envelope, or (protocol version 1) the bytes of a binary frame.
  */
 export type RemoteClientOperation =
-  | { readonly type: 'send'; readonly clientId: string; readonly text: string }
+  | { readonly type: 'send'; readonly clientId: string; readonly text: SerializedMessage }
   | { readonly type: 'disconnect'; readonly clientId: string }
   | {
       readonly type: 'joinRoom' | 'leaveRoom';
@@ -42,10 +45,11 @@ export interface AdapterHost {
   /** Ids of every WebSocket client connected to this process. */
   localClientIds(): Iterable<string>;
   /**
-   * Writes an already serialised envelope to those of the given clients that are connected
-   * to this process; returns how many it was written to.
+   * Writes an already serialised message (a JSON text, or a binary frame's bytes: never
+   * to a version 0 client) to those of the given clients that are connected to this
+   * process; returns how many it was written to.
    */
-  deliver(clientIds: Iterable<string>, text: string): number;
+  deliver(clientIds: Iterable<string>, text: SerializedMessage): number;
   /** Whether a WebSocket client with that id is connected to this process. */
   hasClient?(clientId: string): boolean;
   /**
@@ -59,6 +63,11 @@ export interface AdapterHost {
    */
   revoke?(identity: string, room: string | null, namespace: string | null): number;
   /**
+   * A cluster query asked by another instance (`server.queryCluster`): this instance's
+   * answer, from the handler registered for `topic`; rejects when there is none.
+   */
+  answerQuery?(topic: string, payload: unknown): Promise<unknown>;
+  /**
    * A cluster adapter delivered here a broadcast another instance published `ms` ago (on the
    * publisher's clock against this one's): the server's metrics record it.
    */
@@ -70,7 +79,7 @@ export interface AdapterHost {
    * `text`) as part of the trace `trace` came from: a span on this instance when tracing is
    * on, a plain call otherwise. Returns what `deliver` returns.
    */
-  runTraced?<T>(trace: EnvelopeMeta, text: string, deliver: () => T): T;
+  runTraced?<T>(trace: EnvelopeMeta, text: SerializedMessage, deliver: () => T): T;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -97,10 +106,12 @@ export interface Adapter {
   /** Forgets the client everywhere (it disconnected). */
   removeClient(clientId: string): MaybePromise<void>;
   /**
-   * Delivers an envelope that has been serialised once by the server to every client the
+   * Delivers a message that has been serialised once by the server to every client the
    * target selects; returns (or resolves to) the number of local clients it was written to.
+   * The message is a JSON text, or (protocol version 1) a binary frame's bytes, which an
+   * adapter carries unchanged (as bytes: never as a text).
    */
-  broadcast(text: string, target: BroadcastTarget): MaybePromise<number>;
+  broadcast(text: SerializedMessage, target: BroadcastTarget): MaybePromise<number>;
   /** Number of clients the target selects (cluster-wide for a cluster adapter). */
   clientCount(target?: CountTarget): MaybePromise<number>;
   /** Releases connections and timers; called by `Server.close()`. */
@@ -123,6 +134,12 @@ export interface Adapter {
    * process only.
    */
   revoke?(identity: string, room: string | null, namespace: string | null): Promise<number>;
+  /**
+   * `server.queryCluster`: asks every instance, this one included (each calls its host's
+   * `answerQuery`), and resolves with the answers that came within `timeout` ms and how many
+   * instances did not answer. Optional: without it only this instance answers.
+   */
+  query?(topic: string, payload: unknown, timeout: number): Promise<ClusterQueryResult>;
   /** The link to the other instances, for the health check. Optional (`local` without it). */
   getState?(): AdapterState;
   /**
@@ -184,7 +201,7 @@ export class LocalAdapter implements Adapter {
     this.#require().namespaces.removeClient(clientId);
   }
 
-  broadcast(text: string, target: BroadcastTarget): number {
+  broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const host = this.#require();
     const skip = exceptSet(target.except);
     return host.deliver(without(this.#select(host, target), skip), text);

@@ -13,8 +13,11 @@ import {
   WireErrorCode,
   isWellFormedName,
   readStreamPosition,
+  type HistoryAnswerData,
+  type HistoryMessage,
   type HistoryRequestData,
   type RequestId,
+  type RoomPosition,
   type StreamPosition,
 } from '@pkg/wire';
 import type { Envelope } from '@pkg/ws-protocol';
@@ -35,6 +38,17 @@ export interface HistoryClient {
 /** The connection's door (protocol/outbound.ts): answers and `error` events. */
 export interface HistoryDoor {
   answerTo(conn: HistoryClient, event: string, id: RequestId, result: unknown): number;
+  /**
+   * A binary part of an answer: one binary frame `{event, id, pos}` and the bytes, sent
+   * before the answer. Returns its length, 0 when it was not sent.
+   */
+  answerPart(
+    conn: HistoryClient,
+    event: string,
+    id: RequestId,
+    pos: RoomPosition,
+    bytes: Uint8Array,
+  ): number;
   failTo(
     conn: HistoryClient,
     code: string,
@@ -172,7 +186,9 @@ function serve(
   }
   host.history.answer(namespace, room, since, limit, clientId).then(
     (answer) => {
-      budget.spend(outbound.answerTo(conn, ControlEvent.HISTORY, id, answer), Date.now());
+      const { text, partBytes } = withBinaryParts(outbound, conn, id, answer);
+      const answered = outbound.answerTo(conn, ControlEvent.HISTORY, id, text);
+      budget.spend(partBytes + answered, Date.now());
       next(host, conn);
     },
     (err: unknown) => {
@@ -187,4 +203,37 @@ function serve(
       next(host, conn);
     },
   );
+}
+
+/**
+ * Sends the bytes of the answer's binary messages as its parts (docs/protocol.md, "Binary
+ * messages in requests, answers, sessions and history"): the k-th binary frame carrying
+ * the request's `id` and the message's `pos`, before the answer, where that message is
+ * `{event, pos, binary: k}` without `data`. A part that could not be sent (the connection
+ * takes no binary frames) leaves its message out of the answer.
+ */
+function withBinaryParts(
+  outbound: HistoryDoor,
+  conn: HistoryClient,
+  id: RequestId,
+  answer: HistoryAnswerData,
+): { text: HistoryAnswerData; partBytes: number } {
+  if (!answer.messages.some((m) => m.data instanceof Uint8Array)) {
+    return { text: answer, partBytes: 0 };
+  }
+  const messages: HistoryMessage[] = [];
+  let partBytes = 0;
+  let k = 0;
+  for (const m of answer.messages) {
+    if (!(m.data instanceof Uint8Array)) {
+      messages.push(m);
+      continue;
+    }
+    const sent = outbound.answerPart(conn, m.event, id, m.pos, m.data);
+    if (sent === 0) continue;
+    partBytes += sent;
+    messages.push({ event: m.event, pos: m.pos, binary: k } as unknown as HistoryMessage);
+    k += 1;
+  }
+  return { text: { ...answer, messages }, partBytes };
 }

@@ -7,7 +7,9 @@
  * `head + JSON.stringify(epoch) + ',"offset":' + offset + tail`, so a store that assigns the
  * position elsewhere (a Redis script) can build the text without running JavaScript.
  */
+import { encodeBinaryFrame, fillPosition } from '@pkg/wire';
 import type { LostRange, RecoveryFailureReason, StreamPosition } from '@pkg/wire';
+import type { SerializedMessage } from '../ws/serialized-message';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -24,6 +26,43 @@ export interface PositionTemplate {
 }
 
 /**
+ * A binary message to keep (protocol version 1): its event and its bytes. The store makes
+ * the binary frame with the position in its header (`{event, pos, data}`, see
+ * {@link fillTemplate}); the bytes are kept as bytes, never as a text.
+ */
+export interface BinaryTemplate {
+  readonly event: string;
+  readonly data: Uint8Array;
+}
+
+/** What a store keeps: a text with the hole for its position, or a binary message. */
+export type MessageTemplate = PositionTemplate | BinaryTemplate;
+
+/** True for the template of a binary message. */
+export function isBinaryTemplate(template: MessageTemplate): template is BinaryTemplate {
+  return (template as Partial<BinaryTemplate>).data instanceof Uint8Array;
+}
+
+/**
+ * The message a template becomes at a position of its room: the text with `pos` filled in,
+ * or the binary frame `{event, pos, data}`.
+ */
+export function fillTemplate(
+  template: MessageTemplate,
+  target: KeptTarget,
+  epoch: string,
+  offset: number,
+): SerializedMessage {
+  if (!isBinaryTemplate(template)) return fillPosition(template, epoch, offset);
+  const { room, namespace } = target;
+  return encodeBinaryFrame({
+    event: template.event,
+    pos: { room, namespace, epoch, offset },
+    data: template.data,
+  });
+}
+
+/**
  * Where a kept broadcast goes: one room of one namespace, minus `except`. The store keeps
  * `except` with the message, so a read for a client it left out leaves it out too.
  */
@@ -36,15 +75,19 @@ export interface KeptTarget {
 /** What a kept broadcast became. */
 export interface PublishedMessage {
   readonly position: StreamPosition;
-  readonly text: string;
+  /** The message as delivered: a text, or a binary frame's bytes. */
+  readonly text: SerializedMessage;
   /** Clients of this process it was written to (as `Adapter.broadcast` counts). */
   readonly delivered: number;
 }
 
-/** One kept message: its offset in the current epoch and the text as delivered. */
+/**
+ * One kept message: its offset in the current epoch and the message as delivered (a text,
+ * or the bytes of a binary frame, which a store keeps as bytes).
+ */
 export interface KeptMessage {
   readonly offset: number;
-  readonly text: string;
+  readonly text: SerializedMessage;
 }
 
 /** A read of a room's history. */
@@ -110,7 +153,7 @@ export interface HistoryRead {
 export interface HistoryStore {
   publish(
     target: KeptTarget,
-    template: PositionTemplate,
+    template: MessageTemplate,
     policy: HistoryPolicy,
   ): MaybePromise<PublishedMessage>;
   read(namespace: string, room: string, query: HistoryQuery): MaybePromise<HistoryRead>;

@@ -15,9 +15,10 @@
  * that does not keep the process alive).
  */
 import { randomBytes } from 'node:crypto';
-import { fillPosition, roomKey, type RecoveryFailureReason } from '@pkg/wire';
+import { roomKey, type RecoveryFailureReason } from '@pkg/wire';
 import type { BroadcastTarget } from '../ws/broadcast-target';
-import { keptExcept } from './history';
+import type { SerializedMessage } from '../ws/serialized-message';
+import { fillTemplate, keptExcept } from './history';
 import type {
   HistoryPolicy,
   KeptExcept,
@@ -26,7 +27,7 @@ import type {
   HistoryStore,
   KeptMessage,
   KeptTarget,
-  PositionTemplate,
+  MessageTemplate,
   PublishedMessage,
 } from './history';
 
@@ -39,7 +40,8 @@ interface RoomStream {
   readonly epoch: string;
   /** The offset of the last publication (0: none yet). */
   last: number;
-  readonly texts: string[];
+  /** Texts, and binary frames as their bytes. */
+  readonly texts: SerializedMessage[];
   readonly times: number[];
   /** The clients each text's broadcast left out (see {@link KeptExcept}). */
   readonly excepts: KeptExcept[];
@@ -58,7 +60,7 @@ export interface MemoryHistoryStoreOptions {
    * Delivers a kept message to the target's clients (the server passes its adapter's
    * `broadcast`); returns how many clients of this process it was written to.
    */
-  readonly deliver: (text: string, target: BroadcastTarget) => number;
+  readonly deliver: (message: SerializedMessage, target: BroadcastTarget) => number;
   /** Milliseconds between two sweeps of forgotten rooms. Default 1000. */
   readonly sweepInterval?: number;
   /** The clock, in ms (tests pass their own). Default `Date.now`. */
@@ -108,7 +110,7 @@ export class MemoryHistoryStore implements HistoryStore {
     return this.#rooms.size;
   }
 
-  publish(target: KeptTarget, template: PositionTemplate, policy: HistoryPolicy): PublishedMessage {
+  publish(target: KeptTarget, template: MessageTemplate, policy: HistoryPolicy): PublishedMessage {
     const now = this.#now();
     this.#sweepFront(now);
     const key = roomKey(target.namespace, target.room);
@@ -134,7 +136,7 @@ export class MemoryHistoryStore implements HistoryStore {
     stream.last += 1;
     stream.expires = now + policy.ttl;
     const offset = stream.last;
-    const text = fillPosition(template, stream.epoch, offset);
+    const text = fillTemplate(template, target, stream.epoch, offset);
     stream.texts.push(text);
     stream.times.push(now);
     stream.excepts.push(keptExcept(target.except));

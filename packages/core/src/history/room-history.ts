@@ -16,9 +16,21 @@ import {
   type RoomPosition,
   type StreamPosition,
 } from '@pkg/wire';
-import { prepareMessage, type EventData } from '@pkg/ws-protocol';
+import { prepareMessage } from '@pkg/ws-protocol';
 import type { BroadcastTarget } from '../ws/broadcast-target';
-import type { HistoryPolicy, HistoryRead, HistoryStore, KeptTarget } from './history';
+import {
+  messageBytes,
+  readFrame,
+  type OutboundData,
+  type SerializedMessage,
+} from '../ws/serialized-message';
+import type {
+  HistoryPolicy,
+  HistoryRead,
+  HistoryStore,
+  KeptTarget,
+  MessageTemplate,
+} from './history';
 import { MemoryHistoryStore } from './memory-history';
 import type { HistoryPattern } from '../config/options';
 import { createCoreError } from '../errors';
@@ -165,17 +177,20 @@ export class RoomHistory {
 
   /**
    * Publishes a broadcast to a room that keeps history: serialised once with the `pos`
-   * hole, numbered, kept and delivered by the store. Returns the local deliveries when the
+   * hole (bytes: kept as bytes, made a binary frame with its `pos`), numbered, kept and
+   * delivered by the store. Returns the local deliveries when the
    * store answers at once, else 0 (its promise is settled here; a failure is logged).
    */
   publish(
     event: string,
-    data: EventData,
+    data: OutboundData,
     target: KeptTarget,
     policy: HistoryPolicy,
   ): MaybePromise<{ delivered: number; position: StreamPosition }> {
-    const text = prepareMessage(event, data);
-    const template = positionTemplate(text, target.room, target.namespace);
+    const template: MessageTemplate =
+      data instanceof Uint8Array
+        ? { event, data }
+        : positionTemplate(prepareMessage(event, data), target.room, target.namespace);
     const published = this.store.publish(target, template, policy);
     const done = (p: { position: StreamPosition; delivered: number }) => {
       this.#announce(event, target, p.position, p.delivered);
@@ -238,8 +253,9 @@ export class RoomHistory {
     let fit = 0;
     while (fit < messages.length) {
       const next = messages[newest ? messages.length - 1 - fit : fit]!;
-      if (bytes + next.text.length > maxReplayBytes) break;
-      bytes += next.text.length;
+      const size = messageBytes(next.text);
+      if (bytes + size > maxReplayBytes) break;
+      bytes += size;
       fit += 1;
     }
     const overBytes = fit < messages.length;
@@ -289,7 +305,7 @@ export class RoomHistory {
   }
 
   /** The in-memory store delivers through the adapter (cluster-wide with a cluster adapter). */
-  #broadcast(text: string, target: BroadcastTarget): number {
+  #broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const delivered = this.#o.adapter().broadcast(text, target);
     if (typeof delivered === 'number') return delivered;
     delivered.catch((err: unknown) =>
@@ -303,7 +319,7 @@ export class RoomHistory {
 export interface HistoryAdapter {
   /** A shared history store (the Redis adapter's); without it, this process's memory. */
   readonly history?: HistoryStore;
-  broadcast(text: string, target: BroadcastTarget): MaybePromise<number>;
+  broadcast(message: SerializedMessage, target: BroadcastTarget): MaybePromise<number>;
 }
 
 /**
@@ -331,14 +347,25 @@ function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-/** A kept text as `$history` returns it: `{event, data, pos}`. */
-export function decodeKept(text: string): HistoryMessage {
+/**
+ * A kept message as `server.history` returns it: `{event, data, pos}`, `data` the bytes (a
+ * view of the kept frame) for a binary message.
+ */
+export function decodeKept(text: SerializedMessage): HistoryMessage {
+  if (typeof text !== 'string') {
+    const frame = readFrame(text);
+    return { event: frame?.event ?? '', data: frame?.data, pos: frame?.pos as RoomPosition };
+  }
   const envelope = JSON.parse(text) as HistoryMessage;
   return { event: envelope.event, data: envelope.data, pos: envelope.pos };
 }
 
-/** The `pos` of a kept text, read from its end (where the template puts it). */
-export function positionOf(text: string): RoomPosition | undefined {
+/**
+ * The `pos` of a kept message: read from the end of a text (where the template puts it), or
+ * from a binary frame's header.
+ */
+export function positionOf(text: SerializedMessage): RoomPosition | undefined {
+  if (typeof text !== 'string') return readFrame(text)?.pos;
   const pos = readPositionMember(text);
   if (typeof pos !== 'object' || pos === null) return undefined;
   const { room, namespace, epoch, offset } = pos as Partial<Record<string, unknown>>;

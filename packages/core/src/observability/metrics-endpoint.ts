@@ -4,10 +4,11 @@
  * `trust_proxy`) and by a request with `Authorization: Bearer <metrics_token>` when a token
  * is set. A request that a proxy on an allowed address forwarded (it carries
  * `X-Forwarded-For` / `Forwarded` and the proxy is not trusted) needs the token: otherwise
- * every client of a reverse proxy on the same machine would read the metrics.
+ * every client of a reverse proxy on the same machine would read the metrics. The decision
+ * is access-check.ts's, which `@pkg/admin` uses too.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Response, type Request, type TrustPredicate } from '@pkg/http';
+import { accessAllowed } from './access-check';
 
 /** What the endpoint needs. */
 export interface MetricsEndpointOptions {
@@ -23,23 +24,9 @@ export interface MetricsEndpointOptions {
   readonly read: () => Promise<{ text: string; contentType: string }>;
 }
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-
-/** Compares a presented token with the configured one in constant time. */
-export function tokenMatches(presented: string, expected: string): boolean {
-  return timingSafeEqual(digest(presented), digest(expected));
-}
-
-/** True when the request may read the metrics; see the module comment. */
+/** True when the request may read the metrics; see the module comment (and access-check.ts). */
 export function metricsAllowed(request: Request, options: MetricsEndpointOptions): boolean {
-  const auth = request.getHeader('authorization');
-  if (options.token !== null && auth !== undefined && /^bearer /i.test(auth)) {
-    return tokenMatches(auth.slice(7).trim(), options.token);
-  }
-  const peer = request.getRemoteAddress();
-  const forwarded = request.hasHeader('x-forwarded-for') || request.hasHeader('forwarded');
-  if (forwarded && !options.trust(peer)) return false;
-  return options.allow(request.getIpAddress());
+  return accessAllowed(request, options);
 }
 
 /** Wraps a dispatch function: `GET path` answers the metrics (or 403), the rest goes on. */

@@ -57,6 +57,11 @@ export interface MetricsSources {
   adapterStats(): Readonly<Record<string, unknown>> | undefined;
   /** Whether an inbound event has a handler (event labels are bounded by this). */
   hasHandler(event: string): boolean;
+  /**
+   * Binary messages not sent because their client does not take binary frames (a version 0
+   * connection): the WebSocket handler's `skippedBinary`. Optional for other sources.
+   */
+  binarySkipped?(): number;
 }
 
 /** What the Redis adapter's `stats()` reports, as counters and gauges. */
@@ -184,6 +189,7 @@ export function createPromMetrics(prefix: string, sources: MetricsSources): Metr
   };
   bytes('ws_received_bytes_total', 'Bytes received on WebSocket connections (frames included).', () => closedIn + sources.liveBytes().received); // prettier-ignore
   bytes('ws_sent_bytes_total', 'Bytes sent on WebSocket connections (frames included).', () => closedOut + sources.liveBytes().sent); // prettier-ignore
+  bytes('ws_binary_skipped_total', 'Binary messages not sent to a client that does not take binary frames (protocol version 0).', () => sources.binarySkipped?.() ?? 0); // prettier-ignore
   new prom.Gauge({
     name: n('adapter_state'),
     help: 'The link of the adapter to the other instances: 1 for the current state.',

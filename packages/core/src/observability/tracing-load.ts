@@ -65,6 +65,6 @@ export class TracingSlot {
   ): EnvelopeMeta | undefined => this.current?.publish(event, room, namespace);
 
   /** Runs a delivery asked for by another instance in its span (or plainly, before run()). */
-  readonly deliver = <T>(meta: EnvelopeMeta, text: string, run: () => T): T =>
+  readonly deliver = <T>(meta: EnvelopeMeta, text: string | Uint8Array, run: () => T): T =>
     this.current === null ? run() : this.current.deliver(meta, text, run);
 }

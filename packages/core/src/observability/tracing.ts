@@ -11,7 +11,7 @@
 import type { Attributes, Context, Span, TextMapGetter, Tracer } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import type { Request, Response } from '@pkg/http';
-import { ControlEvent, type EnvelopeMeta } from '@pkg/wire';
+import { ControlEvent, decodeBinaryFrame, type EnvelopeMeta } from '@pkg/wire';
 import type { Envelope, WsClient } from '@pkg/ws-protocol';
 
 /** The parts of `@opentelemetry/api` that tracing uses (the module itself satisfies it). */
@@ -52,8 +52,15 @@ const metaGetter: TextMapGetter<EnvelopeMeta> = {
 /** `{"event":"name",...}` as prepareMessage writes it: the name, read without parsing the rest. */
 const EVENT_PREFIX = /^\{"event":("(?:[^"\\]|\\.){1,256}")/;
 
-/** The event name at the start of a serialised envelope, or `message` when it cannot be read. */
-export function eventOfText(text: string): string {
+/**
+ * The event name at the start of a serialised envelope (or in a binary frame's header), or
+ * `message` when it cannot be read.
+ */
+export function eventOfText(text: string | Uint8Array): string {
+  if (typeof text !== 'string') {
+    const read = decodeBinaryFrame(text);
+    return read.ok ? read.frame.event : 'message';
+  }
   const match = EVENT_PREFIX.exec(text);
   if (match === null) return 'message';
   try {
@@ -216,7 +223,7 @@ export class Tracing {
   }
 
   /** Runs a delivery that another instance asked for in a CONSUMER span `<event> process`. */
-  deliver<T>(meta: EnvelopeMeta, text: string, run: () => T): T {
+  deliver<T>(meta: EnvelopeMeta, text: string | Uint8Array, run: () => T): T {
     const api = this.#api;
     const parent = api.propagation.extract(api.ROOT_CONTEXT, meta, metaGetter);
     const event = eventOfText(text);

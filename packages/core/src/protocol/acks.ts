@@ -4,9 +4,15 @@
  * goes away. At most `maxPerClient` are pending per client; a late or unknown `rid` is
  * ignored. One timer per pending request, cleared as soon as it settles.
  */
-import { appendRid, type EventData } from '@pkg/wire';
-import { prepareMessage, type WebSocketHandler } from '@pkg/ws-protocol';
+import { appendBinaryRid, appendRid } from '@pkg/wire';
+import type { WebSocketHandler } from '@pkg/ws-protocol';
 import { createCoreError, type CoreError } from '../errors';
+import {
+  readFrame,
+  serialize,
+  type OutboundData,
+  type SerializedMessage,
+} from '../ws/serialized-message';
 
 /** Longest `$nack` `code` / `message` copied into the server-side error (characters). */
 export const MAX_NACK_CODE_LENGTH = 64;
@@ -183,12 +189,12 @@ export function requestToClient(
   clientId: string,
   state: 'v1' | 'v0' | 'gone',
   event: string,
-  data: EventData,
+  data: OutboundData,
   options: EmitWithAckOptions,
 ): Promise<unknown> {
-  let text: string;
+  let message: SerializedMessage;
   try {
-    text = prepareMessage(event, data);
+    message = serialize(event, data);
   } catch (err) {
     return Promise.reject(err as Error);
   }
@@ -204,7 +210,24 @@ export function requestToClient(
       ),
     );
   }
+  if (typeof message === 'string') {
+    return requests.request(pending, clientId, event, options.timeout, (rid) =>
+      ws.sendRaw(clientId, appendRid(message, rid)),
+    );
+  }
+  // Bytes are refused at send to a client that does not take binary frames.
+  if (!ws.takesBinary(clientId)) {
+    return Promise.reject(
+      createCoreError(
+        Error,
+        'PKG_ERR_CORE_PROTOCOL_UNSUPPORTED',
+        `emitWithAck("${event}"): client ${clientId} does not take binary frames (protocol version 1 with ws_binary_frames), so it cannot be sent bytes; send JSON.`,
+      ),
+    );
+  }
+  const payload = readFrame(message)!.data;
+  const header = message.subarray(0, message.length - payload.length);
   return requests.request(pending, clientId, event, options.timeout, (rid) =>
-    ws.sendRaw(clientId, appendRid(text, rid)),
+    ws.sendBinary(clientId, [appendBinaryRid(header, rid), payload]),
   );
 }

@@ -343,8 +343,8 @@ describe('Connection: what it owns', () => {
 
   it('recoveries: one per room at a time; only the current one finishes', () => {
     const conn = connectionIn(S.OPEN);
-    const hold = { texts: [], overflow: false, marks: conn.marks };
-    const other = { texts: [], overflow: false, marks: conn.marks };
+    const hold = { messages: [], overflow: false, marks: conn.marks };
+    const other = { messages: [], overflow: false, marks: conn.marks };
     expect(conn.recovering).toBe(0);
     expect(conn.startRecovery('k', hold)).toBe(true);
     expect(conn.startRecovery('k', other)).toBe(false);
@@ -494,7 +494,7 @@ describe('Connection: what it owns', () => {
     conn.startHistory(env('$history', {}, 1));
     conn.startHistory(env('$history', {}, 2));
     conn.marks.replayed = new Map([['k', { offset: 1, epoch: 'e' }]]);
-    conn.startRecovery('k', { texts: [], overflow: false, marks: conn.marks });
+    conn.startRecovery('k', { messages: [], overflow: false, marks: conn.marks });
     const rejected = jest.fn();
     conn.serverRequests.add('r1', {
       event: 'q',

@@ -73,6 +73,8 @@ export class Connection {
   #state: ConnectionStateName = ConnectionState.HANDSHAKEN;
   /** Negotiated the subprotocol `pkg.v1` in its handshake. */
   readonly v1: boolean;
+  /** When its upgrade was accepted (ms since the epoch): the admin's age column and sort. */
+  readonly connectedAt: number = Date.now();
   #hello = false;
   #identity: string | undefined = undefined;
   /** When its credentials stop being accepted (ms since the epoch); undefined: never. */

@@ -21,6 +21,7 @@ import type { AuthOutcome, AuthRefusal } from './auth';
 import type { Connection } from './connection';
 import type { ResumeRefusal, Session, SessionStore } from './session';
 import type { ConnectionTable } from './connections';
+import { sendTo } from '../ws/serialized-message';
 
 /** What a `$welcome` says. */
 export interface WelcomeFields {
@@ -193,7 +194,7 @@ export class Welcomer {
     conn.inherit(holder);
     h.conns.moved(conn, fresh);
     this.#send(conn, hello, authUnused, true, undefined);
-    for (const text of outcome.replay) h.ws.sendRaw(session.clientId, text);
+    for (const message of outcome.replay) sendTo(h.ws, session.clientId, message);
     h.open(conn, false);
     return undefined;
   }

@@ -7,22 +7,26 @@
 import type { LoggerInterface } from '@pkg/logger';
 import {
   WireErrorCode,
+  appendBinarySeq,
   encodeBinaryHeader,
-  type EventData,
   type RequestId,
   type RoomPosition,
 } from '@pkg/wire';
-import {
-  prepareAnswer,
-  prepareMessage,
-  type Envelope,
-  type WebSocketHandler,
-} from '@pkg/ws-protocol';
+import { prepareAnswer, type Envelope, type WebSocketHandler } from '@pkg/ws-protocol';
 import { ConnectionState, type Connection } from './connection';
 import type { ConnectionTable } from './connections';
-import { withSeq, type SessionStore } from './session';
+import type { SessionStore } from './session';
 import { wasReplayed, type RoomRecovery } from './room-recovery';
 import { positionOf } from '../history/room-history';
+import {
+  sendTo,
+  serialize,
+  splitFrame,
+  withSeqOf,
+  type BinaryParts,
+  type OutboundData,
+  type SerializedMessage,
+} from '../ws/serialized-message';
 
 /** Why an authentication ended without opening the connection: the `error` it answers. */
 export interface Refusal {
@@ -144,6 +148,22 @@ export class Outbound {
   }
 
   /**
+   * A binary part of an answer (`$history`): one binary frame with the request's `id` and
+   * a kept message's `pos`, sent before the answer itself. Returns its length (0: not sent,
+   * e.g. the connection takes no binary frames; the skip is counted).
+   */
+  answerPart(
+    conn: Connection,
+    event: string,
+    id: RequestId,
+    pos: RoomPosition,
+    bytes: Uint8Array,
+  ): number {
+    const header = encodeBinaryHeader({ event, id, pos }, bytes.length);
+    return this.#o.ws.sendBinary(conn.id, [header, bytes]) ? header.length + bytes.length : 0;
+  }
+
+  /**
    * The connection's door for errors: an `error` event `{code, message, ...extra}`, through
    * the WebSocket handler's one door (`@pkg/wire`'s error table decides whether it is
    * throttled and whether it counts as a protocol error). With `id` it answers that request,
@@ -184,33 +204,46 @@ export class Outbound {
   /**
    * Sends an event to one client: numbered and kept for replay when it has a session
    * (also while it is away, then true). False when the client is unknown or not `open`.
+   * Bytes (`data` a Uint8Array) go out as one binary frame; a client that does not take
+   * binary frames (version 0) is skipped, counted, and false.
    */
-  send(clientId: string, event: string, data: EventData): boolean {
-    const text = prepareMessage(event, data);
+  send(clientId: string, event: string, data: OutboundData): boolean {
+    return this.sendMessage(clientId, serialize(event, data));
+  }
+
+  /** {@link send} of a message serialised already (a text, or a binary frame's bytes). */
+  sendMessage(clientId: string, message: SerializedMessage): boolean {
     const conn = this.#o.conns.get(clientId);
     if (conn === undefined) return false;
+    const { ws } = this.#o;
     const open = conn.state === ConnectionState.OPEN;
     const { session } = conn;
-    if (session === undefined) return open && this.#o.ws.sendRaw(clientId, text);
+    if (session === undefined) return open && sendTo(ws, clientId, message);
     if (session.connected && !open) return false;
-    const seq = this.#o.sessions!.keep(session, text);
-    return session.connected ? this.#o.ws.sendRaw(clientId, withSeq(text, seq)) : true;
+    // Never kept for a connection that cannot take it: sendBinary skips it and counts.
+    if (session.connected && typeof message !== 'string' && !ws.takesBinary(clientId)) {
+      return ws.sendBinary(clientId, message);
+    }
+    const seq = this.#o.sessions!.keep(session, message);
+    return session.connected ? sendTo(ws, clientId, withSeqOf(message, seq)) : true;
   }
 
   /**
    * Delivers one serialised broadcast to those of the given clients that are `open` or
    * away: as it is to clients without a session (one buffer for all of them); with its
-   * `seq` in each session, and kept, for those with one.
+   * `seq` in each session, and kept, for those with one. A binary frame reaches only the
+   * clients that take binary frames (version 1): the others are skipped and counted, and
+   * not in the number returned.
    */
-  readonly deliver = (clientIds: Iterable<string>, text: string): number =>
-    this.#deliver(clientIds, text, this.#o.recovery);
+  readonly deliver = (clientIds: Iterable<string>, message: SerializedMessage): number =>
+    this.#deliver(clientIds, message, this.#o.recovery);
 
   /**
    * Delivers a replayed message, or a live one held during a recovery, as a broadcast is
    * (with its `seq` and kept in a session, so a session resume covers it); never held.
    */
-  deliverHeld(clientId: string, text: string): boolean {
-    return this.#deliver([clientId], text, undefined) > 0;
+  deliverHeld(clientId: string, message: SerializedMessage): boolean {
+    return this.#deliver([clientId], message, undefined) > 0;
   }
 
   /**
@@ -218,8 +251,15 @@ export class Outbound {
    * recovery of the room runs, dropped when a finished recovery already replayed them) and
    * left out for the recovery's own replay and held messages.
    */
-  #deliver(clientIds: Iterable<string>, text: string, recovery: RoomRecovery | undefined): number {
+  #deliver(
+    clientIds: Iterable<string>,
+    text: SerializedMessage,
+    recovery: RoomRecovery | undefined,
+  ): number {
     const { sessions, ws, conns } = this.#o;
+    const binary = typeof text !== 'string';
+    // A binary frame's header and payload, split once for every receiver with a session.
+    let split: readonly [Uint8Array, Uint8Array] | undefined;
     const plain: string[] = [];
     let n = 0;
     // The text's room position, read once and only for a receiver that recovered a room.
@@ -251,10 +291,20 @@ export class Outbound {
         sessions!.keep(session, text);
         n += 1;
       } else if (conn?.state === ConnectionState.OPEN) {
-        if (ws.sendRaw(id, withSeq(text, sessions!.keep(session, text)))) n += 1;
+        // A connection that does not take binary frames: skipped and counted, never kept.
+        if (binary && !ws.takesBinary(id)) ws.sendBinary(id, text);
+        else {
+          const seq = sessions!.keep(session, text);
+          if (binary) split ??= splitFrame(text);
+          const message: string | BinaryParts =
+            split === undefined ? withSeqOf(text, seq) : [appendBinarySeq(split[0], seq), split[1]];
+          if (sendTo(ws, id, message)) n += 1;
+        }
       }
     }
-    if (plain.length > 0) n += ws.sendToMany(plain, text);
+    if (plain.length > 0) {
+      n += binary ? ws.sendBinaryToMany(plain, text) : ws.sendToMany(plain, text);
+    }
     return n;
   }
 }

@@ -16,7 +16,6 @@ import {
   fitCloseReason,
   readRefresh,
   roomKey,
-  type EventData,
   type StreamPosition,
 } from '@pkg/wire';
 import {
@@ -42,7 +41,8 @@ import { SessionStore, type Session } from './session';
 import type { ConnectionTable } from './connections';
 import { Messages, type Membership } from './messages';
 import type { LocalClients } from '../cluster/adapter-bridge';
-import { eventOfText, socketBytes } from '../observability/observability';
+import { socketBytes } from '../observability/observability';
+import { eventOfMessage, type OutboundData } from '../ws/serialized-message';
 import { PendingHandlers } from './pending-handlers';
 import { RoomRecovery, marksOf } from './room-recovery';
 import { answerHistory, type HistoryRequestHost } from '../history/history-request';
@@ -185,13 +185,13 @@ export class ProtocolV1 {
     return {
       deliver: (clientIds, text) => {
         const n = out.deliver(clientIds, text);
-        holder.metrics?.messageOut(eventOfText(text), n);
+        holder.metrics?.messageOut(eventOfMessage(text), n);
         return n;
       },
       localClientIds: () => this.localClientIds(),
-      send: (clientId, event, data) => {
-        const sent = out.send(clientId, event, data);
-        if (sent) holder.metrics?.messageOut(event, 1);
+      send: (clientId, message) => {
+        const sent = out.sendMessage(clientId, message);
+        if (sent) holder.metrics?.messageOut(eventOfMessage(message), 1);
         return sent;
       },
       joined: (clientId, room, namespace, since, already) =>
@@ -713,7 +713,7 @@ export class ProtocolV1 {
   emitWithAck(
     clientId: string,
     event: string,
-    data: EventData,
+    data: OutboundData,
     options: EmitWithAckOptions = {},
   ): Promise<unknown> {
     const conn = this.#conns.get(clientId);

@@ -32,10 +32,12 @@ import {
 import type { HistoryRead } from '../history/history';
 import { positionOf, type RoomHistory } from '../history/room-history';
 import { ConnectionState, type Connection } from './connection';
+import { messageBytes, type SerializedMessage } from '../ws/serialized-message';
 
 /** Live messages of one room held for one client while its history is read. */
 export interface RecoveryHold {
-  readonly texts: string[];
+  /** The held messages (texts, and binary frames of version 1), in arrival order. */
+  readonly messages: SerializedMessage[];
   overflow: boolean;
   /** Where the client's replay marks are kept (see {@link marksOf}). */
   readonly marks: ReplayMarks;
@@ -50,7 +52,7 @@ export interface RoomRecoveryOptions {
    * Delivers a replayed or held message as a broadcast would have (with `seq`, kept in a
    * session); false when the client is no longer there.
    */
-  readonly deliver: (clientId: string, text: string) => boolean;
+  readonly deliver: (clientId: string, message: SerializedMessage) => boolean;
   /** Told the outcome of each recovery: `recovered`, or the reason it failed (metrics). */
   readonly outcome?: (outcome: string) => void;
   /** Whether the client is in the room now (a mark is kept only for a room it is still in). */
@@ -89,11 +91,14 @@ export function wasReplayed(
  * Where a client stands after a failed recovery: the position read, or just before the
  * first held message of that epoch at or before it (that message is sent after `$recovered`).
  */
-function beforeHeld(read: StreamPosition | null, held: readonly string[]): StreamPosition | null {
+function beforeHeld(
+  read: StreamPosition | null,
+  held: readonly SerializedMessage[],
+): StreamPosition | null {
   if (read === null) return null;
   let first = read.offset + 1;
-  for (const text of held) {
-    const pos = positionOf(text);
+  for (const message of held) {
+    const pos = positionOf(message);
     if (pos !== undefined && pos.epoch === read.epoch && pos.offset < first) first = pos.offset;
   }
   return first > read.offset ? read : { epoch: read.epoch, offset: first - 1 };
@@ -110,13 +115,13 @@ export class RoomRecovery {
    * A live delivery to a client in recovery: true when it is held (a message of a room
    * being recovered), false when it goes out now.
    */
-  hold(conn: Connection, text: string): boolean {
+  hold(conn: Connection, message: SerializedMessage): boolean {
     if (conn.recovering === 0) return false;
-    const pos = positionOf(text);
+    const pos = positionOf(message);
     if (pos === undefined) return false;
     const held = conn.recoveryOf(holdKey(pos.namespace, pos.room));
     if (held === undefined) return false;
-    if (held.texts.length < this.#o.history.maxReplay) held.texts.push(text);
+    if (held.messages.length < this.#o.history.maxReplay) held.messages.push(message);
     else held.overflow = true;
     return true;
   }
@@ -182,7 +187,7 @@ export class RoomRecovery {
     }
     const key = holdKey(namespace, room);
     if (conn.recoveryOf(key) !== undefined) return;
-    const hold: RecoveryHold = { texts: [], overflow: false, marks: marksOf(conn) };
+    const hold: RecoveryHold = { messages: [], overflow: false, marks: marksOf(conn) };
     conn.startRecovery(key, hold);
     let read: HistoryRead | Promise<HistoryRead>;
     try {
@@ -226,7 +231,7 @@ export class RoomRecovery {
     let lost = reason === 'messages_lost' && read.lost?.length ? read.lost : undefined;
     if (reason === 'messages_lost' && lost === undefined) reason = 'too_far_behind';
     let bytes = 0;
-    for (const m of read.messages) bytes += m.text.length;
+    for (const m of read.messages) bytes += messageBytes(m.text);
     const replays = reason === undefined || lost !== undefined;
     if (replays && (bytes > this.#o.history.maxReplayBytes || hold.overflow)) {
       reason = 'too_far_behind';
@@ -257,17 +262,17 @@ export class RoomRecovery {
     // stands at is then just before the first of those, or a client that drops what it has
     // seen by position (@pkg/client) would drop them.
     const done = reason === undefined || lost !== undefined;
-    const position = done ? read.position : beforeHeld(read.position, hold.texts);
+    const position = done ? read.position : beforeHeld(read.position, hold.messages);
     if (position !== null) data.position = position;
     this.#recovered(clientId, data);
     const at = done ? read.position : null;
-    for (const text of hold.texts) {
+    for (const message of hold.messages) {
       if (at !== null) {
-        const pos = positionOf(text);
+        const pos = positionOf(message);
         // Already in the replay.
         if (pos !== undefined && pos.epoch === at.epoch && pos.offset <= at.offset) continue;
       }
-      this.#o.deliver(clientId, text);
+      this.#o.deliver(clientId, message);
     }
   }
 

@@ -49,7 +49,7 @@ describe('SessionStore', () => {
     const sessions = store(2);
     const s = sessions.open('c1', undefined, 'a');
     for (const n of ['a', 'b', 'c']) sessions.keep(s, msg(n));
-    expect(s.texts).toEqual([msg('b'), msg('c')]);
+    expect(s.messages).toEqual([msg('b'), msg('c')]);
     sessions.away(s);
     expect(sessions.resume(s, 0)).toEqual({ refused: 'overflow' });
     expect(sessions.lookup(s.token)).toBeUndefined();

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendSeq, type ResumeRefusalReason, type StreamPosition } from '@pkg/wire';
+import { withSeqOf, type BinaryParts, type SerializedMessage } from '../ws/serialized-message';
 
 /** Why a resume was not granted (`$welcome.reason`). */
 export type ResumeRefusal = ResumeRefusalReason;
@@ -23,9 +24,12 @@ export interface Session {
   readonly identity: string | undefined;
   /** The address group it was created from (for the per-address bound). */
   readonly address: string;
-  /** Message texts without `seq`, oldest first, at most `bufferSize`. */
-  readonly texts: string[];
-  /** The `seq` of each kept text. */
+  /**
+   * Messages without `seq`, oldest first, at most `bufferSize`: texts, and binary frames
+   * (version 1) as their bytes.
+   */
+  readonly messages: SerializedMessage[];
+  /** The `seq` of each kept message. */
   readonly seqs: number[];
   /** The last `seq` given in this session (0: none yet). */
   seq: number;
@@ -104,7 +108,7 @@ export class SessionStore {
       clientId,
       identity,
       address: this.#o.groupOf?.(address) ?? address,
-      texts: [],
+      messages: [],
       seqs: [],
       seq: 0,
       dropped: 0,
@@ -127,13 +131,13 @@ export class SessionStore {
   }
 
   /** Keeps a message for a session; returns its `seq` in that session. */
-  keep(session: Session, text: string): number {
+  keep(session: Session, message: SerializedMessage): number {
     session.seq += 1;
-    session.texts.push(text);
+    session.messages.push(message);
     session.seqs.push(session.seq);
     this.#slots += 1;
-    if (session.texts.length > this.#o.bufferSize) {
-      session.texts.shift();
+    if (session.messages.length > this.#o.bufferSize) {
+      session.messages.shift();
       session.dropped = session.seqs.shift()!;
       this.#slots -= 1;
     }
@@ -170,7 +174,10 @@ export class SessionStore {
    * Resumes a session after `seq`: the messages to replay, or `overflow` (then the session
    * has ended and the caller runs its disconnect path). The token is rotated.
    */
-  resume(session: Session, seq: number): { replay: string[] } | { refused: 'overflow' } {
+  resume(
+    session: Session,
+    seq: number,
+  ): { replay: Array<string | BinaryParts> } | { refused: 'overflow' } {
     this.#leaveAway(session);
     if (session.dropped > seq) {
       this.end(session);
@@ -180,9 +187,9 @@ export class SessionStore {
     this.#byToken.delete(session.token);
     session.token = newToken();
     this.#byToken.set(session.token, session);
-    const replay: string[] = [];
+    const replay: Array<string | BinaryParts> = [];
     for (let i = 0; i < session.seqs.length; i += 1) {
-      if (session.seqs[i]! > seq) replay.push(withSeq(session.texts[i]!, session.seqs[i]!));
+      if (session.seqs[i]! > seq) replay.push(withSeqOf(session.messages[i]!, session.seqs[i]!));
     }
     return { replay };
   }
@@ -192,7 +199,7 @@ export class SessionStore {
     this.#leaveAway(session);
     if (this.#byToken.get(session.token) !== session) return;
     this.#byToken.delete(session.token);
-    this.#slots -= session.texts.length;
+    this.#slots -= session.messages.length;
     this.#gone.set(session.token, why);
     if (this.#gone.size > MAX_GONE) this.#gone.delete(this.#gone.keys().next().value!);
   }

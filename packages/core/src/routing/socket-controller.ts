@@ -81,7 +81,8 @@ export interface ClientCredentials {
 }
 
 export interface ControllerHost {
-  send(clientId: string, event: string, data: EventData): boolean;
+  /** `data` a Uint8Array: one binary frame (protocol version 1 clients only). */
+  send(clientId: string, event: string, data: EventData | Uint8Array): boolean;
   sendEventError(
     clientId: string,
     code: string,
@@ -90,7 +91,7 @@ export interface ControllerHost {
   ): void;
   broadcast(
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     namespace?: string | null | BroadcastTargetOptions,
     room?: string | null,
     options?: BroadcastOptions,
@@ -120,7 +121,7 @@ export interface ControllerHost {
   emitWithAck?(
     clientId: string,
     event: string,
-    data: EventData,
+    data: EventData | Uint8Array,
     options?: EmitWithAckOptions,
   ): Promise<unknown>;
 }
@@ -187,7 +188,7 @@ export abstract class SocketController<
     event: E,
     data: EventPayload<Emit, E>,
   ): boolean {
-    return this.getServer().send(clientId, event, data as EventData);
+    return this.getServer().send(clientId, event, data as EventData | Uint8Array);
   }
 
   /** Sends a request to a protocol version 1 client; resolves with its answer (see `Server.emitWithAck`). */
@@ -207,7 +208,7 @@ export abstract class SocketController<
         ),
       );
     }
-    return server.emitWithAck(clientId, event, data as EventData, options) as Promise<
+    return server.emitWithAck(clientId, event, data as EventData | Uint8Array, options) as Promise<
       EventAnswer<Emit, E>
     >;
   }
@@ -225,7 +226,7 @@ export abstract class SocketController<
   ): number {
     return this.getServer().broadcast(
       event,
-      data as EventData,
+      data as EventData | Uint8Array,
       ...resolveBroadcastArgs(namespace, room, options),
     );
   }
@@ -240,7 +241,7 @@ export abstract class SocketController<
   ): number {
     return this.getServer().broadcast(
       event,
-      data as EventData,
+      data as EventData | Uint8Array,
       namespace,
       room,
       exceptClientId === undefined ? {} : { except: exceptClientId },

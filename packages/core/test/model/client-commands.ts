@@ -1,7 +1,8 @@
 // Commands on open connections and on the server: requests with and without ids, joins with
 // good and odd room names, a second `$hello`, TCP drops, broadcasts and disconnectClient.
 import { WAIT, type Received } from './harness';
-import { type Client, type Model, type Real } from './model';
+import { encodeBinaryFrame } from '@pkg/wire';
+import { newsBytes, newsNumber, type Client, type Model, type Real } from './model';
 import { Step, choose, expectWithin, fail, live, open, sendEcho } from './step';
 
 // ---------------------------------------------------------------- messages
@@ -197,9 +198,15 @@ function bounded(done: () => boolean, what: string): Promise<void> {
   });
 }
 
-/** `server.broadcast` to everyone or to a room. */
+/**
+ * `server.broadcast` to everyone or to a room, of JSON or of bytes: bytes reach the version 1
+ * connections only (a version 0 one is skipped), JSON reaches all.
+ */
 export class Broadcast extends Step {
-  constructor(readonly room: 'lobby' | null) {
+  constructor(
+    readonly room: 'lobby' | null,
+    readonly binary = false,
+  ) {
     super();
   }
   check(): boolean {
@@ -210,29 +217,85 @@ export class Broadcast extends Step {
     const members = this.room === null ? undefined : (m.rooms.get(this.room) ?? new Set<string>());
     const targets = new Set<string>();
     const inScope = (id: string): boolean => members === undefined || members.has(id);
+    const takes = (c: Client): boolean => !this.binary || c.version === 1;
     for (const c of m.clients)
-      if (c.phase === 'open' && inScope(c.clientId!)) targets.add(c.clientId!);
+      if (c.phase === 'open' && takes(c) && inScope(c.clientId!)) targets.add(c.clientId!);
     for (const s of m.sessions)
       if (s.state === 'away' && inScope(s.clientId)) targets.add(s.clientId);
     const maybe = new Set(
-      m.clients.filter((c) => c.phase === 'pending' && c.fate === 'accept').map((c) => c.tag),
+      m.clients
+        .filter((c) => c.phase === 'pending' && c.fate === 'accept' && takes(c))
+        .map((c) => c.tag),
     );
-    m.broadcasts.push({ n, room: this.room ?? undefined, targets, maybe });
-    if (this.room === null) r.server.broadcast('news', { n });
-    else r.server.broadcast('news', { n }, '/', this.room);
+    m.broadcasts.push({ n, room: this.room ?? undefined, binary: this.binary, targets, maybe });
+    const data = this.binary ? newsBytes(n) : { n };
+    if (this.room === null) r.server.broadcast('news', data);
+    else r.server.broadcast('news', data, '/', this.room);
     for (const c of m.clients) {
       if (c.phase !== 'open' || !targets.has(c.clientId!)) continue;
       await expectWithin(
-        c.conn.next(
-          (x) => x.event === 'news' && (x.data as { n: number }).n === n,
-          WAIT,
-          `${c.tag}: broadcast #${n} not delivered`,
-        ),
+        c.conn.next((x) => newsNumber(x) === n, WAIT, `${c.tag}: broadcast #${n} not delivered`),
       );
     }
   }
   toString(): string {
-    return `Broadcast(${this.room ?? 'everyone'})`;
+    return `Broadcast(${this.room ?? 'everyone'}${this.binary ? ', bytes' : ''})`;
+  }
+}
+
+/**
+ * A binary `echo` from an open connection, with or without an id: a version 1 one gets its
+ * bytes back in one binary frame with the id; a version 0 one gets `binary_not_supported`.
+ */
+export class SendBinary extends Step {
+  constructor(
+    readonly pick: number,
+    readonly withId: boolean,
+    readonly size: number,
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    return open(m).length > 0;
+  }
+  async act(m: Model): Promise<void> {
+    const c = choose(open(m), this.pick);
+    if (c === undefined) return;
+    const id = this.withId ? c.nextId++ : undefined;
+    const data = new Uint8Array(this.size).map((_, i) => (i * 7 + c.nextId) & 0xff);
+    const before = c.conn.received.length;
+    const frame = encodeBinaryFrame(
+      id === undefined ? { event: 'echo', data } : { event: 'echo', id, data },
+    );
+    if (!c.conn.sendBinary(frame)) return;
+    if (c.version === 0) {
+      const refusal = await expectWithin(
+        c.conn.next(
+          (x) => c.conn.received.indexOf(x) >= before && x.event === 'error',
+          WAIT,
+          `${c.tag} (version 0): a binary frame was not refused`,
+        ),
+      );
+      const code = (refusal.data as { code?: string }).code;
+      if (code !== 'binary_not_supported' || refusal.id !== undefined) {
+        fail(`${c.tag} (version 0): a binary frame answered ${JSON.stringify(refusal)}`);
+      }
+      return;
+    }
+    if (id === undefined) return;
+    c.requests.set(id, Date.now());
+    const answer = await expectWithin(
+      c.conn.next((x) => x.id === id, WAIT, `${c.tag}: binary echo id ${id} not answered`),
+    );
+    if (answer.binary !== true || answer.event !== 'echo') {
+      fail(`${c.tag}: binary echo id ${id} answered ${JSON.stringify(answer)}`);
+    }
+    if (!Buffer.from(answer.data as Uint8Array).equals(data)) {
+      fail(`${c.tag}: binary echo id ${id} came back with other bytes`);
+    }
+  }
+  toString(): string {
+    return `SendBinary(#${this.pick}, ${this.withId ? 'with id' : 'no id'}, ${this.size} B)`;
   }
 }
 

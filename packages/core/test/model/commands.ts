@@ -8,6 +8,7 @@ import {
   Join,
   SecondHello,
   Send,
+  SendBinary,
   type RoomName,
 } from './client-commands';
 import {
@@ -49,7 +50,12 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
       .map(([p, room, withId]) => new Join(p, room, withId)),
     SecondHello: pick.map((p) => new SecondHello(p)),
     Drop: pick.map((p) => new Drop(p)),
-    Broadcast: fc.constantFrom<'lobby' | null>(null, 'lobby').map((room) => new Broadcast(room)),
+    Broadcast: fc
+      .tuple(fc.constantFrom<'lobby' | null>(null, 'lobby'), fc.boolean())
+      .map(([room, binary]) => new Broadcast(room, binary)),
+    SendBinary: fc
+      .tuple(pick, fc.boolean(), fc.constantFrom(0, 1, 300, 70_000))
+      .map(([p, withId, size]) => new SendBinary(p, withId, size)),
     Disconnect: pick.map((p) => new Disconnect(p)),
   };
   const names = only === undefined || only === '' ? Object.keys(all) : only.split(',');
@@ -61,6 +67,7 @@ export function commandArbitraries(only?: string): Array<fc.Arbitrary<Cmd>> {
     Send: 2,
     Drop: 2,
     Broadcast: 2,
+    SendBinary: 2,
     Join: 2,
   };
   return names.flatMap((name) => {

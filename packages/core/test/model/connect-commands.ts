@@ -3,6 +3,7 @@
 // with the session's own token, another user's token, or an old one.
 import { AUTH_TIMEOUT, Conn, HELLO_WAIT, SLOW_AUTH, WAIT, type Received } from './harness';
 import {
+  newsNumber,
   observe,
   openClient,
   welcomeOf,
@@ -200,10 +201,7 @@ function seen(m: Model, s: Session): { seq: number; news: number } {
   const received = m.clients.filter((c) => c.session === s).flatMap((c) => c.conn.received);
   return {
     seq: Math.max(0, ...received.map((x) => x.seq ?? 0)),
-    news: Math.max(
-      0,
-      ...received.filter((x) => x.event === 'news').map((x) => (x.data as { n: number }).n),
-    ),
+    news: Math.max(0, ...received.flatMap((x) => newsNumber(x) ?? [])),
   };
 }
 
@@ -294,7 +292,7 @@ export class Resume extends Step {
     for (const n of replay) {
       await expectWithin(
         c.conn.next(
-          (x) => x.event === 'news' && (x.data as { n: number }).n === n,
+          (x) => newsNumber(x) === n,
           WAIT,
           `${c.tag}: broadcast #${n} not replayed after resume`,
         ),

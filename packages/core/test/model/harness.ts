@@ -4,6 +4,7 @@
 // everything they receive. Waits are bounded waits on events; nothing sleeps in a loop.
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { decodeBinaryFrame } from '@pkg/wire';
 import type { WsContext } from '@pkg/decorators';
 import { NullLogger } from '@pkg/logger';
 import {
@@ -36,13 +37,15 @@ export type ServerEvent =
   | { kind: 'handler'; id: string; event: string; tag: string | undefined }
   | { kind: 'auth'; tag: string | undefined; auth: string | undefined; resume: unknown };
 
-/** Envelope as a client receives it. */
+/** Envelope as a client receives it; a binary frame's members, `data` its bytes. */
 export interface Received {
   event: string;
   data: unknown;
   id?: unknown;
   rid?: unknown;
   seq?: number;
+  /** A binary frame (protocol version 1). */
+  binary?: true;
 }
 
 /** Records in order everything the server does for the model's clients. */
@@ -195,8 +198,14 @@ export class Conn {
 
   private constructor(ws: WebSocket) {
     this.ws = ws;
-    ws.on('message', (raw) => {
-      this.received.push(JSON.parse(String(raw)) as Received);
+    ws.on('message', (raw: Buffer, isBinary) => {
+      if (isBinary) {
+        const read = decodeBinaryFrame(new Uint8Array(raw));
+        // A frame the client cannot read is recorded as such: the invariants reject it.
+        this.received.push(
+          read.ok ? { ...read.frame, binary: true } : { event: '?binary', data: raw, binary: true },
+        );
+      } else this.received.push(JSON.parse(String(raw)) as Received);
       this.#wake();
     });
     ws.on('close', (code, reason) => {
@@ -253,6 +262,13 @@ export class Conn {
   send(envelope: Record<string, unknown>): boolean {
     if (this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(JSON.stringify(envelope));
+    return true;
+  }
+
+  /** Sends one binary frame; false (nothing sent) once the connection is closing. */
+  sendBinary(frame: Uint8Array): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(frame);
     return true;
   }
 }

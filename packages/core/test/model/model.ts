@@ -61,6 +61,8 @@ export interface Client {
 export interface Broadcast {
   n: number;
   room: string | undefined;
+  /** Sent as bytes: only version 1 connections may get it. */
+  binary: boolean;
   /** Client ids it must reach: open at the time, or away (kept for replay). */
   targets: Set<string>;
   /** Tags of connections whose auth was still running: they may or may not get it. */
@@ -98,6 +100,25 @@ function fail(message: string): never {
 }
 
 /** Events that are deliveries (only an open connection may get them). */
+/**
+ * The number of a `news` broadcast: `data.n` of a JSON one, the first four bytes (big-endian)
+ * of a binary one; undefined for any other message.
+ */
+export function newsNumber(m: Received): number | undefined {
+  if (m.event !== 'news') return undefined;
+  if (m.binary !== true) return (m.data as { n: number }).n;
+  const bytes = m.data as Uint8Array;
+  return bytes.length < 4 ? -1 : Buffer.from(bytes).readUInt32BE(0);
+}
+
+/** The bytes of binary broadcast #n: its number, then bytes that depend on it. */
+export function newsBytes(n: number): Uint8Array {
+  const bytes = Buffer.alloc(4 + (n % 7) * 300);
+  bytes.writeUInt32BE(n, 0);
+  for (let i = 4; i < bytes.length; i += 1) bytes[i] = (n * 31 + i) & 0xff;
+  return new Uint8Array(bytes);
+}
+
 export function isDelivery(m: Received): boolean {
   return m.id === undefined && m.event !== '$welcome' && m.event !== 'error' && m.event !== '$pong';
 }
@@ -252,11 +273,20 @@ function checkConnection(model: Model, c: Client): void {
       }
       lastSeq = m.seq;
     }
+    if (m.binary === true && c.version === 0) {
+      fail(`${c.tag} (version 0) got a binary frame: ${m.event}`);
+    }
     if (m.event === 'news') {
-      const n = (m.data as { n: number }).n;
+      const n = newsNumber(m)!;
       if (news.has(n)) fail(`${c.tag} got broadcast #${n} twice`);
       news.add(n);
       const b = model.broadcasts.find((x) => x.n === n);
+      if (b !== undefined && b.binary !== (m.binary === true)) {
+        fail(`${c.tag} got broadcast #${n} as ${m.binary ? 'bytes' : 'JSON'}`);
+      }
+      if (b?.binary === true && !Buffer.from(m.data as Uint8Array).equals(newsBytes(n))) {
+        fail(`${c.tag} got the bytes of broadcast #${n} changed`);
+      }
       const allowed =
         b !== undefined &&
         ((c.clientId !== undefined && b.targets.has(c.clientId)) ||
