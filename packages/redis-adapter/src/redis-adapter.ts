@@ -208,7 +208,7 @@ export class RedisAdapter implements Adapter {
         echoes: (channel) =>
           this.#sub?.isReady === true && this.#subscriptions?.confirmed(channel) === true,
         deliverLocal: (text, target) => this.#local.broadcast(text, target),
-        binary: this.#options.cluster === null,
+        binary: this.#options.cluster === null && this.#options.sentinel === null,
         log: () => this.#log(),
       });
     }
@@ -362,7 +362,10 @@ export class RedisAdapter implements Adapter {
    */
   broadcast(text: SerializedMessage, target: BroadcastTarget): number {
     const delivered = this.#local.broadcast(text, target);
-    if (typeof text !== 'string' && this.#options.cluster !== null) {
+    if (
+      typeof text !== 'string' &&
+      (this.#options.cluster !== null || this.#options.sentinel !== null)
+    ) {
       this.#clusterBinary('a binary broadcast reached this instance only');
       return delivered;
     }
@@ -455,12 +458,16 @@ export class RedisAdapter implements Adapter {
     else this.#onBroadcast(raw, channel);
   }
 
-  /** Warns once that a Redis Cluster does not carry binary messages between instances. */
+  /**
+   * Warns once that a Redis Cluster, or the master Redis Sentinel names (whose link reads
+   * strings, like the cluster link), does not carry binary messages between instances.
+   */
   #clusterBinary(what: string): void {
     if (this.#clusterBinaryWarned) return;
     this.#clusterBinaryWarned = true;
+    const where = this.#options.cluster !== null ? 'on a Redis Cluster' : 'with Redis Sentinel';
     this.#log().warning(
-      `RedisAdapter: ${what}: on a Redis Cluster, binary messages are delivered to the clients of the instance that sent them only`,
+      `RedisAdapter: ${what}: ${where}, binary messages are delivered to the clients of the instance that sent them only`,
     );
   }
 

@@ -50,10 +50,15 @@ class Recording extends AbstractLogger {
 /** A protocol version 1 `ws` client: says $hello, then keeps what it receives. */
 class Client {
   readonly received: Message[] = [];
+  /** Binary frames received. */
+  readonly binary: Buffer[] = [];
   id = '';
 
   private constructor(readonly ws: WebSocket) {
-    ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Message));
+    ws.on('message', (raw, isBinary) => {
+      if (isBinary) this.binary.push(raw as Buffer);
+      else this.received.push(JSON.parse(String(raw)) as Message);
+    });
   }
 
   static async open(url: string): Promise<Client> {
@@ -511,6 +516,29 @@ suite('RedisAdapter on a master named by Redis Sentinel', () => {
     });
     expect(log.lines.filter((l) => l.includes('serving local clients only'))).toHaveLength(1);
   }, 60_000);
+
+  it('delivers a binary broadcast to the sending instance only, and says so once', async () => {
+    const p = prefix();
+    const log = new Recording();
+    const a = await startServer(p, log);
+    const b = await startServer(p);
+    const [onA, onB] = [await client(a.url), await client(b.url)];
+    await onA.join('bin');
+    await onB.join('bin');
+    await Promise.all([a.adapter.synced(), b.adapter.synced()]);
+    for (let k = 0; k < 2; k++) {
+      void a.server.broadcast('blob', Uint8Array.of(0, 0xff, k), { room: 'bin' });
+    }
+    a.server.broadcast('fence', {}, '/', 'bin');
+    await waitFor(
+      () => onA.events('fence').length === 1 && onB.events('fence').length === 1,
+      'the fence on both instances',
+    );
+    expect([onA.binary.length, onB.binary.length]).toEqual([2, 0]);
+    expect(
+      log.lines.filter((l) => l.includes('with Redis Sentinel, binary messages')),
+    ).toHaveLength(1);
+  });
 
   it('closes while the master is gone, with a broadcast waiting for it', async () => {
     const p = prefix();
