@@ -156,7 +156,9 @@ export class LocalSentinel {
     for (const port of this.dataPorts) {
       if (!this.alive(port)) await this.startData(port, master);
     }
-    await this.waitSettled(master);
+    // On a loaded machine the sentinels were seen to take more than 20 s to agree again
+    // after the tests that kill or restart the master.
+    await this.waitSettled(master, 40_000);
   }
 
   /** Kills the process on that port (SIGKILL) and waits for it to be gone. */
@@ -219,26 +221,36 @@ export class LocalSentinel {
    * replica (so that a failover can happen without losing what was written so far).
    */
   async waitSettled(master: number, limitMs = 20_000): Promise<void> {
+    let last = '';
     await waitFor(
       async () => {
         const role = String(await this.command(master, ['ROLE']).catch(() => ''));
-        if (!role.startsWith('master')) return false;
+        if (!role.startsWith('master')) {
+          last = `${master} says ROLE ${role}`;
+          return false;
+        }
         for (const port of this.dataPorts) {
           if (port === master || !this.#children.has(port)) continue;
           const info = String(await this.command(port, ['INFO', 'replication']).catch(() => ''));
           if (!info.includes(`master_port:${master}`) || !info.includes('master_link_status:up')) {
+            last = `replica ${port}: ${info.replace(/\s+/g, ' ').slice(0, 200)}`;
             return false;
           }
         }
         for (const port of this.sentinelPorts) {
           if (!this.#children.has(port)) continue;
           const info = String(await this.command(port, ['INFO', 'sentinel']).catch(() => ''));
-          if (!info.includes(`address=127.0.0.1:${master},slaves=1,sentinels=3`)) return false;
+          if (!info.includes(`address=127.0.0.1:${master},slaves=1,sentinels=3`)) {
+            last = `sentinel ${port}: ${/master0:\S+/.exec(info)?.[0] ?? info.slice(0, 200)}`;
+            return false;
+          }
         }
         return true;
       },
       `the sentinels to agree on master ${master}`,
       limitMs,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${last}`);
+    });
   }
 }

@@ -104,7 +104,7 @@ suite('RedisAdapter on a master named by Redis Sentinel', () => {
   beforeEach(async () => {
     // Each test starts from a master and a synced replica, whatever the one before left.
     await set.heal();
-  }, 30_000);
+  }, 50_000);
 
   afterEach(async () => {
     for (const close of closers.splice(0).reverse()) await close();
