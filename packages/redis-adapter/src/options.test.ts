@@ -33,6 +33,65 @@ describe('options', () => {
     );
   });
 
+  it('checks the sentinel option, which excludes url and cluster', () => {
+    const sentinelRootNodes = [{ host: '10.0.0.1', port: 26379 }];
+    expect(
+      resolveAdapterOptions({ sentinel: { name: 'mymaster', sentinelRootNodes } }),
+    ).toMatchObject({
+      sentinel: { name: 'mymaster', sentinelRootNodes, scanInterval: 5000 },
+      cluster: null,
+    });
+    expect(resolveAdapterOptions({}).sentinel).toBeNull();
+    expect(() =>
+      resolveAdapterOptions({ url: 'redis://x:1', sentinel: { name: 'm', sentinelRootNodes } }),
+    ).toThrow(/only one of "url".*"sentinel" with "url"/);
+    expect(() =>
+      resolveAdapterOptions({
+        cluster: { rootNodes: ['redis://x:1'] },
+        sentinel: { name: 'm', sentinelRootNodes },
+      }),
+    ).toThrow(/"sentinel" with "cluster"/);
+    expect(() => resolveAdapterOptions({ sentinel: { sentinelRootNodes } })).toThrow(
+      /"sentinel.name" must be the name the sentinels monitor/,
+    );
+    expect(() => resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes: [] } })).toThrow(
+      /"sentinel.sentinelRootNodes" must be a non-empty list/,
+    );
+    for (const node of [
+      '10.0.0.1:26379',
+      { host: '10.0.0.1' },
+      { host: '', port: 1 },
+      { host: 'h', port: 70000 },
+    ]) {
+      expect(() =>
+        resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes: [node] } }),
+      ).toThrow(/"sentinel.sentinelRootNodes\[0\]" must be \{ host: string, port: 1-65535 \}/);
+    }
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, scanInterval: 0 } }),
+    ).toThrow(/"sentinel.scanInterval"/);
+    expect(
+      resolveAdapterOptions({
+        sentinel: { name: 'm', sentinelRootNodes, password: 'p', sentinelPassword: 's' },
+      }).sentinel,
+    ).toMatchObject({ password: 'p', sentinelPassword: 's' });
+    expect(
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes } }).sentinel,
+    ).not.toHaveProperty('password');
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, password: 1 } }),
+    ).toThrow(/"sentinel.password" must be a non-empty string/);
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, sentinelUsername: '' } }),
+    ).toThrow(/"sentinel.sentinelUsername" must be a non-empty string/);
+    expect(() =>
+      resolveAdapterOptions({ sentinel: { name: 'm', sentinelRootNodes, tls: true } }),
+    ).toThrow(/unknown option "tls"/);
+    expect(() => resolveAdapterOptions({ sentinel: 'mymaster' })).toThrow(
+      expect.objectContaining({ code: 'PKG_ERR_REDIS_INVALID_OPTION' }),
+    );
+  });
+
   it('has a Redis history store unless history is false', () => {
     expect(new RedisAdapter().history).toBeDefined();
     expect(new RedisAdapter({ history: false }).history).toBeUndefined();

@@ -42,6 +42,31 @@ export interface RedisAdapterOptions {
    * sharded pub/sub, each room's channel and history on the shard of its room.
    */
   cluster?: RedisClusterOptions;
+  /**
+   * Use the master that Redis Sentinel names instead of a fixed `url` (`url` and `cluster`
+   * are then not given): the master set's name and a few of its sentinels. A failover is
+   * followed: commands and subscriptions move to the new master.
+   */
+  sentinel?: RedisSentinelOptions;
+}
+
+/** The `sentinel` option of {@link RedisAdapterOptions}. */
+export interface RedisSentinelOptions {
+  /** The name the sentinels monitor the master under (`sentinel monitor <name> ...`). */
+  name: string;
+  /** Some of the sentinels, `{ host, port }` each; at least one (the others are discovered). */
+  sentinelRootNodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  /**
+   * How often the sentinels are asked for the master again, besides the failovers they
+   * announce, ms. Default `5000`.
+   */
+  scanInterval?: number;
+  /** The ACL user and password of the data nodes (master and replicas, `requirepass`). */
+  username?: string;
+  password?: string;
+  /** The ACL user and password of the sentinels (their own `requirepass`). */
+  sentinelUsername?: string;
+  sentinelPassword?: string;
 }
 
 /** The `cluster` option of {@link RedisAdapterOptions}. */
@@ -65,6 +90,15 @@ export interface ResolvedRedisAdapterOptions {
   readonly cluster: {
     readonly rootNodes: readonly string[];
     readonly checkInterval: number;
+  } | null;
+  readonly sentinel: {
+    readonly name: string;
+    readonly sentinelRootNodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+    readonly scanInterval: number;
+    readonly username?: string;
+    readonly password?: string;
+    readonly sentinelUsername?: string;
+    readonly sentinelPassword?: string;
   } | null;
 }
 
@@ -172,6 +206,7 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     'logger',
     'history',
     'cluster',
+    'sentinel',
   ]);
   if (o['history'] !== undefined && typeof o['history'] !== 'boolean') {
     throw invalid(owner, 'option "history" must be true or false.');
@@ -209,6 +244,7 @@ export function resolveAdapterOptions(options: unknown): ResolvedRedisAdapterOpt
     logger: checkLogger(owner, o['logger']),
     history: (o['history'] as boolean | undefined) ?? REDIS_ADAPTER_DEFAULTS.history,
     cluster: resolveCluster(owner, o['cluster'], o['url']),
+    sentinel: resolveSentinel(owner, o['sentinel'], o['url'], o['cluster']),
   };
 }
 
@@ -242,6 +278,73 @@ function resolveCluster(
   return {
     rootNodes,
     checkInterval: checkPositiveInt(owner, 'cluster.checkInterval', o['checkInterval'], 1000),
+  };
+}
+
+/** The `sentinel` option checked: null when absent. */
+function resolveSentinel(
+  owner: string,
+  value: unknown,
+  url: unknown,
+  cluster: unknown,
+): ResolvedRedisAdapterOptions['sentinel'] {
+  if (value === undefined) return null;
+  if (url !== undefined || cluster !== undefined) {
+    throw invalid(
+      owner,
+      `pass only one of "url" (one Redis), "cluster" (a Redis Cluster) and "sentinel" (a master named by Redis Sentinel); got "sentinel" with "${url !== undefined ? 'url' : 'cluster'}".`,
+    );
+  }
+  const o = checkKeys(`${owner} option "sentinel"`, value, [
+    'name',
+    'sentinelRootNodes',
+    'scanInterval',
+    'username',
+    'password',
+    'sentinelUsername',
+    'sentinelPassword',
+  ]);
+  const name = checkString(owner, 'sentinel.name', o['name'], '');
+  if (name === '') {
+    throw invalid(
+      owner,
+      'option "sentinel.name" must be the name the sentinels monitor the master under, e.g. "mymaster".',
+    );
+  }
+  const nodes = o['sentinelRootNodes'];
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw invalid(
+      owner,
+      'option "sentinel.sentinelRootNodes" must be a non-empty list of sentinels, e.g. [{ host: "10.0.0.1", port: 26379 }].',
+    );
+  }
+  const sentinelRootNodes = nodes.map((node: unknown, i) => {
+    const n = node as { host?: unknown; port?: unknown } | null;
+    if (
+      typeof n !== 'object' ||
+      n === null ||
+      typeof n.host !== 'string' ||
+      n.host === '' ||
+      !Number.isInteger(n.port) ||
+      (n.port as number) < 1 ||
+      (n.port as number) > 65535
+    ) {
+      throw invalid(
+        owner,
+        `option "sentinel.sentinelRootNodes[${i}]" must be { host: string, port: 1-65535 }; got ${JSON.stringify(node)}.`,
+      );
+    }
+    return { host: n.host, port: n.port as number };
+  });
+  const credentials: Record<string, string> = {};
+  for (const key of ['username', 'password', 'sentinelUsername', 'sentinelPassword']) {
+    if (o[key] !== undefined) credentials[key] = checkString(owner, `sentinel.${key}`, o[key], '');
+  }
+  return {
+    name,
+    sentinelRootNodes,
+    scanInterval: checkPositiveInt(owner, 'sentinel.scanInterval', o['scanInterval'], 5000),
+    ...credentials,
   };
 }
 

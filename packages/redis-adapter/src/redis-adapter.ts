@@ -23,6 +23,7 @@ import { Buffer } from 'node:buffer';
 import { closeConnection, createConnection, type RedisClient } from './connection';
 import { ClusterChannels } from './cluster-channels';
 import { ClusterConnection } from './cluster-connection';
+import { SentinelConnection } from './sentinel-connection';
 import { answerRequest, type LocalOperations } from './answer-request';
 import { createRedisError } from './errors';
 import { ClusterRequests, forwardRequest, wireTarget } from './cluster-requests';
@@ -122,8 +123,8 @@ export class RedisAdapter implements Adapter {
   #pub: RedisClient | null = null;
   #sub: RedisClient | null = null;
   #subscriptions: Subscriptions | null = null;
-  /** The Redis Cluster link (both #pub and #sub) in cluster mode. */
-  #clusterLink: ClusterConnection | null = null;
+  /** The Redis Cluster or Redis Sentinel link (both #pub and #sub) in those modes. */
+  #clusterLink: ClusterConnection | SentinelConnection | null = null;
   readonly #requests: ClusterRequests;
   readonly #membership: ChannelMembership;
   readonly #link: LinkState;
@@ -172,9 +173,10 @@ export class RedisAdapter implements Adapter {
   constructor(options: RedisAdapterOptions = {}) {
     this.#options = resolveAdapterOptions(options);
     this.nodeId = this.#options.nodeId;
-    this.#channels = this.#options.cluster
-      ? new ClusterChannels(this.#options.keyPrefix)
-      : new Channels(this.#options.keyPrefix);
+    this.#channels =
+      this.#options.cluster || this.#options.sentinel
+        ? new ClusterChannels(this.#options.keyPrefix)
+        : new Channels(this.#options.keyPrefix);
     this.#requests = new ClusterRequests(this.nodeId, this.#channels, this.#options.requestTimeout);
     this.#logger = this.#options.logger;
     this.#link = new LinkState(this.nodeId, () => this.#log());
@@ -554,6 +556,26 @@ export class RedisAdapter implements Adapter {
       // it through them), so that its return rewrites this instance's entries.
       this.presence.linkChanged(this.#isUp());
     };
+    const sentinel = this.#options.sentinel;
+    if (sentinel !== null) {
+      const { name: masterName, ...nodes } = sentinel; // nodes, scanInterval, credentials
+      const link = new SentinelConnection(
+        {
+          ...nodes,
+          masterName,
+          commandTimeout: this.#options.requestTimeout,
+          maxReconnectDelay: this.#options.maxReconnectDelay,
+          name: `pkg-${this.nodeId}`,
+          missed: (channel, since, before) => this.#missed(channel, since, before),
+          historyKeys: (channel) => this.#historyKeys(channel),
+        },
+        onError,
+      );
+      this.#clusterLink = link;
+      // The link implements the commands this package sends (see sentinel-connection.ts).
+      const client = link as unknown as RedisClient;
+      return [client, client];
+    }
     const cluster = this.#options.cluster;
     if (cluster !== null) {
       const link = new ClusterConnection(
@@ -611,6 +633,13 @@ export class RedisAdapter implements Adapter {
     });
     if (read.reason !== undefined) return null;
     return read.messages.filter((m) => m.offset < before).map((m) => m.text);
+  }
+
+  /** The history keys of a room channel (null for other channels, or without history). */
+  #historyKeys(channel: string): { meta: string; stream: string } | null {
+    const target = this.#subscriptions?.targetOf(channel);
+    if (!this.history || target?.room == null || target.namespace === null) return null;
+    return this.#channels.history(target.namespace, target.room);
   }
 
   /** Both connections are ready. */
