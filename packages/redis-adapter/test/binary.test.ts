@@ -114,6 +114,8 @@ describeRedis('binary messages across instances (one Redis)', () => {
     await synced();
     const sent = [new Uint8Array(randomBytes(64 * 1024)), Uint8Array.of(0, 0xf5, 0xff, 0x0a)];
     a.broadcast('doc.update', sent[0]!, { room });
+    // Broadcasts of two instances are numbered in the order Redis runs them: B's wait for A's.
+    for (const p of [a1, b1]) await waitFor(() => p.frames().length === 1, 'the first frame');
     b.broadcast('doc.note', { text: 'hi' }, { room });
     b.broadcast('doc.update', sent[1]!, { room });
     for (const p of [a1, b1]) await waitFor(() => p.frames().length === 2, 'two binary frames');
