@@ -236,6 +236,8 @@ suite('RedisAdapter on a Redis Cluster', () => {
     // the header line are cut at.
     const sent = [new Uint8Array(randomBytes(64 * 1024)), Uint8Array.of(0x23, 0x0a, 0x3a, 0, 0xff)];
     a.server.broadcast('doc.update', sent[0]!, '/', room);
+    // Broadcasts of two instances are numbered in the order Redis runs them: B's wait for A's.
+    await waitFor(() => [a1, b1].every((c) => c.frames.length === 1), 'the first frame');
     b.server.broadcast('doc.note', { text: 'hi' }, '/', room);
     b.server.broadcast('doc.update', sent[1]!, '/', room);
     await waitFor(() => [a1, b1].every((c) => c.frames.length === 2), 'two frames on A and B');
