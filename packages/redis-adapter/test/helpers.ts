@@ -468,6 +468,8 @@ export interface V1Message {
   event: string;
   data: Record<string, unknown>;
   id?: unknown;
+  /** Its place in a room that keeps history. */
+  pos?: { epoch: string; offset: number };
 }
 
 /**

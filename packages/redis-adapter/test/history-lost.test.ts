@@ -7,55 +7,26 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
-import WebSocket from 'ws';
 import type { Server } from '@pkg/core';
-import { sharedRedisAvailableSync, startHistoryServer, waitFor } from './helpers';
+import {
+  V1Client,
+  type V1Message,
+  sharedRedisAvailableSync,
+  startHistoryServer,
+  waitFor,
+} from './helpers';
 
 const describeRedis = sharedRedisAvailableSync('@pkg/redis-adapter lost offsets test')
   ? describe
   : describe.skip;
 
-interface Message {
-  event: string;
-  id?: unknown;
-  data: Record<string, unknown>;
-  pos?: { epoch: string; offset: number };
-}
+/** A version 1 client on `server`. */
+const open = (server: Server): Promise<V1Client> =>
+  V1Client.open(`ws://127.0.0.1:${server.getPort()}/`);
 
-/** A protocol version 1 client that keeps what it receives. */
-class V1Client {
-  readonly received: Message[] = [];
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Message));
-  }
-
-  static async open(server: Server): Promise<V1Client> {
-    const ws = new WebSocket(`ws://127.0.0.1:${server.getPort()}/`, ['pkg.v1']);
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const client = new V1Client(ws);
-    ws.send(JSON.stringify({ event: '$hello', data: { v: 1 } }));
-    await client.find((m) => m.event === '$welcome');
-    return client;
-  }
-
-  request(event: string, data: unknown, id: string): void {
-    this.ws.send(JSON.stringify({ event, data, id }));
-  }
-
-  async find(test: (m: Message) => boolean): Promise<Message> {
-    await waitFor(() => this.received.some(test), 'a message');
-    return this.received.find(test)!;
-  }
-
-  offsets(): number[] {
-    return this.received.filter((m) => m.event === 'msg').map((m) => m.pos!.offset);
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
+/** The offsets of the room messages a client received. */
+const offsetsOf = (client: V1Client): number[] =>
+  client.received.filter((m) => m.event === 'msg').map((m) => m.pos!.offset);
 
 const range = (from: number, to: number): number[] =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -128,9 +99,9 @@ describeRedis('offsets lost in a failover, with the Redis adapter', () => {
   ])(
     'replays every kept message after $since and names the lost offsets',
     async ({ since, lost, replayed }) => {
-      const client = await V1Client.open(b);
+      const client = await open(b);
       client.request('join_room', { room, since: { epoch, offset: since } }, 'j');
-      const recovered = await client.find((m) => m.event === '$recovered');
+      const recovered = await client.next((m) => m.event === '$recovered');
       expect(recovered.data).toEqual({
         room,
         namespace: '/',
@@ -140,31 +111,31 @@ describeRedis('offsets lost in a failover, with the Redis adapter', () => {
         position: { epoch, offset: 20 },
         lost,
       });
-      expect(client.offsets()).toEqual(replayed);
-      client.close();
+      expect(offsetsOf(client)).toEqual(replayed);
+      client.ws.close();
     },
   );
 
   it('recovers with no report from a position past every lost offset', async () => {
-    const client = await V1Client.open(a);
+    const client = await open(a);
     client.request('join_room', { room, since: { epoch, offset: 15 } }, 'j');
-    const recovered = await client.find((m) => m.event === '$recovered');
+    const recovered = await client.next((m) => m.event === '$recovered');
     expect(recovered.data).toMatchObject({ recovered: true });
     expect(recovered.data).not.toHaveProperty('lost');
-    expect(client.offsets().slice(0, 5)).toEqual(range(16, 20));
-    client.close();
+    expect(offsetsOf(client).slice(0, 5)).toEqual(range(16, 20));
+    client.ws.close();
   });
 
   it('answers $history across lost offsets with messages_lost and the offsets within its span', async () => {
-    const client = await V1Client.open(b);
+    const client = await open(b);
     client.request('join_room', { room }, 'j');
-    await client.find((m) => m.id === 'j');
+    await client.next((m) => m.id === 'j');
     client.request('$history', { room, since: { epoch, offset: 4 }, limit: 6 }, 'h1');
-    const paged = await client.find((m) => m.id === 'h1');
+    const paged = await client.next((m) => m.id === 'h1');
     // Cut at 6 messages (5, 9, 10, 11, 12, 13): offset 14 lies past the answer's span.
-    const offsetsOf = (answer: Message): number[] =>
-      (answer.data['messages'] as Message[]).map((m) => m.pos!.offset);
-    expect(offsetsOf(paged)).toEqual([5, 9, 10, 11, 12, 13]);
+    const offsetsIn = (answer: V1Message): number[] =>
+      (answer.data['messages'] as V1Message[]).map((m) => m.pos!.offset);
+    expect(offsetsIn(paged)).toEqual([5, 9, 10, 11, 12, 13]);
     expect(paged.data).toMatchObject({
       complete: false,
       reason: 'messages_lost',
@@ -172,8 +143,8 @@ describeRedis('offsets lost in a failover, with the Redis adapter', () => {
     });
 
     client.request('$history', { room, limit: 7 }, 'h2');
-    const newest = await client.find((m) => m.id === 'h2');
-    expect(offsetsOf(newest)).toEqual([13, ...range(15, 20)]);
+    const newest = await client.next((m) => m.id === 'h2');
+    expect(offsetsIn(newest)).toEqual([13, ...range(15, 20)]);
     expect(newest.data).toMatchObject({
       complete: false,
       reason: 'messages_lost',
@@ -182,38 +153,38 @@ describeRedis('offsets lost in a failover, with the Redis adapter', () => {
 
     // The newest messages after the last loss: only cut by the limit.
     client.request('$history', { room, limit: 6 }, 'h3');
-    const last = await client.find((m) => m.id === 'h3');
-    expect(offsetsOf(last)).toEqual(range(15, 20));
+    const last = await client.next((m) => m.id === 'h3');
+    expect(offsetsIn(last)).toEqual(range(15, 20));
     expect(last.data).toMatchObject({ complete: false, reason: 'truncated' });
     expect(last.data).not.toHaveProperty('lost');
-    client.close();
+    client.ws.close();
   });
 
   it('delivers live traffic after the report, numbered after the room end in the same epoch', async () => {
-    const client = await V1Client.open(b);
+    const client = await open(b);
     client.request('join_room', { room, since: { epoch, offset: 2 } }, 'j');
-    await client.find((m) => m.event === '$recovered');
+    await client.next((m) => m.event === '$recovered');
     a.broadcast('msg', { n: 'live' }, { room });
-    const live = await client.find((m) => m.event === 'msg' && m.data['n'] === 'live');
+    const live = await client.next((m) => m.event === 'msg' && m.data['n'] === 'live');
     expect(live.pos).toMatchObject({ epoch, offset: 21 });
-    expect(client.offsets().slice(-2)).toEqual([20, 21]);
-    client.close();
+    expect(offsetsOf(client).slice(-2)).toEqual([20, 21]);
+    client.ws.close();
   });
 
   it('fails a recovery as too_far_behind when the stream lacks an offset the hash does not name', async () => {
     // Offset 10 gone without being recorded as lost, and a malformed entry in the field.
     await admin.xDel(stream, ['0-10']);
     await admin.hSet(meta, 'l', '6-8 x-y 14-14 ');
-    const client = await V1Client.open(a);
+    const client = await open(a);
     client.request('join_room', { room, since: { epoch, offset: 2 } }, 'j');
-    const recovered = await client.find((m) => m.event === '$recovered');
+    const recovered = await client.next((m) => m.event === '$recovered');
     expect(recovered.data).toMatchObject({
       recovered: false,
       reason: 'too_far_behind',
       replayed: 0,
     });
     expect(recovered.data).not.toHaveProperty('lost');
-    expect(client.offsets()).toEqual([]);
-    client.close();
+    expect(offsetsOf(client)).toEqual([]);
+    client.ws.close();
   });
 });
