@@ -28,6 +28,7 @@ import {
 } from 'redis';
 import type { Buffer } from 'node:buffer';
 import { RoomSequence, type MissedReader, type RawMessage } from './cluster-gaps';
+import { RoomMarks, tagOf } from './room-marks';
 import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
 import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { keySlot } from './key-slot';
@@ -83,16 +84,6 @@ const EVENTS: Record<string, readonly string[]> = {
 /** How long `close()` waits for pending commands before it cuts the connections, ms. */
 const CLOSE_GRACE = 1000;
 
-/** Rooms whose last published position is remembered (the oldest forgotten first). */
-const MAX_ISSUED = 100_000;
-
-/** The hash tag of a key or channel (`{…}`, the room's), or null. */
-function tagOf(name: string): string | null {
-  const open = name.indexOf('{');
-  const close = name.indexOf('}', open + 1);
-  return open >= 0 && close > open + 1 ? name.slice(open, close + 1) : null;
-}
-
 /**
  * A command that failed because of a change of topology rather than because of itself: its
  * node's connection was cut (the node stopped being a master, or went away) or the slot has
@@ -129,10 +120,8 @@ export class ClusterConnection {
   readonly #sequence: RoomSequence;
   /** channel -> the SSUBSCRIBE under way for it. */
   readonly #pending = new Map<string, Promise<void>>();
-  /** Room tag -> the position of the last message this link published there (history scripts' replies). */
-  readonly #issued = new Map<string, { epoch: string; offset: number }>();
-  /** Room tag -> its channel, for the channels this link is subscribed to. */
-  readonly #roomChannels = new Map<string, string>();
+  /** What this link knows each room reached (room-marks.ts). */
+  readonly #marks: RoomMarks;
   #connecting: Promise<void> | null = null;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
@@ -144,6 +133,7 @@ export class ClusterConnection {
     this.#onError = onError;
     this.cluster = createClusterClient(options);
     this.#sequence = new RoomSequence(options.missed, onError);
+    this.#marks = new RoomMarks(this.#sequence);
     this.cluster.on('error', onError);
     this.cluster.on('node-error', onError);
     this.cluster.on('sharded-channel-moved-error', (err: unknown) =>
@@ -295,8 +285,7 @@ export class ClusterConnection {
     await Promise.all(
       list.map((channel) => {
         this.#wanted.set(channel, { listener: wrapped, buffers });
-        const tag = tagOf(channel);
-        if (tag !== null) this.#roomChannels.set(tag, channel);
+        this.#marks.subscribed(channel);
         return this.#subscribe(channel);
       }),
     );
@@ -305,9 +294,7 @@ export class ClusterConnection {
   async unsubscribe(channel: string, listener: Listener, buffers = false): Promise<void> {
     const wrapped = this.#wrap(listener);
     if (this.#wanted.get(channel)?.listener === wrapped) this.#wanted.delete(channel);
-    this.#sequence.forget(channel);
-    const tag = tagOf(channel);
-    if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
+    this.#marks.unsubscribed(channel);
     if (!this.cluster.isReady) return; // nothing to undo on a cluster that is not there
     await this.cluster.sUnsubscribe(channel, wrapped, buffers);
   }
@@ -368,7 +355,7 @@ export class ClusterConnection {
     run: (options: ScriptOptions) => Promise<unknown>,
   ): Promise<unknown> {
     const tag = tagOf(options.keys[0] ?? '');
-    const known = this.#known(tag);
+    const known = this.#marks.known(tag);
     const args = { keys: options.keys, arguments: [...options.arguments, ...known] };
     const deadline = Date.now() + this.#options.commandTimeout;
     let reply: unknown;
@@ -385,30 +372,8 @@ export class ClusterConnection {
         await new Promise((r) => setTimeout(r, wait).unref());
       }
     }
-    if (publishes && tag !== null && Array.isArray(reply)) {
-      const [offset, epoch] = reply as unknown[];
-      if (typeof epoch === 'string' && typeof offset === 'number') {
-        this.#issued.delete(tag);
-        if (this.#issued.size >= MAX_ISSUED) {
-          const oldest = this.#issued.keys().next().value;
-          if (oldest !== undefined) this.#issued.delete(oldest);
-        }
-        this.#issued.set(tag, { epoch, offset });
-      }
-    }
+    if (publishes) this.#marks.published(tag, reply);
     return reply;
-  }
-
-  /** What this link knows a room reached: `<epoch>, <offset>` of its last publish and of its last received message. */
-  #known(tag: string | null): string[] {
-    const known: string[] = [];
-    for (const p of [
-      tag === null ? undefined : this.#issued.get(tag),
-      tag === null ? undefined : this.#received(tag),
-    ]) {
-      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
-    }
-    return known;
   }
 
   /** After a room channel was subscribed again: the room's offset goes past what this link received (cluster-scripts.ts). */
@@ -416,7 +381,7 @@ export class ClusterConnection {
     if (this.#closed || !this.#wanted.has(channel)) return;
     const keys = this.#options.historyKeys?.(channel) ?? null;
     if (keys === null) return;
-    const known = this.#known(tagOf(keys.meta));
+    const known = this.#marks.known(tagOf(keys.meta));
     if (known[0] === '' && known[2] === '') return; // nothing known of the room
     try {
       await this.#bounded(
@@ -425,12 +390,6 @@ export class ClusterConnection {
     } catch {
       // Best effort: the next message this link publishes in the room carries the same.
     }
-  }
-
-  /** The position of the last kept message this link's subscription received in a room. */
-  #received(tag: string): { epoch: string; offset: number } | undefined {
-    const channel = this.#roomChannels.get(tag);
-    return channel === undefined ? undefined : this.#sequence.position(channel);
   }
 
   /** SCAN over every master, one batch of keys at a time. */

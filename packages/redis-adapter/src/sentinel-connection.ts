@@ -23,6 +23,7 @@
 import type { Buffer } from 'node:buffer';
 import { createSentinel } from 'redis';
 import { RoomSequence, type MissedReader, type RawMessage } from './cluster-gaps';
+import { RoomMarks, tagOf } from './room-marks';
 import { CLAIM_SCRIPT, clusterScriptText, clusterSha } from './cluster-scripts';
 import { PUBLISH_SCRIPT, PUBLISH_SHA } from './history-scripts';
 import { reconnectDelay } from './options';
@@ -93,15 +94,6 @@ function createSentinelClient(options: SentinelConnectionOptions) {
 const POLL = 250;
 /** How long `close()` waits for pending commands before it cuts the connections, ms. */
 const CLOSE_GRACE = 1000;
-/** Rooms whose last published position is remembered (the oldest forgotten first). */
-const MAX_ISSUED = 100_000;
-
-/** The hash tag of a key or channel (`{…}`, the room's), or null. */
-function tagOf(name: string): string | null {
-  const open = name.indexOf('{');
-  const close = name.indexOf('}', open + 1);
-  return open >= 0 && close > open + 1 ? name.slice(open, close + 1) : null;
-}
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
@@ -117,10 +109,8 @@ export class SentinelConnection {
   readonly #wrapped = new WeakMap<Listener, NodeListener>();
   readonly #sequence: RoomSequence;
   readonly #pending = new Map<string, Promise<void>>();
-  /** Room tag -> the position of the last message this link published there. */
-  readonly #issued = new Map<string, { epoch: string; offset: number }>();
-  /** Room tag -> its channel, for the channels this link is subscribed to. */
-  readonly #roomChannels = new Map<string, string>();
+  /** What this link knows each room reached (room-marks.ts). */
+  readonly #marks: RoomMarks;
   #connecting: Promise<void> | null = null;
   #closed = false;
   #up = false;
@@ -134,6 +124,7 @@ export class SentinelConnection {
     this.#onError = onError;
     this.sentinel = createSentinelClient(options);
     this.#sequence = new RoomSequence(options.missed, onError);
+    this.#marks = new RoomMarks(this.#sequence);
     // node-redis emits some of its errors as strings.
     this.sentinel.on('error', (err: unknown) => this.#failed(err));
     this.sentinel.on('client-error', (event: { error?: unknown }) => this.#failed(event.error));
@@ -254,8 +245,7 @@ export class SentinelConnection {
     await Promise.all(
       list.map((channel) => {
         this.#wanted.set(channel, { listener: wrapped, buffers });
-        const tag = tagOf(channel);
-        if (tag !== null) this.#roomChannels.set(tag, channel);
+        this.#marks.subscribed(channel);
         return this.#subscribe(channel);
       }),
     );
@@ -264,9 +254,7 @@ export class SentinelConnection {
   async unsubscribe(channel: string, listener: Listener, buffers = false): Promise<void> {
     const wrapped = this.#wrap(listener);
     if (this.#wanted.get(channel)?.listener === wrapped) this.#wanted.delete(channel);
-    this.#sequence.forget(channel);
-    const tag = tagOf(channel);
-    if (tag !== null && this.#roomChannels.get(tag) === channel) this.#roomChannels.delete(tag);
+    this.#marks.unsubscribed(channel);
     // Always told to node-redis, which keeps the listener otherwise and subscribes it again
     // on the next master; while there is no master, the call is not waited for.
     const done = this.#bounded(this.sentinel.sUnsubscribe(channel, wrapped, buffers));
@@ -346,33 +334,13 @@ export class SentinelConnection {
     run: (options: ScriptOptions) => Promise<unknown>,
   ): Promise<unknown> {
     const tag = tagOf(options.keys[0] ?? '');
-    const args = { keys: options.keys, arguments: [...options.arguments, ...this.#known(tag)] };
+    const args = {
+      keys: options.keys,
+      arguments: [...options.arguments, ...this.#marks.known(tag)],
+    };
     const reply = await run(args);
-    if (publishes && tag !== null && Array.isArray(reply)) {
-      const [offset, epoch] = reply as unknown[];
-      if (typeof epoch === 'string' && typeof offset === 'number') {
-        this.#issued.delete(tag);
-        if (this.#issued.size >= MAX_ISSUED) {
-          const oldest = this.#issued.keys().next().value;
-          if (oldest !== undefined) this.#issued.delete(oldest);
-        }
-        this.#issued.set(tag, { epoch, offset });
-      }
-    }
+    if (publishes) this.#marks.published(tag, reply);
     return reply;
-  }
-
-  /** `<epoch>, <offset>` of the last message this link published in a room and of the last one it received. */
-  #known(tag: string | null): string[] {
-    const channel = tag === null ? undefined : this.#roomChannels.get(tag);
-    const known: string[] = [];
-    for (const p of [
-      tag === null ? undefined : this.#issued.get(tag),
-      channel === undefined ? undefined : this.#sequence.position(channel),
-    ]) {
-      known.push(p?.epoch ?? '', String(p?.offset ?? 0));
-    }
-    return known;
   }
 
   /**
@@ -384,7 +352,7 @@ export class SentinelConnection {
     for (const channel of this.#wanted.keys()) {
       const keys = this.#options.historyKeys(channel);
       if (keys === null) continue;
-      const known = this.#known(tagOf(keys.meta));
+      const known = this.#marks.known(tagOf(keys.meta));
       const claim =
         known[0] === '' && known[2] === ''
           ? Promise.resolve()
