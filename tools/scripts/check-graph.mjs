@@ -36,6 +36,7 @@ const allowed = {
     '@pkg/decorators': 'any',
     '@pkg/client': 'any',
     '@pkg/redis-adapter': 'any',
+    '@pkg/admin': 'any',
   },
   '@pkg/bench': { '@pkg/core': 'any', '@pkg/redis-adapter': 'any', '@pkg/admin': 'any' },
 };
