@@ -245,11 +245,8 @@ describe('presence with clients that do odd things', () => {
     const { wsUrl, server } = await rooms();
     const a = await v1(wsUrl);
     await join(a, 'chat:1');
-    console.log('A');
     await a.client.next('$presence');
-    console.log('B');
     const b = await v1(wsUrl);
-    console.log('C');
     await leave(b, 'chat:1'); // never joined
     await join(b, 'chat:1');
     await join(b, 'chat:1'); // twice

@@ -157,8 +157,9 @@ export class LocalSentinel {
       if (!this.alive(port)) await this.startData(port, master);
     }
     // On a loaded machine the sentinels were seen to take more than 20 s to agree again
-    // after the tests that kill or restart the master.
-    await this.waitSettled(master, 40_000);
+    // after the tests that kill or restart the master, and to fail over once more meanwhile:
+    // the set is healed on whichever master they settle on.
+    await this.waitSettled(null, 40_000);
   }
 
   /** Kills the process on that port (SIGKILL) and waits for it to be gone. */
@@ -216,14 +217,20 @@ export class LocalSentinel {
   }
 
   /**
-   * Waits until every live sentinel names `master`, the master says it is one, the other
-   * data node is its replica with the replication link up, and every sentinel knows that
-   * replica (so that a failover can happen without losing what was written so far).
+   * Waits until every live sentinel names `master` (null: the master a sentinel names now,
+   * read again on each look), the master says it is one, the other data node is its replica
+   * with the replication link up, and every sentinel knows that replica (so that a failover
+   * can happen without losing what was written so far).
    */
-  async waitSettled(master: number, limitMs = 20_000): Promise<void> {
+  async waitSettled(wanted: number | null, limitMs = 20_000): Promise<void> {
     let last = '';
     await waitFor(
       async () => {
+        const master = wanted ?? (await this.master().catch(() => 0));
+        if (master === 0) {
+          last = 'no sentinel answers';
+          return false;
+        }
         const role = String(await this.command(master, ['ROLE']).catch(() => ''));
         if (!role.startsWith('master')) {
           last = `${master} says ROLE ${role}`;
@@ -247,7 +254,7 @@ export class LocalSentinel {
         }
         return true;
       },
-      `the sentinels to agree on master ${master}`,
+      `the sentinels to agree on master ${wanted ?? '(any)'}`,
       limitMs,
     ).catch((err: Error) => {
       throw new Error(`${err.message}; last seen: ${last}`);
