@@ -40,6 +40,11 @@ export const adminErrorCodes = {
     message: 'No instance has a connection with that id.',
     status: 404,
   },
+  PKG_ERR_ADMIN_PAGE_MISSING: {
+    message:
+      "The admin page's files (the package's page/ folder) are not beside its code, as in a server bundled into one file; the JSON views still answer.",
+    status: 500,
+  },
   PKG_ERR_ADMIN_TOO_MANY_TRACES: {
     message: 'As many connections as `trace.maxTraced` are traced already on that instance.',
     status: 429,

@@ -133,7 +133,9 @@ function sameSite(request: Request): void {
 export function mountAdmin(server: Server, options: AdminOptions = {}): AdminHandle {
   const resolved = resolveAdminOptions(options);
   const allowed = gate(resolved, server);
-  const assets = readAssets(resolved.path);
+  // Read on the first page request, so that a server bundled without the page's folder
+  // still starts, serves the JSON views, and says what is missing when the page is asked for.
+  let assets: Map<string, string> | undefined;
   const traces = new ConnectionTraces(resolved.trace);
   const audit = new AuditLog(resolved.auditSize, server.getLogger());
   const views = new LocalViews(server, resolved, traces);
@@ -142,6 +144,14 @@ export function mountAdmin(server: Server, options: AdminOptions = {}): AdminHan
 
   const page = (name: string) => async (request: Request) => {
     if (resolved.token === null && (await allowed(request)) === null) return forbidden();
+    try {
+      assets ??= readAssets(resolved.path);
+    } catch {
+      return Response.error(500, {
+        code: 'PKG_ERR_ADMIN_PAGE_MISSING',
+        message: `The admin page's files are not in ${pageDir()}: a server bundled into one file must ship @pkg/admin's page/ folder beside it (the JSON views under ${base}/api/ work without it).`,
+      });
+    }
     return new Response(assets.get(name)!, 200, {
       ...PAGE_HEADERS,
       'Content-Type': ASSETS.get(name)!,
