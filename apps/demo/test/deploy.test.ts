@@ -32,10 +32,15 @@ describe('deploy folder (pnpm deploy --legacy --prod)', () => {
     expect(existsSync(path.join(dir, 'dist', 'public', 'chat.js'))).toBe(true);
     expect(existsSync(path.join(dir, 'src'))).toBe(false);
     expect(readdirSync(path.join(dir, 'node_modules', '@pkg')).sort()).toEqual([
+      'admin',
       'core',
       'decorators',
       'redis-adapter',
     ]);
+    // The operator page at /admin reads its files from the package's page/ folder.
+    expect(existsSync(path.join(dir, 'node_modules', '@pkg', 'admin', 'page', 'index.html'))).toBe(
+      true,
+    );
     // REDIS_URL makes the demo use the Redis adapter, so its client ships in the folder.
     const fromAdapter = createRequire(
       path.join(dir, 'node_modules', '@pkg', 'redis-adapter', 'package.json'),
