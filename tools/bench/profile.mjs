@@ -5,7 +5,7 @@
 //   node tools/bench/profile.mjs <workload> [server] [seconds]
 //
 // workload: http-get | http-param | http-post | http-get-pipelined | http-post-pipelined |
-//           ws-echo | ws-connect
+//           ws-echo | ws-connect | ws-connect-storm
 // server:   pkg (default) | node:http | ws | fastify | socket.io
 // The server runs pinned like in run.mjs, with the same settings as the workload's
 // (tools/bench/lib/limits.mjs), under `--cpu-prof`; PROFILE_KEEP=1 keeps the .cpuprofile
@@ -14,7 +14,8 @@ import autocannon from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { closeAll, clientFor, connect } from './lib/clients.mjs';
+import { closeAll, clientFor, connect, connectMany } from './lib/clients.mjs';
+import { waitForCount } from './lib/wait.mjs';
 import { THROUGHPUT_PKG_CONFIG } from './lib/limits.mjs';
 import { measureEcho } from './lib/measure.mjs';
 import { setUpPinning, startServer, usePinning } from './lib/proc.mjs';
@@ -33,6 +34,8 @@ const WORKLOADS = {
   },
   'ws-echo': { kind: 'echo' },
   'ws-connect': { kind: 'connect' },
+  // The bench's storm: library defaults, 2,000 opened with 100 under way, then all closed.
+  'ws-connect-storm': { kind: 'storm', connections: 2000, concurrency: 100 },
 };
 
 const [name, serverName = 'pkg', secondsText = '5'] = process.argv.slice(2);
@@ -47,7 +50,12 @@ const seconds = Number(secondsText);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pkg-profile-'));
 usePinning(setUpPinning());
 
-const pkgConfig = workload.kind === 'http' ? { heartbeat_interval: 0 } : THROUGHPUT_PKG_CONFIG;
+const pkgConfig =
+  workload.kind === 'http'
+    ? { heartbeat_interval: 0 }
+    : workload.kind === 'storm'
+      ? {}
+      : THROUGHPUT_PKG_CONFIG;
 const server = await startServer(serverName, {
   pkgConfig,
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
@@ -70,6 +78,15 @@ if (workload.kind === 'http') {
   const kind = clientFor(serverName === 'pkg' ? 'ws' : serverName);
   const res = await measureEcho(kind, server, { clients: 50, seconds });
   ops = Math.round(res.rate * seconds);
+} else if (workload.kind === 'storm') {
+  const kind = clientFor(serverName === 'pkg' ? 'ws' : serverName);
+  const end = Date.now() + seconds * 1000;
+  while (Date.now() < end) {
+    const clients = await connectMany(kind, server.port, workload.connections, workload.concurrency);
+    ops += clients.length;
+    await closeAll(clients);
+    await waitForCount(server, 0);
+  }
 } else {
   const kind = clientFor(serverName === 'pkg' ? 'ws' : serverName);
   const end = Date.now() + seconds * 1000;
