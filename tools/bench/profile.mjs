@@ -82,7 +82,12 @@ if (workload.kind === 'http') {
   const kind = clientFor(serverName === 'pkg' ? 'ws' : serverName);
   const end = Date.now() + seconds * 1000;
   while (Date.now() < end) {
-    const clients = await connectMany(kind, server.port, workload.connections, workload.concurrency);
+    const clients = await connectMany(
+      kind,
+      server.port,
+      workload.connections,
+      workload.concurrency,
+    );
     ops += clients.length;
     await closeAll(clients);
     await waitForCount(server, 0);

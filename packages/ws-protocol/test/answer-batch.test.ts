@@ -118,6 +118,39 @@ describe('answers to one connection within one turn', () => {
     expect(replies.filter((m) => m.event === 'echo').map((m) => m.data.n)).toEqual([0, 1, 2, 3]);
   });
 
+  it('text answers of every size arrive as text frames holding exactly the JSON in UTF-8', async () => {
+    // Short answers are handed to the socket as bytes, long ones as the string: either way
+    // the client must read the same text frame. Multi-byte characters make the byte count
+    // differ from the string's length on both sides of the 16 KiB line.
+    const ts = await startServer();
+    const samples = [
+      'é',
+      'né 😀 ✓ 中文',
+      'x'.repeat(16 * 1024 - 40),
+      'é'.repeat(8 * 1024 + 10), // short as a string, over 16 KiB as bytes
+      '😀'.repeat(5000),
+      'y'.repeat(20 * 1024),
+    ];
+    ts.handler.onMessage((client, envelope) => {
+      if (envelope.event !== 'go') return;
+      for (const [i, text] of samples.entries()) ts.handler.send(client.id, 'text', { i, text });
+    });
+    const ws = await openClient(ts.url);
+    const frames: { binary: boolean; bytes: Buffer }[] = [];
+    const all = new Promise<void>((resolve) => {
+      ws.on('message', (data: Buffer, isBinary: boolean) => {
+        frames.push({ binary: isBinary, bytes: data });
+        if (frames.length === samples.length) resolve();
+      });
+    });
+    ws.send(JSON.stringify({ event: 'go', data: {} }));
+    await all;
+    expect(frames.map((f) => f.binary)).toEqual(samples.map(() => false));
+    expect(frames.map((f) => f.bytes.toString('utf8'))).toEqual(
+      samples.map((text, i) => JSON.stringify({ event: 'text', data: { i, text } })),
+    );
+  });
+
   it('a large answer is not held back and keeps its place', async () => {
     const ts = await startServer();
     const big = 'L'.repeat(100 * 1024);
