@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { HttpError } from './errors';
 import { declaredLength, findAmbiguity, readBody } from './incoming';
 
@@ -63,6 +64,31 @@ describe('declaredLength', () => {
     expect(declaredLength(withRawHeaders('Content-Length', '42'))).toBe(42);
     expect(declaredLength(withRawHeaders())).toBeUndefined();
     expect(declaredLength(withRawHeaders('Content-Length', '4 2'))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', ''))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', '-1'))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', '+1'))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', '0x10'))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', '1e3'))).toBeUndefined();
+    expect(declaredLength(withRawHeaders('Content-Length', '007'))).toBe(7);
+    expect(
+      declaredLength(withRawHeaders('Content-Length', '99999999999999999999')),
+    ).toBeGreaterThan(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('agrees with "digits only, then Number" on any value', () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 24 }),
+      fc.stringMatching(/^[0-9]{0,24}$/),
+      fc.bigInt({ min: 0n, max: 10n ** 30n }).map(String),
+      fc.constantFrom('０', '٣', '1 ', ' 1', '1.0', '1_0', 'Infinity', 'NaN'),
+    );
+    fc.assert(
+      fc.property(value, (v) => {
+        const expected = /^[0-9]+$/.test(v) ? Number(v) : undefined;
+        expect(declaredLength(withRawHeaders('Content-Length', v))).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

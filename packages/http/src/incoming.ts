@@ -34,11 +34,21 @@ export function findAmbiguity(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
-/** The declared Content-Length, or undefined when absent or not a plain number. */
+/**
+ * The declared Content-Length, or undefined when absent or not a plain number (digits only).
+ * Read digit by digit: on every POST this is cheaper than a regular expression and `Number`.
+ */
 export function declaredLength(req: IncomingMessage): number | undefined {
   const value = req.headers['content-length'];
-  if (value === undefined || !/^[0-9]+$/.test(value)) return undefined;
-  return Number(value);
+  if (value === undefined || value.length === 0) return undefined;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  // Past 15 digits the sum may round differently from the parse: let `Number` read it.
+  return value.length > 15 ? Number(value) : n;
 }
 
 function tooLarge(limit: number): HttpError {
