@@ -52,6 +52,12 @@ function describe(data: unknown, limit: number): { text: string; bytes: number }
   return { text: `<binary ${bytes} bytes>`, bytes };
 }
 
+/** The UTF-8 text of a text frame given as bytes (read in place, not copied). */
+function textOf(data: Uint8Array | ArrayBuffer): string {
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
 class Trace {
   readonly clientId: string;
   readonly startedAt = Date.now();
@@ -82,11 +88,11 @@ class Trace {
     };
     const socket = this.#socket;
     const original = socket.send;
-    const outbound = (data: unknown): void => this.outbound(data);
+    const outbound = (data: unknown, options: unknown): void => this.outbound(data, options);
     const wrapped = function (this: SocketLike, ...args: Parameters<Send>): void {
       // A failure of the trace must never fail the send.
       try {
-        outbound(args[0]);
+        outbound(args[0], args[1]);
       } catch {
         /* nothing: the message still goes out */
       }
@@ -100,8 +106,22 @@ class Trace {
     this.#timer.unref?.();
   }
 
-  outbound(data: unknown): void {
-    const seen = describe(data, this.#o.maxMessageChars);
+  /**
+   * What the server writes: a text frame is shown as text also when it is given as bytes
+   * (`{binary: false}`, as the server sends its answers and broadcasts); else as `ws` sends
+   * it, bytes as a binary frame.
+   */
+  outbound(data: unknown, options?: unknown): void {
+    const asText =
+      typeof data !== 'string' &&
+      (data instanceof Uint8Array || data instanceof ArrayBuffer) &&
+      typeof options === 'object' &&
+      options !== null &&
+      (options as { binary?: unknown }).binary === false;
+    const seen = describe(
+      asText ? textOf(data as Uint8Array | ArrayBuffer) : data,
+      this.#o.maxMessageChars,
+    );
     this.add('out', seen.text, seen.bytes);
   }
 

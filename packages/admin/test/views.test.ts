@@ -250,6 +250,22 @@ describe('live trace of one connection', () => {
     expect(gone.status).toBe(404);
   });
 
+  it('shows text frames as text, sent to one client or broadcast', async () => {
+    const { base, server, clients } = await withClients(['ann'], {}, {}, () => undefined);
+    const { id } = server.listConnections().rows[0]!;
+    await call(`${base}/admin/api/trace`, { body: { id, op: 'start' } });
+    server.send(id, 'direct', { word: 'héllo' });
+    await clients[0]!.next((m) => m.event === 'direct');
+    server.broadcast('news', { word: 'wörld' });
+    await clients[0]!.next((m) => m.event === 'news');
+    const read = await call(`${base}/admin/api/trace?id=${encodeURIComponent(id)}`);
+    const entries = read.body['entries'] as Array<{ dir: string; text: string }>;
+    const out = entries.filter((e) => e.dir === 'out').map((e) => e.text);
+    expect(out).toHaveLength(2);
+    expect(JSON.parse(out[0]!)).toMatchObject({ event: 'direct', data: { word: 'héllo' } });
+    expect(JSON.parse(out[1]!)).toMatchObject({ event: 'news', data: { word: 'wörld' } });
+  });
+
   it('keeps only the newest messages within its bounds, cut to maxMessageChars', async () => {
     const { base, server, clients } = await withClients(['ann'], {
       trace: { maxMessages: 4, maxMessageChars: 16 },
