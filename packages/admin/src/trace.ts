@@ -113,15 +113,9 @@ class Trace {
    */
   outbound(data: unknown, options?: unknown): void {
     const asText =
-      typeof data !== 'string' &&
       (data instanceof Uint8Array || data instanceof ArrayBuffer) &&
-      typeof options === 'object' &&
-      options !== null &&
-      (options as { binary?: unknown }).binary === false;
-    const seen = describe(
-      asText ? textOf(data as Uint8Array | ArrayBuffer) : data,
-      this.#o.maxMessageChars,
-    );
+      (options as { binary?: unknown } | undefined)?.binary === false;
+    const seen = describe(asText ? textOf(data) : data, this.#o.maxMessageChars);
     this.add('out', seen.text, seen.bytes);
   }
 
