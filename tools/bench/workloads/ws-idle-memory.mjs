@@ -41,6 +41,18 @@ async function afterStorm(kind, server, { connections, concurrency }) {
   }
 }
 
+/** A row of MiB per 1,000 connections (`m`: heap or rss) against raw ws and socket.io. */
+function memoryRow(res, label, m) {
+  return {
+    label,
+    better: 'lower',
+    digits: 2,
+    values: Object.fromEntries(Object.entries(res).map(([k, v]) => [k, v[m]])),
+    baseline: 'ws',
+    peer: 'socket.io',
+  };
+}
+
 const idleMemory = {
   name: 'ws-idle-memory',
   title: 'WS idle memory per 1,000 connections',
@@ -54,15 +66,7 @@ const idleMemory = {
     const res = await ctx.series(['ws', 'pkg', 'socket.io'], (k, server) =>
       idle(clientFor(k), server, { connections }),
     );
-    const values = (m) => Object.fromEntries(Object.entries(res).map(([k, v]) => [k, v[m]]));
-    const row = (label, m) => ({
-      label,
-      better: 'lower',
-      digits: 2,
-      values: values(m),
-      baseline: 'ws',
-      peer: 'socket.io',
-    });
+    const row = (label, m) => memoryRow(res, label, m);
     return {
       rows: [
         row('JS heap per 1,000 connections, MiB', 'heap'),
@@ -89,15 +93,7 @@ const stormMemory = {
     const res = await ctx.series(['ws', 'pkg', 'socket.io'], (k, server) =>
       afterStorm(clientFor(k), server, { connections, concurrency }),
     );
-    const values = (m) => Object.fromEntries(Object.entries(res).map(([k, v]) => [k, v[m]]));
-    const row = (label, m) => ({
-      label,
-      better: 'lower',
-      digits: 2,
-      values: values(m),
-      baseline: 'ws',
-      peer: 'socket.io',
-    });
+    const row = (label, m) => memoryRow(res, label, m);
     return {
       rows: [
         row('JS heap per 1,000 connections, MiB (not collected)', 'heap'),
