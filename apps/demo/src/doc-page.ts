@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { MAX_DOC_LENGTH } from './doc-rules';
+import { pageHeaders, sha256 } from './page';
 
 // The shared document's page, at DOC_PAGE_PATH: its HTML and style are strings here, its
 // script is `browser/doc-page.ts` bundled with @pkg/client and yjs (`page-bundle.ts`),
@@ -28,9 +28,6 @@ const STYLE = `
   #doc:disabled { background: #e5e7eb; }
 `;
 
-const sha256 = (text: string): string =>
-  `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-
 /** The page's Content-Security-Policy: its own script, inline style and GET form, same-origin WebSocket. */
 export const DOC_PAGE_CSP = [
   "default-src 'none'",
@@ -44,11 +41,7 @@ export const DOC_PAGE_CSP = [
 ].join('; ');
 
 /** Headers sent with the page. */
-export const DOC_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'Content-Security-Policy': DOC_PAGE_CSP,
-  'X-Content-Type-Options': 'nosniff',
-  'Cache-Control': 'no-store',
-});
+export const DOC_PAGE_HEADERS = pageHeaders(DOC_PAGE_CSP);
 
 /** The document page served at `/doc`. */
 export const DOC_PAGE_HTML = `<!doctype html>

@@ -46,8 +46,18 @@ const STYLE = `
   #presence li { background: #e5e7eb; border-radius: 999px; padding: 2px 10px; font-size: 0.85rem; overflow-wrap: anywhere; }
 `;
 
-const sha256 = (text: string): string =>
+/** The CSP source that allows one inline text (a style element) by its hash. */
+export const sha256 = (text: string): string =>
   `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/** Headers sent with a page under the given Content-Security-Policy. */
+export function pageHeaders(csp: string): Readonly<Record<string, string>> {
+  return Object.freeze({
+    'Content-Security-Policy': csp,
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  });
+}
 
 /** The page's Content-Security-Policy: its own script and inline style, same-origin fetch/WebSocket. */
 export const CHAT_PAGE_CSP = [
@@ -69,11 +79,7 @@ export const PAGE_SCRIPT_HEADERS: Readonly<Record<string, string>> = Object.free
 });
 
 /** Headers sent with the page. */
-export const CHAT_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'Content-Security-Policy': CHAT_PAGE_CSP,
-  'X-Content-Type-Options': 'nosniff',
-  'Cache-Control': 'no-store',
-});
+export const CHAT_PAGE_HEADERS = pageHeaders(CHAT_PAGE_CSP);
 
 /** The chat page served at `/`. */
 export const CHAT_PAGE_HTML = `<!doctype html>
